@@ -1,0 +1,128 @@
+"""agents: an immutable-state step engine for LLM agents.
+
+Every state of a run is a frozen value; a loop drives a step machine through hooks,
+interceptors and tools, and stop signals decide when the run ends. Start with
+``AgentState.initial(...)`` and ``AgentLoop(driver, tools=..., hooks=...)``.
+"""
+
+from agents.cancellation import CancellationToken
+from agents.clock import Clock, IdFactory, RandomIds, SystemClock
+from agents.context import AgentContext, MessageStore
+from agents.drivers.base import AsyncDriver, Driver, SyncDriver
+from agents.drivers.function import FunctionDriver
+from agents.errors import (
+    AgentError,
+    AuditLogTampered,
+    ConfigurationError,
+    ErrorInfo,
+    InvariantViolation,
+    ReplayDivergence,
+    ScriptExhausted,
+    SessionConflict,
+    SessionNotFound,
+    StateDecodeError,
+)
+from agents.events import (
+    Event,
+    ExecutionCompleted,
+    ExecutionFailed,
+    ExecutionStarted,
+    ExecutionStopped,
+    InferenceCompleted,
+    StepCompleted,
+    StepStarted,
+    StopSignalReceived,
+    ToolCallBlocked,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from agents.execution import ExecutionState, ExecutionStatus
+from agents.hooks import (
+    Hook,
+    HookContext,
+    HookTrigger,
+    InferenceInterceptor,
+    ToolInterceptor,
+    hook,
+    inference_interceptor,
+    tool_interceptor,
+)
+from agents.inference import InferenceRequest, InferenceResponse
+from agents.loop import AgentLoop
+from agents.messages import Message, Role, ToolCall
+from agents.persistent import History
+from agents.signals import ExecutionContinuation, StopReason, StopSignal
+from agents.state import AgentState
+from agents.step import AgentStep, StepExecution, StepType, ToolExecution
+from agents.tools import StopAgent, Tool, ToolContext, ToolResult, Tools, tool
+from agents.usage import Usage
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AgentContext",
+    "AgentError",
+    "AgentLoop",
+    "AgentState",
+    "AgentStep",
+    "AsyncDriver",
+    "AuditLogTampered",
+    "CancellationToken",
+    "Clock",
+    "ConfigurationError",
+    "Driver",
+    "ErrorInfo",
+    "Event",
+    "ExecutionCompleted",
+    "ExecutionContinuation",
+    "ExecutionFailed",
+    "ExecutionStarted",
+    "ExecutionState",
+    "ExecutionStatus",
+    "ExecutionStopped",
+    "FunctionDriver",
+    "History",
+    "Hook",
+    "HookContext",
+    "HookTrigger",
+    "IdFactory",
+    "InferenceCompleted",
+    "InferenceInterceptor",
+    "InferenceRequest",
+    "InferenceResponse",
+    "InvariantViolation",
+    "Message",
+    "MessageStore",
+    "RandomIds",
+    "ReplayDivergence",
+    "Role",
+    "ScriptExhausted",
+    "SessionConflict",
+    "SessionNotFound",
+    "StateDecodeError",
+    "StepCompleted",
+    "StepExecution",
+    "StepStarted",
+    "StepType",
+    "StopAgent",
+    "StopReason",
+    "StopSignal",
+    "StopSignalReceived",
+    "SyncDriver",
+    "SystemClock",
+    "Tool",
+    "ToolCall",
+    "ToolCallBlocked",
+    "ToolCallCompleted",
+    "ToolCallStarted",
+    "ToolContext",
+    "ToolExecution",
+    "ToolInterceptor",
+    "ToolResult",
+    "Tools",
+    "Usage",
+    "hook",
+    "inference_interceptor",
+    "tool",
+    "tool_interceptor",
+]

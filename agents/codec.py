@@ -1,0 +1,408 @@
+"""The JSON codec (SPEC §9): records to plain JSON and back, losslessly, with no pickle.
+
+Every record object is tagged with ``"kind"`` and written with its fields in declaration
+order; plain maps (metadata, tool arguments, options, details) are written with sorted keys
+and secrets redacted (SPEC §10); the top level carries ``"schema_version"``. A step's input
+messages are written as ``{"kind": "MessagesRef", "prefix": k}`` when they are the request
+head (system prompt, summary, buffer) followed by the first ``k`` conversation messages of
+the state that holds the step, so a history serializes in O(steps).
+
+Decoding is strict: every field of the schema version is required, unknown fields are
+rejected, and any problem raises ``StateDecodeError`` naming the path of the bad field.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
+from typing import Any, Final, TypeVar, Union
+
+import attrs
+from pyrsistent import PMap, PVector
+
+from agents.context import AgentContext, MessageStore
+from agents.errors import ErrorInfo, StateDecodeError
+from agents.execution import ExecutionState
+from agents.inference import InferenceRequest, InferenceResponse
+from agents.messages import Message, ToolCall
+from agents.persistent import History, deep_freeze, to_history, to_pmap, to_pvector
+from agents.record import Record
+from agents.signals import ExecutionContinuation, StopSignal
+from agents.state import AgentState
+from agents.step import AgentStep, StepExecution, ToolExecution
+from agents.usage import Usage
+
+__all__ = [
+    "REDACTED",
+    "SCHEMA_VERSION",
+    "from_dict",
+    "from_json",
+    "is_secret_key",
+    "redact",
+    "to_dict",
+    "to_json",
+]
+
+SCHEMA_VERSION: Final = 1
+REDACTED: Final = "[redacted]"
+
+R = TypeVar("R", bound=Record)
+
+RECORDS: Final[dict[str, type[Record]]] = {
+    cls.__name__: cls
+    for cls in (
+        AgentContext, AgentState, AgentStep, ErrorInfo, ExecutionContinuation, ExecutionState,
+        InferenceRequest, InferenceResponse, Message, MessageStore, StepExecution, StopSignal,
+        ToolCall, ToolExecution, Usage,
+    )
+}
+
+# -- secrets ----------------------------------------------------------------------------------
+
+_SECRET_KEYS: Final = frozenset({
+    "api_key", "apikey", "x_api_key", "authorization", "proxy_authorization", "password",
+    "secret", "client_secret", "token", "access_token", "refresh_token", "id_token", "cookie",
+})
+_SECRET_SUFFIXES: Final = ("_api_key", "_secret", "_password", "_access_token")
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether values under ``key`` are secrets (case-insensitive, ``-`` read as ``_``)."""
+    normal = key.lower().replace("-", "_")
+    return normal in _SECRET_KEYS or normal.endswith(_SECRET_SUFFIXES)
+
+
+def redact(value: Any) -> Any:
+    """``value`` as plain JSON data, with secrets in every map replaced by ``"[redacted]"``."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, Mapping | PMap):
+        return {
+            str(key): REDACTED if is_secret_key(str(key)) else redact(item)
+            for key, item in sorted(value.items(), key=lambda pair: str(pair[0]))
+        }
+    if isinstance(value, Sequence | PVector):
+        return [redact(item) for item in value]
+    if isinstance(value, enum.Enum):
+        return value.value
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+# -- encoding ---------------------------------------------------------------------------------
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _field_names(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = tuple(field.name for field in attrs.fields(cls))
+    return names
+
+
+class _Refs:
+    """What step input messages may refer to: the head and conversation of their state."""
+
+    __slots__ = ("head", "messages")
+
+    def __init__(self, context: AgentContext) -> None:
+        self.head = context.head()
+        self.messages = context.store.messages
+
+    def prefix_of(self, messages: History[Message]) -> int | None:
+        head = messages.head
+        if head != self.head:
+            return None
+        body = messages.body()
+        return len(body) if body.is_prefix_of(self.messages) else None
+
+
+def _encode(value: Any, refs: _Refs | None) -> Any:
+    if value is None or isinstance(value, str | bool | int | float):
+        return value
+    if isinstance(value, Record):
+        return _encode_record(value, refs)
+    if isinstance(value, datetime):
+        return _encode_datetime(value)
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, History | PVector | tuple | list):
+        return [_encode(item, refs) for item in value]
+    if isinstance(value, PMap | Mapping):
+        return redact(value)
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+def _encode_datetime(value: datetime) -> str:
+    if value.tzinfo is None:
+        raise ValueError(f"naive datetime {value!r}: records hold aware UTC times")
+    return value.isoformat(timespec="microseconds")
+
+
+def _encode_record(record: Record, refs: _Refs | None) -> dict[str, Any]:
+    cls = type(record)
+    out: dict[str, Any] = {"kind": cls.__name__}
+    if cls is AgentState:
+        refs = _Refs(record.context)  # type: ignore[attr-defined]
+    for name in _field_names(cls):
+        value = getattr(record, name)
+        if name == "input_messages" and cls is AgentStep and refs is not None:
+            prefix = refs.prefix_of(value)
+            if prefix is not None:
+                out[name] = {"kind": "MessagesRef", "prefix": prefix}
+                continue
+        out[name] = _encode(value, refs)
+    return out
+
+
+def to_dict(record: Record) -> dict[str, Any]:
+    """``record`` as plain JSON data with ``kind`` and ``schema_version`` at the top."""
+    if not isinstance(record, Record):
+        raise TypeError(f"to_dict() takes a record, got {type(record).__name__}")
+    body = _encode_record(record, None)
+    return {"kind": body.pop("kind"), "schema_version": SCHEMA_VERSION, **body}
+
+
+def to_json(record: Record) -> str:
+    """``record`` as compact JSON; the same record always gives the same text."""
+    return json.dumps(to_dict(record), ensure_ascii=False, separators=(",", ":"),
+                      allow_nan=False)
+
+
+# -- decoding ---------------------------------------------------------------------------------
+
+Decoder = Callable[[Any, str, "_Context"], Any]
+
+
+class _Context:
+    """Decoding state: the context step input messages refer to."""
+
+    __slots__ = ("refs",)
+
+    def __init__(self) -> None:
+        self.refs: _Refs | None = None
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _scalar(kind: type, label: str) -> Decoder:
+    def decode(value: Any, path: str, _: _Context) -> Any:
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+            return value
+        raise StateDecodeError(f"expected {label}, got {_type_name(value)}", path)
+
+    return decode
+
+
+def _datetime(value: Any, path: str, _: _Context) -> datetime:
+    if not isinstance(value, str):
+        raise StateDecodeError(f"expected an ISO-8601 timestamp, got {_type_name(value)}", path)
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise StateDecodeError(f"not an ISO-8601 timestamp: {value!r}", path) from None
+    if parsed.tzinfo is None:
+        raise StateDecodeError(f"timestamp {value!r} has no UTC offset", path)
+    return parsed
+
+
+def _json_value(value: Any, path: str, _: _Context) -> Any:
+    return deep_freeze(value)
+
+
+def _plain_map(value: Any, path: str, _: _Context) -> Any:
+    if not isinstance(value, dict):
+        raise StateDecodeError(f"expected an object, got {_type_name(value)}", path)
+    return to_pmap(value)
+
+
+def _optional(inner: Decoder) -> Decoder:
+    def decode(value: Any, path: str, context: _Context) -> Any:
+        return None if value is None else inner(value, path, context)
+
+    return decode
+
+
+def _sequence(inner: Decoder, build: Callable[[list[Any]], Any]) -> Decoder:
+    def decode(value: Any, path: str, context: _Context) -> Any:
+        if not isinstance(value, list):
+            raise StateDecodeError(f"expected an array, got {_type_name(value)}", path)
+        return build([inner(item, f"{path}[{index}]", context)
+                      for index, item in enumerate(value)])
+
+    return decode
+
+
+def _enumeration(kind: type[enum.Enum]) -> Decoder:
+    by_value = {member.value: member for member in kind}
+
+    def decode(value: Any, path: str, _: _Context) -> Any:
+        try:
+            return by_value[value]
+        except (KeyError, TypeError):
+            allowed = ", ".join(repr(v) for v in by_value)
+            raise StateDecodeError(
+                f"{value!r} is not a {kind.__name__} (one of {allowed})", path) from None
+
+    return decode
+
+
+_DECODERS: dict[type, dict[str, Decoder]] = {}
+
+
+def _decoder_for(annotation: Any, owner: str) -> Decoder:
+    if annotation is str:
+        return _scalar(str, "a string")
+    if annotation is bool:
+        return _scalar(bool, "a boolean")
+    if annotation is int:
+        return _scalar(int, "an integer")
+    if annotation is float:
+        return _scalar(float, "a number")
+    if annotation is datetime:
+        return _datetime
+    if annotation is Any:
+        return _json_value
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return _enumeration(annotation)
+    if isinstance(annotation, type) and issubclass(annotation, Record):
+        return _record_decoder(annotation)
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (Union, types.UnionType):
+        rest = [arg for arg in args if arg is not type(None)]
+        if len(rest) == 1 and len(args) == 2:
+            return _optional(_decoder_for(rest[0], owner))
+    if origin is History:
+        return _sequence(_decoder_for(args[0], owner), to_history)
+    if origin is PVector or (origin is not None and getattr(origin, "__name__", "") == "PVector"):
+        return _sequence(_decoder_for(args[0], owner), to_pvector)
+    if origin is PMap or (origin is not None and getattr(origin, "__name__", "") == "PMap"):
+        if args and args[1] is Any:
+            return _plain_map
+        return _plain_map
+    raise TypeError(f"the codec cannot decode {annotation!r} in {owner}")
+
+
+def _record_decoder(cls: type[Record]) -> Decoder:
+    def decode(value: Any, path: str, context: _Context) -> Any:
+        return _decode_record(value, path, context, cls)
+
+    return decode
+
+
+def _field_decoders(cls: type[Record]) -> dict[str, Decoder]:
+    decoders = _DECODERS.get(cls)
+    if decoders is None:
+        hints = typing.get_type_hints(cls)
+        decoders = {}
+        for field in attrs.fields(cls):
+            decoders[field.name] = _decoder_for(hints[field.name], cls.__name__)
+        _DECODERS[cls] = decoders
+    return decoders
+
+
+def _messages_ref(value: Any, path: str, context: _Context) -> History[Message]:
+    refs = context.refs
+    prefix = value.get("prefix")
+    if set(value) != {"kind", "prefix"} or not isinstance(prefix, int) or isinstance(prefix, bool):
+        raise StateDecodeError("a MessagesRef has exactly 'kind' and an integer 'prefix'", path)
+    if refs is None:
+        raise StateDecodeError("a MessagesRef can only appear inside an AgentState", path)
+    if not 0 <= prefix <= len(refs.messages):
+        raise StateDecodeError(
+            f"MessagesRef prefix {prefix} is outside the conversation "
+            f"({len(refs.messages)} messages)", path)
+    return refs.messages.prefix(prefix).with_head(refs.head)
+
+
+def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
+    if not isinstance(value, dict):
+        raise StateDecodeError(f"expected a {cls.__name__} object, got {_type_name(value)}", path)
+    kind = value.get("kind")
+    if kind != cls.__name__:
+        raise StateDecodeError(f"expected kind {cls.__name__!r}, got {kind!r}", path)
+    decoders = _field_decoders(cls)
+    unknown = [key for key in value if key != "kind" and key not in decoders
+               and not (key == "schema_version" and path == "$")]
+    if unknown:
+        where = f"{path}.{unknown[0]}" if path != "$" else unknown[0]
+        raise StateDecodeError(f"unknown field for {cls.__name__}", where)
+    if cls is AgentState:
+        context_path = _join(path, "context")
+        if "context" not in value:
+            raise StateDecodeError(f"missing field of {cls.__name__}", context_path)
+        decoded_context = _decode_record(value["context"], context_path, context, AgentContext)
+        context.refs = _Refs(decoded_context)
+    kwargs: dict[str, Any] = {}
+    for name, decode in decoders.items():
+        field_path = _join(path, name)
+        if name not in value:
+            raise StateDecodeError(f"missing field of {cls.__name__}", field_path)
+        raw = value[name]
+        if cls is AgentState and name == "context":
+            kwargs[name] = decoded_context
+            continue
+        if cls is AgentStep and name == "input_messages" and isinstance(raw, dict) and raw.get(
+            "kind"
+        ) == "MessagesRef":
+            kwargs[name] = _messages_ref(raw, field_path, context)
+            continue
+        kwargs[name] = decode(raw, field_path, context)
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise StateDecodeError(f"invalid {cls.__name__}: {exc}", path) from None
+
+
+def _join(path: str, name: str) -> str:
+    return name if path == "$" else f"{path}.{name}"
+
+
+def from_dict(data: Any, cls: type[R] | None = None) -> R:
+    """Rebuild a record from ``to_dict`` output (``cls`` is read from ``kind`` if not given)."""
+    if not isinstance(data, dict):
+        raise StateDecodeError(f"expected a JSON object, got {_type_name(data)}", "$")
+    if "schema_version" not in data:
+        raise StateDecodeError("missing schema_version", "schema_version")
+    version = data["schema_version"]
+    if version != SCHEMA_VERSION or isinstance(version, bool):
+        raise StateDecodeError(
+            f"unsupported schema_version {version!r} (this version of agents reads "
+            f"{SCHEMA_VERSION})", "schema_version")
+    if cls is None:
+        kind = data.get("kind")
+        found = RECORDS.get(kind) if isinstance(kind, str) else None
+        if found is None:
+            raise StateDecodeError(f"unknown kind {kind!r}", "kind")
+        cls = found  # type: ignore[assignment]
+    return _decode_record(data, "$", _Context(), cls)  # type: ignore[arg-type]
+
+
+def from_json(text: str | bytes, cls: type[R] | None = None) -> R:
+    """Rebuild a record from ``to_json`` output."""
+    try:
+        data = json.loads(text)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise StateDecodeError(f"not valid JSON: {exc}", "$") from None
+    return from_dict(data, cls)

@@ -1,0 +1,56 @@
+"""``FunctionDriver``: a model double backed by a function of the request."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from agents.bridge import run_coroutine
+from agents.errors import ConfigurationError
+from agents.inference import InferenceRequest, InferenceResponse
+from agents.messages import ToolCall
+from agents.persistent import to_pvector
+
+__all__ = ["FunctionDriver"]
+
+
+def _to_response(value: Any) -> InferenceResponse:
+    if isinstance(value, InferenceResponse):
+        return value
+    if isinstance(value, str):
+        return InferenceResponse(content=value, finish_reason="stop")
+    if isinstance(value, Sequence) and value and all(isinstance(v, ToolCall) for v in value):
+        return InferenceResponse(tool_calls=to_pvector(value), finish_reason="tool_calls")
+    raise TypeError(
+        "a FunctionDriver function must return an InferenceResponse, a str or a non-empty "
+        f"list of ToolCall, got {type(value).__name__}"
+    )
+
+
+class FunctionDriver:
+    """Answers with ``fn(request)``: an ``InferenceResponse``, a ``str`` (a final answer) or
+    a list of ``ToolCall``. ``fn`` may be ``async def``; both runners accept either."""
+
+    __slots__ = ("_async", "function")
+
+    def __init__(self, function: Callable[[InferenceRequest], Any]) -> None:
+        if not callable(function):
+            raise ConfigurationError(f"FunctionDriver needs a callable, got {function!r}")
+        self.function = function
+        self._async = inspect.iscoroutinefunction(function)
+
+    def infer(self, request: InferenceRequest) -> InferenceResponse:
+        """Call the function (an async one is run to completion)."""
+        if self._async:
+            return _to_response(run_coroutine(self.function(request)))
+        return _to_response(self.function(request))
+
+    async def ainfer(self, request: InferenceRequest) -> InferenceResponse:
+        """Call the function from the event loop."""
+        if self._async:
+            return _to_response(await self.function(request))
+        return _to_response(self.function(request))
+
+    def __repr__(self) -> str:
+        return f"FunctionDriver({getattr(self.function, '__name__', self.function)!r})"

@@ -1,0 +1,182 @@
+"""``ScriptedDriver``: a model double that answers from a script, one step per request.
+
+A script is a list of steps: ``reply(text)``, ``call(name, ...)`` (one tool call),
+``calls(call(...), call(...))`` (several in one answer), ``fail(exception)`` (the driver
+raises), or a ready ``InferenceResponse``. Call ids left unset are ``call_1``, ``call_2``, …
+counting calls through the script, so the same script always gives the same history.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from agents.errors import ConfigurationError, ScriptExhausted
+from agents.inference import InferenceRequest, InferenceResponse
+from agents.messages import ToolCall
+from agents.persistent import to_pvector
+from agents.usage import ZERO_USAGE, Usage
+
+__all__ = ["ScriptStep", "ScriptedDriver", "call", "calls", "fail", "reply"]
+
+
+@attrs.frozen(kw_only=True)
+class _Reply:
+    content: str
+    usage: Usage
+    finish_reason: str
+
+
+@attrs.frozen(kw_only=True)
+class _Call:
+    name: str
+    arguments: Mapping[str, Any] | str
+    id: str | None
+
+
+@attrs.frozen(kw_only=True)
+class _Calls:
+    calls: tuple[_Call, ...]
+    content: str
+    usage: Usage
+    finish_reason: str
+
+
+@attrs.frozen(kw_only=True)
+class _Fail:
+    exception: BaseException | type[BaseException]
+
+
+ScriptStep = _Reply | _Call | _Calls | _Fail | InferenceResponse
+"""One answer of a script."""
+
+
+def reply(text: str, usage: Usage | None = None, finish_reason: str = "stop") -> ScriptStep:
+    """The model answers with ``text``."""
+    return _Reply(content=text, usage=usage or ZERO_USAGE, finish_reason=finish_reason)
+
+
+def call(
+    name: str, /, arguments: Mapping[str, Any] | str | None = None, *, id: str | None = None,  # noqa: A002
+    **kw: Any,
+) -> ScriptStep:
+    """The model calls tool ``name``; ``arguments`` and ``kw`` are merged.
+
+    A string ``arguments`` is the model's raw text: kept as ``raw_arguments`` (and failing
+    the call) unless it parses as a JSON object.
+    """
+    if isinstance(arguments, str):
+        if kw:
+            raise ConfigurationError("call(): raw string arguments cannot be merged with keywords")
+        return _Call(name=name, arguments=arguments, id=id)
+    merged = {**(arguments or {}), **kw}
+    return _Call(name=name, arguments=merged, id=id)
+
+
+def calls(*steps: ScriptStep, content: str = "", usage: Usage | None = None,
+          finish_reason: str = "tool_calls") -> ScriptStep:
+    """The model makes several tool calls in one answer."""
+    if not steps or not all(isinstance(step, _Call) for step in steps):
+        raise ConfigurationError("calls() takes one or more call(...) steps")
+    return _Calls(calls=tuple(steps), content=content,  # type: ignore[arg-type]
+                  usage=usage or ZERO_USAGE, finish_reason=finish_reason)
+
+
+def fail(exception: BaseException | type[BaseException]) -> ScriptStep:
+    """The driver raises ``exception`` instead of answering."""
+    if not (isinstance(exception, BaseException)
+            or (isinstance(exception, type) and issubclass(exception, BaseException))):
+        raise ConfigurationError(f"fail() takes an exception, got {exception!r}")
+    return _Fail(exception=exception)
+
+
+class ScriptedDriver:
+    """Answers each request with the next step of its script; past the end it raises
+    ``ScriptExhausted``. Thread-safe; ``reset()`` starts the script again."""
+
+    __slots__ = ("_answers", "_lock", "_position", "requests")
+
+    def __init__(self, steps: Iterable[ScriptStep]) -> None:
+        self._answers: tuple[InferenceResponse | _Fail, ...] = _compile(list(steps))
+        self._position = 0
+        self._lock = threading.Lock()
+        self.requests: list[InferenceRequest] = []
+
+    @property
+    def remaining(self) -> int:
+        """How many answers are left."""
+        return len(self._answers) - self._position
+
+    def reset(self) -> None:
+        """Start the script from its first step again."""
+        with self._lock:
+            self._position = 0
+            self.requests.clear()
+
+    def infer(self, request: InferenceRequest) -> InferenceResponse:
+        """The next answer of the script."""
+        with self._lock:
+            position = self._position
+            if position >= len(self._answers):
+                raise ScriptExhausted(
+                    f"the script has {len(self._answers)} steps and all were used "
+                    f"(request {position + 1})"
+                )
+            self._position = position + 1
+            self.requests.append(request)
+        answer = self._answers[position]
+        if type(answer) is _Fail:
+            exception = answer.exception
+            raise exception() if isinstance(exception, type) else exception
+        return answer  # type: ignore[return-value]
+
+    async def ainfer(self, request: InferenceRequest) -> InferenceResponse:
+        """The next answer of the script."""
+        return self.infer(request)
+
+    def __repr__(self) -> str:
+        return f"ScriptedDriver({len(self._answers)} steps, {self.remaining} left)"
+
+
+def _compile(steps: list[ScriptStep]) -> tuple[InferenceResponse | _Fail, ...]:
+    counter = 0
+
+    def tool_call(spec: _Call) -> ToolCall:
+        nonlocal counter
+        counter += 1
+        call_id = spec.id or f"call_{counter}"
+        if isinstance(spec.arguments, str):
+            try:
+                parsed = json.loads(spec.arguments)
+            except ValueError:
+                parsed = None
+            if isinstance(parsed, dict):
+                return ToolCall(id=call_id, name=spec.name, arguments=parsed)
+            return ToolCall(id=call_id, name=spec.name, raw_arguments=spec.arguments)
+        return ToolCall(id=call_id, name=spec.name, arguments=spec.arguments)
+
+    answers: list[InferenceResponse | _Fail] = []
+    for index, step in enumerate(steps):
+        if isinstance(step, InferenceResponse | _Fail):
+            answers.append(step)
+        elif isinstance(step, _Reply):
+            answers.append(InferenceResponse(content=step.content, usage=step.usage,
+                                             finish_reason=step.finish_reason))
+        elif isinstance(step, _Call):
+            answers.append(InferenceResponse(tool_calls=to_pvector([tool_call(step)]),
+                                             finish_reason="tool_calls"))
+        elif isinstance(step, _Calls):
+            answers.append(InferenceResponse(
+                content=step.content,
+                tool_calls=to_pvector([tool_call(spec) for spec in step.calls]),
+                usage=step.usage, finish_reason=step.finish_reason))
+        else:
+            raise ConfigurationError(
+                f"script step {index} is {step!r}; use reply(), call(), calls(), fail() "
+                "or an InferenceResponse"
+            )
+    return tuple(answers)

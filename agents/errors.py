@@ -1,0 +1,106 @@
+"""Errors: ``ErrorInfo`` as data inside records, one exception hierarchy at the API edge."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+from pyrsistent.typing import PMap
+
+from agents.persistent import EMPTY_MAP, to_pmap
+from agents.record import Record, record
+
+__all__ = [
+    "AgentError",
+    "AuditLogTampered",
+    "ConfigurationError",
+    "ErrorInfo",
+    "InvariantViolation",
+    "ReplayDivergence",
+    "ScriptExhausted",
+    "SessionConflict",
+    "SessionNotFound",
+    "StateDecodeError",
+]
+
+
+@record
+class ErrorInfo(Record):
+    """A failure stored as data: its type name, a message, and JSON-able details."""
+
+    type: str
+    message: str
+    details: PMap[str, Any] = attrs.field(default=EMPTY_MAP, converter=to_pmap)
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> ErrorInfo:
+        """The ``error_info`` an exception carries, else its class name and message."""
+        carried = getattr(exc, "error_info", None)
+        if isinstance(carried, ErrorInfo):
+            return carried
+        return cls(type=type(exc).__name__, message=str(exc))
+
+    def describe(self) -> str:
+        """``<type>: <message>``, the form the model and stop signals see."""
+        return f"{self.type}: {self.message}" if self.message else self.type
+
+    def with_details(self, details: Mapping[str, Any]) -> ErrorInfo:
+        """A copy with ``details`` merged in."""
+        if not details:
+            return self
+        return self._evolve(details=to_pmap({**self.details, **details}))
+
+
+class AgentError(Exception):
+    """Base of every exception the library raises."""
+
+    @property
+    def error_info(self) -> ErrorInfo:
+        """This exception as data."""
+        return ErrorInfo(type=type(self).__name__, message=str(self))
+
+
+class ConfigurationError(AgentError):
+    """Misuse found before a run starts: a bad option, tool, hook or argument."""
+
+
+class StateDecodeError(AgentError):
+    """Malformed or unsupported serialized data; ``path`` names the bad field."""
+
+    def __init__(self, message: str, path: str = "$") -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+        self.reason = message
+
+
+class ScriptExhausted(AgentError):
+    """A scripted driver was asked for more answers than its script holds."""
+
+
+class ReplayDivergence(AgentError):
+    """A replayed run asked the model something the recording did not."""
+
+
+class SessionNotFound(AgentError):
+    """No session is stored under that id."""
+
+
+class SessionConflict(AgentError):
+    """A write was based on a session version that is no longer the stored one."""
+
+
+class AuditLogTampered(AgentError):
+    """An audit log failed verification; ``line`` is the first bad line (1-based)."""
+
+    def __init__(self, message: str, line: int = 0) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+class InvariantViolation(AgentError):
+    """A history broke one or more invariants; ``violations`` lists them all."""
+
+    def __init__(self, violations: list[str]) -> None:
+        super().__init__("; ".join(violations))
+        self.violations = list(violations)

@@ -1,0 +1,136 @@
+"""Event records: what happened during a run, sent to listeners and to the log.
+
+Every event names its ``agent_id``, ``execution_id`` and ``step`` (the step number, ``None``
+outside a step). ``ExecutionStarted``, ``StepCompleted`` and ``ExecutionCompleted`` carry the
+live state or step execution; those fields are for listeners in the same process and are
+never serialized.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from agents.errors import ErrorInfo
+from agents.execution import ExecutionStatus
+from agents.inference import InferenceResponse
+from agents.messages import ToolCall
+from agents.signals import StopSignal
+from agents.step import StepExecution, ToolExecution
+
+if TYPE_CHECKING:
+    from agents.state import AgentState
+
+__all__ = [
+    "LIVE_FIELDS",
+    "Event",
+    "ExecutionCompleted",
+    "ExecutionFailed",
+    "ExecutionStarted",
+    "ExecutionStopped",
+    "InferenceCompleted",
+    "StepCompleted",
+    "StepStarted",
+    "StopSignalReceived",
+    "ToolCallBlocked",
+    "ToolCallCompleted",
+    "ToolCallStarted",
+]
+
+LIVE_FIELDS = frozenset({"state", "step_execution"})
+"""Fields holding live records for in-process listeners; never serialized."""
+
+
+@attrs.frozen(kw_only=True)
+class Event:
+    """Base of all events: which agent, execution and step it belongs to."""
+
+    agent_id: str | None
+    execution_id: str | None
+    step: int | None = None
+
+    level: Any = attrs.field(default="debug", init=False, eq=False, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class ExecutionStarted(Event):
+    """An execution began (or resumed); carries the live state."""
+
+    state: AgentState = attrs.field(repr=False, eq=False)
+    resumed: bool = False
+    level: Any = attrs.field(default="info", init=False, eq=False, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class StepStarted(Event):
+    """A step began (BeforeStep passed its checkpoint)."""
+
+
+@attrs.frozen(kw_only=True)
+class InferenceCompleted(Event):
+    """The model answered."""
+
+    response: InferenceResponse
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallStarted(Event):
+    """A tool call is about to run."""
+
+    tool_call: ToolCall
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallCompleted(Event):
+    """A tool call finished (successfully or not)."""
+
+    tool_execution: ToolExecution
+
+
+@attrs.frozen(kw_only=True)
+class ToolCallBlocked(Event):
+    """A tool call was blocked and did not run."""
+
+    tool_execution: ToolExecution
+    level: Any = attrs.field(default="info", init=False, eq=False, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class StepCompleted(Event):
+    """A step was archived; carries the live step execution."""
+
+    step_execution: StepExecution = attrs.field(repr=False, eq=False)
+
+
+@attrs.frozen(kw_only=True)
+class StopSignalReceived(Event):
+    """A stop signal was added to the execution."""
+
+    signal: StopSignal
+    level: Any = attrs.field(default="info", init=False, eq=False, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class ExecutionStopped(Event):
+    """The execution ends STOPPED; ``signal`` is the highest signal."""
+
+    signal: StopSignal | None
+    level: Any = attrs.field(default="info", init=False, eq=False, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class ExecutionFailed(Event):
+    """The execution ends FAILED with ``error``."""
+
+    error: ErrorInfo | None
+    level: Any = attrs.field(default="warning", init=False, eq=False, repr=False)
+
+
+@attrs.frozen(kw_only=True)
+class ExecutionCompleted(Event):
+    """The last event of every run; carries the terminal status and the live final state."""
+
+    status: ExecutionStatus
+    state: AgentState = attrs.field(repr=False, eq=False)
+    level: Any = attrs.field(default="info", init=False, eq=False, repr=False)

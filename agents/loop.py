@@ -1,0 +1,501 @@
+"""``AgentLoop``: the imperative shell that drives the step machine (SPEC §3).
+
+The loop is an immutable configuration. ``run``/``iterate`` (sync) and ``arun``/``aiterate``
+(async) are thin runners over ``agents.machine.execute``: they perform the ``Infer`` and
+``InvokeTools`` effects through the interceptors, send events to listeners and the log, and
+never raise for a failure inside the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator
+from typing import Any, Final, TypeVar
+
+import attrs
+
+from agents.bridge import run_coroutine
+from agents.cancellation import CancellationToken
+from agents.clock import Clock, IdFactory, RandomIds, SystemClock
+from agents.effects import Failed, Infer, InvokeTools, Progress, ToolInvocation
+from agents.errors import ConfigurationError, ErrorInfo
+from agents.events import Event
+from agents.hooks import Hook, is_async_interceptor, sort_hooks
+from agents.inference import FINISH_REASONS, InferenceRequest, InferenceResponse
+from agents.log import log_event, log_listener_failure, resolve_logger
+from agents.machine import Effect, Machine, MachineFailure, execute
+from agents.messages import ToolCall
+from agents.state import AgentState
+from agents.step import ToolExecution
+from agents.stopping import Limits
+from agents.tools import Tool, Tools, unknown_tool_execution
+
+__all__ = ["AgentLoop"]
+
+X = TypeVar("X")
+Y = TypeVar("Y")
+Layer = Callable[[Any, Callable[[Any], Any]], Any]
+
+_TOOL_MODES: Final = ("parallel", "sequential")
+_MAX_THREADS: Final = 16
+
+
+def _to_tools(value: Any) -> Tools:
+    return Tools.of(value)
+
+
+def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(eq=False)
+class AgentLoop:
+    """An immutable agent loop: a driver, tools, hooks, interceptors, limits, clock and ids."""
+
+    driver: Any = attrs.field()
+    tools: Tools = attrs.field(default=(), converter=_to_tools)
+    hooks: tuple[Hook, ...] = attrs.field(default=(), converter=_to_tuple)
+    interceptors: tuple[Any, ...] = attrs.field(default=(), converter=_to_tuple)
+    max_steps: int | None = 20
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    time_limit: float | None = None
+    stop_on_finish_reasons: tuple[str, ...] = attrs.field(default=(), converter=_to_tuple)
+    tool_execution: str = "parallel"
+    stop_on_tool_error: bool = False
+    clock: Clock | None = None
+    ids: IdFactory | None = None
+    listeners: tuple[Callable[[Event], None], ...] = attrs.field(default=(), converter=_to_tuple)
+    logger: Any = None
+    _machine: Machine = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        driver = self.driver
+        if not (callable(getattr(driver, "infer", None)) or callable(getattr(driver, "ainfer", None))):
+            raise ConfigurationError(
+                f"driver {driver!r} has neither infer(request) nor ainfer(request)"
+            )
+        for item in self.hooks:
+            if not isinstance(item, Hook):
+                raise ConfigurationError(
+                    f"hooks= takes functions decorated with @hook(...), got {item!r}"
+                )
+        for item in self.interceptors:
+            if not (hasattr(item, "intercept_inference") or hasattr(item, "intercept_tool")):
+                raise ConfigurationError(
+                    f"interceptor {item!r} has neither intercept_inference nor intercept_tool"
+                )
+        if self.tool_execution not in _TOOL_MODES:
+            raise ConfigurationError(
+                f"tool_execution must be 'parallel' or 'sequential', got {self.tool_execution!r}"
+            )
+        unknown = set(self.stop_on_finish_reasons) - FINISH_REASONS
+        if unknown:
+            raise ConfigurationError(
+                f"stop_on_finish_reasons has unknown values {sorted(unknown)}; "
+                f"known: {sorted(FINISH_REASONS)}"
+            )
+        clock = self.clock if self.clock is not None else SystemClock()
+        ids = self.ids if self.ids is not None else RandomIds()
+        if not callable(getattr(clock, "now", None)):
+            raise ConfigurationError(f"clock {clock!r} has no now() method")
+        if not callable(getattr(ids, "new_id", None)):
+            raise ConfigurationError(f"ids {ids!r} has no new_id(kind) method")
+        for listener in self.listeners:
+            if not callable(listener):
+                raise ConfigurationError(f"listener {listener!r} is not callable")
+        limits = Limits(max_steps=self.max_steps, max_tokens=self.max_tokens,
+                        max_cost=self.max_cost, time_limit=self.time_limit)
+        object.__setattr__(self, "_machine", Machine(
+            tools=self.tools,
+            hooks=sort_hooks(self.hooks),
+            limits=limits,
+            stop_on_finish_reasons=frozenset(self.stop_on_finish_reasons),
+            stop_on_tool_error=self.stop_on_tool_error,
+            parallel=self.tool_execution == "parallel",
+            clock=clock,
+            ids=ids,
+        ))
+
+    # -- variants -------------------------------------------------------------------------
+
+    def with_options(self, **changes: Any) -> AgentLoop:
+        """A copy with any constructor arguments replaced (validated again)."""
+        return attrs.evolve(self, **changes)
+
+    def with_driver(self, driver: Any) -> AgentLoop:
+        """A copy with another driver."""
+        return attrs.evolve(self, driver=driver)
+
+    def with_tools(self, *tools: Tool | Callable[..., Any]) -> AgentLoop:
+        """A copy with tools added (a tool of the same name is replaced)."""
+        collection = self.tools
+        for item in tools:
+            collection = collection.with_tool(item)
+        return attrs.evolve(self, tools=collection)
+
+    def with_hooks(self, *hooks: Hook) -> AgentLoop:
+        """A copy with hooks added after the existing ones."""
+        return attrs.evolve(self, hooks=(*self.hooks, *hooks))
+
+    def with_interceptors(self, *interceptors: Any) -> AgentLoop:
+        """A copy with interceptors added inside the existing ones."""
+        return attrs.evolve(self, interceptors=(*self.interceptors, *interceptors))
+
+    def with_listeners(self, *listeners: Callable[[Event], None]) -> AgentLoop:
+        """A copy with listeners added."""
+        return attrs.evolve(self, listeners=(*self.listeners, *listeners))
+
+    def with_limits(self, **limits: Any) -> AgentLoop:
+        """A copy with ``max_steps``, ``max_tokens``, ``max_cost`` or ``time_limit`` changed."""
+        allowed = {"max_steps", "max_tokens", "max_cost", "time_limit"}
+        unknown = set(limits) - allowed
+        if unknown:
+            raise ConfigurationError(f"with_limits() got unknown limits {sorted(unknown)}")
+        return attrs.evolve(self, **limits)
+
+    # -- runners --------------------------------------------------------------------------
+
+    def run(self, state: AgentState, *, cancellation: CancellationToken | None = None) -> AgentState:
+        """Run one execution to its end and return the final state; never raises for a
+        failure inside the run (it is recorded in the state)."""
+        final = state
+        for final in self._drive(self._start(state, cancellation, sync=True), progress=False):
+            pass
+        return final
+
+    def iterate(
+        self, state: AgentState, *, cancellation: CancellationToken | None = None
+    ) -> Iterator[AgentState]:
+        """Yield the state after every continuing step, then the final state."""
+        return self._drive(self._start(state, cancellation, sync=True), progress=True)
+
+    async def arun(
+        self, state: AgentState, *, cancellation: CancellationToken | None = None
+    ) -> AgentState:
+        """``run`` in an event loop; gives the same history as ``run`` for the same inputs."""
+        final = state
+        async for final in self._adrive(self._start(state, cancellation), progress=False):
+            pass
+        return final
+
+    def aiterate(
+        self, state: AgentState, *, cancellation: CancellationToken | None = None
+    ) -> AsyncIterator[AgentState]:
+        """``iterate`` in an event loop."""
+        return self._adrive(self._start(state, cancellation), progress=True)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _start(
+        self, state: AgentState, cancellation: CancellationToken | None, *, sync: bool = False
+    ) -> Generator[Effect, Any, AgentState]:
+        """Check the arguments (misuse raises here, before anything runs); the machine."""
+        if not isinstance(state, AgentState):
+            raise ConfigurationError(
+                f"run() needs an AgentState, got {type(state).__name__}; "
+                "build one with AgentState.initial(...)"
+            )
+        if cancellation is not None and not isinstance(cancellation, CancellationToken):
+            raise ConfigurationError(
+                f"cancellation must be a CancellationToken, got {type(cancellation).__name__}"
+            )
+        if sync and any(
+            is_async for _, is_async in (*self._layers("intercept_inference"),
+                                         *self._layers("intercept_tool"))
+        ):
+            raise ConfigurationError(
+                "an async interceptor needs arun()/aiterate(); run() and iterate() take sync "
+                "interceptors only"
+            )
+        return execute(state, self._machine, self._emitter(), cancellation)
+
+    def _emitter(self) -> Callable[[Event], None] | None:
+        logger = resolve_logger(self.logger)
+        listeners = self.listeners
+        if logger is None and not listeners:
+            return None
+
+        def emit(event: Event) -> None:
+            if logger is not None:
+                log_event(logger, event)
+            for listener in listeners:
+                try:
+                    listener(event)
+                except Exception as exc:
+                    if getattr(listener, "critical", False):
+                        raise MachineFailure(ErrorInfo(
+                            type="ListenerFailed",
+                            message=f"critical listener {listener!r} failed: "
+                            f"{type(exc).__name__}: {exc}",
+                        )) from exc
+                    log_listener_failure(logger, listener, exc)
+
+        return emit
+
+    def _layers(self, method: str) -> list[tuple[Any, bool]]:
+        return [
+            (getattr(item, method), is_async_interceptor(item, method))
+            for item in self.interceptors
+            if hasattr(item, method)
+        ]
+
+    def _drive(
+        self, machine: Generator[Effect, Any, AgentState], *, progress: bool
+    ) -> Iterator[AgentState]:
+        infer = _sync_chain([layer for layer, _ in self._layers("intercept_inference")],
+                            self._sync_infer())
+        tools = _SyncTools(self._machine.tools,
+                           [layer for layer, _ in self._layers("intercept_tool")])
+        try:
+            result: Any = None
+            while True:
+                try:
+                    effect = machine.send(result)
+                except StopIteration as done:
+                    yield done.value
+                    return
+                kind = type(effect)
+                if kind is Infer:
+                    result = _perform_inference(infer, effect.request)  # type: ignore[union-attr]
+                elif kind is InvokeTools:
+                    result = tools.perform(effect)  # type: ignore[arg-type]
+                else:
+                    result = None
+                    if progress:
+                        yield effect.state  # type: ignore[union-attr]
+        finally:
+            tools.close()
+            machine.close()
+
+    def _sync_infer(self) -> Callable[[InferenceRequest], Any]:
+        driver = self.driver
+        infer = getattr(driver, "infer", None)
+        if callable(infer):
+            return infer  # type: ignore[no-any-return]
+        return lambda request: run_coroutine(driver.ainfer(request))
+
+    async def _adrive(
+        self, machine: Generator[Effect, Any, AgentState], *, progress: bool
+    ) -> AsyncIterator[AgentState]:
+        driver = self.driver
+        ainfer = getattr(driver, "ainfer", None)
+        sync_infer = getattr(driver, "infer", None)
+        inner_async: Callable[[Any], Awaitable[Any]] = (
+            ainfer if callable(ainfer) else (lambda request: asyncio.to_thread(sync_infer, request))
+        )
+        infer = _async_chain(self._layers("intercept_inference"), inner_async,
+                             sync_infer if callable(sync_infer) else None)
+        tools = _AsyncTools(self._machine.tools, self._layers("intercept_tool"))
+        try:
+            result: Any = None
+            while True:
+                try:
+                    effect = machine.send(result)
+                except StopIteration as done:
+                    yield done.value
+                    return
+                kind = type(effect)
+                if kind is Infer:
+                    try:
+                        result = _check_response(await infer(effect.request))  # type: ignore[union-attr]
+                    except Exception as exc:  # noqa: BLE001 -- failures become data
+                        result = Failed(ErrorInfo.from_exception(exc))
+                elif kind is InvokeTools:
+                    result = await tools.perform(effect)  # type: ignore[arg-type]
+                else:
+                    result = None
+                    if progress:
+                        yield effect.state  # type: ignore[union-attr]
+        finally:
+            machine.close()
+
+
+# -- effects ----------------------------------------------------------------------------------
+
+def _check_response(response: Any) -> InferenceResponse | Failed:
+    if type(response) is InferenceResponse:
+        return response
+    return Failed(ErrorInfo(
+        type="InvalidResponse",
+        message=f"the driver returned {type(response).__name__}, expected InferenceResponse",
+    ))
+
+
+def _perform_inference(infer: Callable[[InferenceRequest], Any],
+                       request: InferenceRequest) -> InferenceResponse | Failed:
+    try:
+        return _check_response(infer(request))
+    except Exception as exc:  # noqa: BLE001 -- failures become data
+        return Failed(ErrorInfo.from_exception(exc))
+
+
+def _sync_chain(layers: list[Layer], innermost: Callable[[X], Y]) -> Callable[[X], Y]:
+    """Interceptors around ``innermost``; the first layer is the outermost."""
+    chain: Callable[[Any], Any] = innermost
+    for layer in reversed(layers):
+        chain = _bind(layer, chain)
+    return chain
+
+
+def _bind(layer: Layer, call_next: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda value: layer(value, call_next)
+
+
+def _async_chain(
+    layers: list[tuple[Layer, bool]],
+    inner_async: Callable[[Any], Awaitable[Any]],
+    inner_sync: Callable[[Any], Any] | None,
+) -> Callable[[Any], Awaitable[Any]]:
+    """Interceptors, sync or async, around an effect for the async runners.
+
+    An async layer gets an awaitable ``call_next``; a sync one gets a plain ``call_next``
+    (the inner chain run synchronously, or on a helper thread's event loop when only an
+    async path exists) and itself runs on a worker thread so the event loop stays free.
+    """
+    async_fn = inner_async
+    sync_fn = inner_sync
+    for layer, is_async in reversed(layers):
+        if is_async:
+            async_fn = _bind_async(layer, async_fn)
+            sync_fn = None
+        else:
+            sync_next = sync_fn if sync_fn is not None else _blocking(async_fn)
+            sync_fn = _bind(layer, sync_next)
+            async_fn = _threaded(sync_fn)
+    return async_fn
+
+
+def _bind_async(layer: Layer, call_next: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
+    async def call(value: Any) -> Any:
+        return await layer(value, call_next)
+
+    return call
+
+
+def _blocking(function: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Any]:
+    return lambda value: run_coroutine(function(value))  # type: ignore[arg-type]
+
+
+def _threaded(function: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
+    return lambda value: asyncio.to_thread(function, value)
+
+
+def _interceptor_result(result: Any) -> ToolExecution:
+    if type(result) is not ToolExecution:
+        raise TypeError(
+            f"a tool interceptor returned {type(result).__name__}, expected ToolExecution"
+        )
+    return result
+
+
+class _SyncTools:
+    """Performs ``InvokeTools`` for the sync runner: threads for a parallel batch."""
+
+    __slots__ = ("_layers", "_pool", "_tools")
+
+    def __init__(self, tools: Tools, layers: list[Layer]) -> None:
+        self._tools = tools
+        self._layers = layers
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def _innermost(self, invocation: ToolInvocation) -> Callable[[ToolCall], ToolExecution]:
+        tools = self._tools
+
+        def innermost(call: ToolCall) -> ToolExecution:
+            current = invocation if call is invocation.tool_call else attrs.evolve(
+                invocation, tool_call=call)
+            tool = tools.get(call.name)
+            if tool is None:
+                return unknown_tool_execution(current, tools)
+            return tool.invoke(current)
+
+        return innermost
+
+    def _one(self, invocation: ToolInvocation) -> ToolExecution:
+        if not self._layers:
+            tool = self._tools.get(invocation.tool_call.name)
+            if tool is None:
+                return unknown_tool_execution(invocation, self._tools)
+            return tool.invoke(invocation)
+        chain = _sync_chain(self._layers, self._innermost(invocation))
+        return _interceptor_result(chain(invocation.tool_call))
+
+    def perform(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
+        invocations = effect.invocations
+        if effect.sequential:
+            done: list[ToolExecution] = []
+            for invocation in invocations:
+                try:
+                    done.append(self._one(invocation))
+                except Exception as exc:  # noqa: BLE001 -- an interceptor failed: data
+                    return Failed(ErrorInfo.from_exception(exc), tuple(done))
+            return tuple(done)
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=_MAX_THREADS, thread_name_prefix="agents-tools")
+        futures = [self._pool.submit(self._one, invocation) for invocation in invocations]
+        return _gather([future.exception() or future.result() for future in futures])
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+
+
+def _gather(outcomes: list[Any]) -> tuple[ToolExecution, ...] | Failed:
+    error = next((o for o in outcomes if isinstance(o, BaseException)), None)
+    if error is None:
+        return tuple(outcomes)
+    finished = tuple(o for o in outcomes if isinstance(o, ToolExecution))
+    return Failed(ErrorInfo.from_exception(error), finished)
+
+
+class _AsyncTools:
+    """Performs ``InvokeTools`` for the async runner: tasks for a parallel batch."""
+
+    __slots__ = ("_layers", "_tools")
+
+    def __init__(self, tools: Tools, layers: list[tuple[Layer, bool]]) -> None:
+        self._tools = tools
+        self._layers = layers
+
+    async def _one(self, invocation: ToolInvocation) -> ToolExecution:
+        tools = self._tools
+
+        def current(call: ToolCall) -> ToolInvocation:
+            if call is invocation.tool_call:
+                return invocation
+            return attrs.evolve(invocation, tool_call=call)
+
+        def inner_sync(call: ToolCall) -> ToolExecution:
+            tool = tools.get(call.name)
+            if tool is None:
+                return unknown_tool_execution(current(call), tools)
+            return tool.invoke(current(call))
+
+        async def inner_async(call: ToolCall) -> ToolExecution:
+            tool = tools.get(call.name)
+            if tool is None:
+                return unknown_tool_execution(current(call), tools)
+            return await tool.ainvoke(current(call))
+
+        if not self._layers:
+            return await inner_async(invocation.tool_call)
+        chain = _async_chain(self._layers, inner_async, inner_sync)
+        return _interceptor_result(await chain(invocation.tool_call))
+
+    async def perform(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
+        invocations = effect.invocations
+        if effect.sequential:
+            done: list[ToolExecution] = []
+            for invocation in invocations:
+                try:
+                    done.append(await self._one(invocation))
+                except Exception as exc:  # noqa: BLE001 -- an interceptor failed: data
+                    return Failed(ErrorInfo.from_exception(exc), tuple(done))
+            return tuple(done)
+        outcomes = await asyncio.gather(*(self._one(i) for i in invocations),
+                                        return_exceptions=True)
+        return _gather(list(outcomes))
+

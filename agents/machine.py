@@ -1,0 +1,536 @@
+"""The step machine: one execution as a generator of effects (SPEC §3).
+
+``execute`` walks the phases BeforeExecution → [BeforeStep → UseTools → AfterStep →
+ShouldStop] → AfterExecution. It calls hooks (synchronous functions of their input, like
+workflow code) and yields ``Infer``, ``InvokeTools`` and ``Progress``; the runner performs
+them and sends back the results. The machine never calls a model or a tool, never reads the
+wall clock (the clock and id factory are injected) and never raises for a failure inside the
+run: failures are recorded in the state it returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Mapping
+from datetime import datetime
+from typing import Any, Final
+
+import attrs
+
+from agents.cancellation import CancellationToken
+from agents.clock import Clock, IdFactory
+from agents.effects import Failed, Infer, InvokeTools, Progress, ToolInvocation
+from agents.errors import ErrorInfo
+from agents.events import (
+    Event,
+    ExecutionCompleted,
+    ExecutionFailed,
+    ExecutionStarted,
+    ExecutionStopped,
+    InferenceCompleted,
+    StepCompleted,
+    StepStarted,
+    StopSignalReceived,
+    ToolCallBlocked,
+    ToolCallCompleted,
+    ToolCallStarted,
+)
+from agents.execution import ExecutionStatus
+from agents.hooks import Hook, HookContext, HookTrigger
+from agents.inference import InferenceRequest, InferenceResponse
+from agents.messages import Message, ToolCall
+from agents.persistent import EMPTY_MAP, EMPTY_VECTOR, History, to_pvector
+from agents.signals import StopReason, StopSignal
+from agents.state import AgentState
+from agents.step import AgentStep, StepExecution, ToolExecution
+from agents.stopping import Limits, decide_stop, limit_signals
+from agents.tools import Tools
+from agents.transitions import (
+    add_signal,
+    archive_step,
+    begin_execution,
+    blocked_execution,
+    finish_execution,
+    record_error,
+    terminal_status,
+    tool_message,
+)
+
+__all__ = ["Effect", "Machine", "MachineFailure", "execute"]
+
+Effect = Infer | InvokeTools | Progress
+Emit = Callable[[Event], None]
+
+_BEFORE_EXECUTION: Final = HookTrigger.BEFORE_EXECUTION
+_BEFORE_STEP: Final = HookTrigger.BEFORE_STEP
+_BEFORE_INFERENCE: Final = HookTrigger.BEFORE_INFERENCE
+_AFTER_INFERENCE: Final = HookTrigger.AFTER_INFERENCE
+_BEFORE_TOOL_USE: Final = HookTrigger.BEFORE_TOOL_USE
+_AFTER_TOOL_USE: Final = HookTrigger.AFTER_TOOL_USE
+_AFTER_STEP: Final = HookTrigger.AFTER_STEP
+_ON_STOP: Final = HookTrigger.ON_STOP
+_AFTER_EXECUTION: Final = HookTrigger.AFTER_EXECUTION
+_ON_ERROR: Final = HookTrigger.ON_ERROR
+
+
+class MachineFailure(Exception):  # noqa: N818 -- internal carrier, never escapes the machine
+    """An exception inside the run, already turned into data."""
+
+    def __init__(self, error: ErrorInfo, finished: tuple[ToolExecution, ...] = ()) -> None:
+        super().__init__(error.describe())
+        self.error = error
+        self.finished = finished
+
+
+@attrs.frozen(kw_only=True)
+class Machine:
+    """What a loop fixes for its runs: tools, hooks per trigger, limits, clock and ids."""
+
+    tools: Tools
+    hooks: Mapping[HookTrigger, tuple[Hook, ...]]
+    limits: Limits
+    stop_on_finish_reasons: frozenset[str]
+    stop_on_tool_error: bool
+    parallel: bool
+    clock: Clock
+    ids: IdFactory
+
+
+def _run_hooks(hooks: tuple[Hook, ...], context: HookContext) -> HookContext:
+    for hook in hooks:
+        try:
+            result = hook.function(context)
+        except Exception as exc:
+            error = ErrorInfo.from_exception(exc)
+            raise MachineFailure(
+                error.with_details({"hook": hook.name, "trigger": context.trigger.value})
+            ) from exc
+        if type(result) is not HookContext:
+            raise MachineFailure(
+                ErrorInfo(
+                    type="HookReturnError",
+                    message=f"hook {hook.name!r} returned {type(result).__name__}, "
+                    "expected the HookContext it was given (or a changed copy)",
+                    details={"hook": hook.name, "trigger": context.trigger.value},
+                )
+            )
+        if type(result.state) is not AgentState or result.state.execution is None:
+            raise MachineFailure(
+                ErrorInfo(
+                    type="HookReturnError",
+                    message=f"hook {hook.name!r} returned a context whose state is not an "
+                    "AgentState with an execution",
+                    details={"hook": hook.name, "trigger": context.trigger.value},
+                )
+            )
+        context = result
+    return context
+
+
+class _Head:
+    """Caches the request head (system prompt, summary, buffer) between steps."""
+
+    __slots__ = ("buffer", "head", "prompt", "summary")
+
+    def __init__(self) -> None:
+        self.prompt: str | None = None
+        self.summary: object = None
+        self.buffer: object = None
+        self.head: tuple[Message, ...] = ()
+
+    def compile(self, state: AgentState) -> History[Message]:
+        context = state.context
+        store = context.store
+        if (
+            context.system_prompt != self.prompt
+            or store.summary is not self.summary
+            or store.buffer is not self.buffer
+        ):
+            self.prompt, self.summary, self.buffer = (
+                context.system_prompt, store.summary, store.buffer)
+            self.head = context.head()
+        return store.messages.with_head(self.head)
+
+
+def execute(
+    state: AgentState,
+    machine: Machine,
+    emit: Emit | None = None,
+    cancellation: CancellationToken | None = None,
+) -> Generator[Effect, Any, AgentState]:
+    """Run one execution of ``state``; yields effects, returns the final state."""
+    clock = machine.clock
+    ids = machine.ids
+    hooks = machine.hooks
+    tools = machine.tools
+    schemas = to_pvector(tools.schemas)
+    limits = machine.limits
+    check_limits = limits.any
+    finish_reasons = machine.stop_on_finish_reasons
+    head = _Head()
+    on_error_ran = False
+
+    now = clock.now()
+    state, resumed = begin_execution(
+        state,
+        now,
+        None if state.execution is not None and state.execution.execution_id else ids.new_id("execution"),
+        None if state.agent_id is not None else ids.new_id("agent"),
+    )
+    execution = state.execution
+    assert execution is not None
+    execution_id = execution.execution_id or ""
+    agent_id = state.agent_id
+    started_at = execution.started_at
+    tokens = 0
+    cost = 0.0
+    for step_execution in execution.step_executions:
+        usage = step_execution.step.usage
+        tokens += usage.input_tokens + usage.output_tokens
+        cost += usage.cost
+    signal_count = len(execution.continuation.stop_signals)
+
+    def signals_added(current: AgentState, step: int | None) -> None:
+        """Emit StopSignalReceived for signals added since the last look."""
+        nonlocal signal_count
+        assert current.execution is not None
+        signals = current.execution.continuation.stop_signals
+        if emit is not None:
+            for signal in signals[signal_count:]:
+                emit(StopSignalReceived(agent_id=agent_id, execution_id=execution_id,
+                                        step=step, signal=signal))
+        signal_count = len(signals)
+
+    def fail(current: AgentState, error: ErrorInfo, step: int | None) -> AgentState:
+        """Record ``error`` and run ON_ERROR once."""
+        nonlocal on_error_ran
+        current = record_error(current, error)
+        signals_added(current, step)
+        if on_error_ran:
+            return current
+        on_error_ran = True
+        on_error = hooks[_ON_ERROR]
+        if on_error:
+            try:
+                context = _run_hooks(on_error, HookContext(trigger=_ON_ERROR, state=current,
+                                                           error=error))
+                current = context.state
+            except MachineFailure as failure:
+                current = record_error(current, failure.error)
+            signals_added(current, step)
+        return current
+
+    def cancel_if_asked(current: AgentState, step: int | None) -> AgentState:
+        if cancellation is None or not cancellation.cancelled:
+            return current
+        assert current.execution is not None
+        if current.execution.continuation.has_reason(StopReason.USER_REQUESTED):
+            return current
+        current = add_signal(current, StopSignal(reason=StopReason.USER_REQUESTED,
+                                                 message=cancellation.message,
+                                                 source="cancellation"))
+        signals_added(current, step)
+        return current
+
+    # -- phase 1: BeforeExecution ----------------------------------------------------------
+    stopping = False
+    try:
+        if emit is not None:
+            emit(ExecutionStarted(agent_id=agent_id, execution_id=execution_id, state=state,
+                                  resumed=resumed))
+        if hooks[_BEFORE_EXECUTION]:
+            state = _run_hooks(hooks[_BEFORE_EXECUTION],
+                               HookContext(trigger=_BEFORE_EXECUTION, state=state)).state
+            signals_added(state, None)
+        state = cancel_if_asked(state, None)
+        assert state.execution is not None
+        stopping = state.execution.continuation.should_stop
+    except MachineFailure as failure:
+        state = fail(state, failure.error, None)
+        stopping = True
+
+    # -- the steps -------------------------------------------------------------------------
+    while not stopping:
+        assert state.execution is not None
+        number = len(state.execution.step_executions) + 1
+        step_started = clock.now()
+
+        # phase 2: BeforeStep
+        try:
+            state = cancel_if_asked(state, None)
+            if check_limits:
+                continuation = state.execution.continuation
+                for signal in limit_signals(limits, continuation, steps=number - 1,
+                                            tokens=tokens, cost=cost, started_at=started_at,
+                                            now=step_started):
+                    state = add_signal(state, signal)
+                signals_added(state, None)
+            if hooks[_BEFORE_STEP]:
+                state = _run_hooks(hooks[_BEFORE_STEP],
+                                   HookContext(trigger=_BEFORE_STEP, state=state)).state
+                signals_added(state, None)
+        except MachineFailure as failure:
+            state = fail(state, failure.error, None)
+            break
+        assert state.execution is not None
+        if state.execution.continuation.should_stop:
+            break
+
+        # phase 3: UseTools
+        step = AgentStep(id=ids.new_id("step"), input_messages=head.compile(state))
+        response: InferenceResponse | None = None
+        executions: list[ToolExecution] = []
+        output: list[Message] | None = None
+        try:
+            if emit is not None:
+                emit(StepStarted(agent_id=agent_id, execution_id=execution_id, step=number))
+            llm_config = state.llm_config
+            request = InferenceRequest(
+                messages=step.input_messages,
+                tools=schemas,
+                model=llm_config.get("model") if llm_config else None,
+                response_format=state.context.response_format,
+                options=llm_config.discard("model") if llm_config else EMPTY_MAP,
+            )
+            if hooks[_BEFORE_INFERENCE]:
+                context = _run_hooks(hooks[_BEFORE_INFERENCE], HookContext(
+                    trigger=_BEFORE_INFERENCE, state=state, step=step, request=request))
+                state = context.state
+                request = context.request or request
+                signals_added(state, number)
+            result = yield Infer(request)
+            if type(result) is Failed:
+                raise MachineFailure(result.error)
+            response = result
+            if emit is not None:
+                emit(InferenceCompleted(agent_id=agent_id, execution_id=execution_id,
+                                        step=number, response=response))
+            if hooks[_AFTER_INFERENCE]:
+                context = _run_hooks(hooks[_AFTER_INFERENCE], HookContext(
+                    trigger=_AFTER_INFERENCE, state=state, step=step._evolve(response=response),
+                    request=request, response=response))
+                state = context.state
+                response = context.response or response
+                signals_added(state, number)
+            step = step._evolve(response=response)
+            if response.finish_reason in finish_reasons:
+                state = add_signal(state, StopSignal(
+                    reason=StopReason.FINISH_REASON,
+                    message=f"finish_reason={response.finish_reason}",
+                    context={"finish_reason": response.finish_reason},
+                    source="stop_on_finish_reasons"))
+                signals_added(state, number)
+
+            calls = response.tool_calls
+            if calls:
+                state, executions = yield from _use_tools(
+                    state, step, calls, number, execution_id, agent_id, machine, emit,
+                    signals_added)
+            output = [response.to_message(), *(tool_message(e) for e in executions)]
+            step = step._evolve(output_messages=to_pvector(output),
+                                tool_executions=to_pvector(executions) if executions
+                                else EMPTY_VECTOR)
+            state = _tool_signals(state, executions, machine.stop_on_tool_error)
+            signals_added(state, number)
+
+            # phase 4: AfterStep
+            if hooks[_AFTER_STEP]:
+                state = _run_hooks(hooks[_AFTER_STEP], HookContext(
+                    trigger=_AFTER_STEP, state=state, step=step, request=request,
+                    response=response)).state
+                signals_added(state, number)
+        except MachineFailure as failure:
+            executions = executions or list(failure.finished)
+            step = step._evolve(
+                response=response,
+                tool_executions=to_pvector(executions) if executions else EMPTY_VECTOR,
+                output_messages=to_pvector(output) if output is not None else EMPTY_VECTOR,
+                errors=step.errors.append(failure.error),
+            )
+            state = fail(state, failure.error, number)
+            assert state.execution is not None
+            state = archive_step(state, StepExecution(
+                number=number, step=step, started_at=step_started, completed_at=clock.now(),
+                continuation=state.execution.continuation,
+            ), output)
+            if emit is not None:
+                try:
+                    _emit_step_completed(emit, state, agent_id, execution_id, number)
+                except MachineFailure as listener_failure:
+                    state = record_error(state, listener_failure.error)
+            break
+
+        state = cancel_if_asked(state, number)
+        assert state.execution is not None
+        stop, natural = decide_stop(state.execution.continuation, bool(response.tool_calls))
+        if natural is not None:
+            state = add_signal(state, natural)
+            signals_added(state, number)
+        assert state.execution is not None
+        usage = response.usage
+        tokens += usage.input_tokens + usage.output_tokens
+        cost += usage.cost
+        state = archive_step(state, StepExecution(
+            number=number, step=step, started_at=step_started, completed_at=clock.now(),
+            continuation=state.execution.continuation,
+        ), output)
+        if emit is not None:
+            try:
+                _emit_step_completed(emit, state, agent_id, execution_id, number)
+            except MachineFailure as failure:
+                state = fail(state, failure.error, number)
+                break
+        if stop:
+            break
+        yield Progress(state)
+
+    # -- phase 5: AfterExecution -----------------------------------------------------------
+    for trigger in (_ON_STOP, _AFTER_EXECUTION):
+        if hooks[trigger]:
+            try:
+                state = _run_hooks(hooks[trigger], HookContext(trigger=trigger, state=state)).state
+                signals_added(state, None)
+            except MachineFailure as failure:
+                state = fail(state, failure.error, None)
+    status = terminal_status(state)
+    completed_at = clock.now()
+    state = finish_execution(state, status, completed_at)
+    if emit is not None:
+        assert state.execution is not None
+        try:
+            if status is ExecutionStatus.STOPPED:
+                emit(ExecutionStopped(agent_id=agent_id, execution_id=execution_id,
+                                      signal=state.execution.continuation.highest_signal))
+            elif status is ExecutionStatus.FAILED:
+                emit(ExecutionFailed(agent_id=agent_id, execution_id=execution_id,
+                                     error=state.execution.error))
+            emit(ExecutionCompleted(agent_id=agent_id, execution_id=execution_id, status=status,
+                                    state=state))
+        except MachineFailure as failure:
+            # A critical listener failed on the last events: nothing re-enters phase 5.
+            state = finish_execution(record_error(state, failure.error), ExecutionStatus.FAILED,
+                                     completed_at)
+    return state
+
+
+def _emit_step_completed(emit: Emit, state: AgentState, agent_id: str | None,
+                         execution_id: str, number: int) -> None:
+    assert state.execution is not None
+    last = state.execution.step_executions.last()
+    assert last is not None
+    emit(StepCompleted(agent_id=agent_id, execution_id=execution_id, step=number,
+                       step_execution=last))
+
+
+def _use_tools(
+    state: AgentState,
+    step: AgentStep,
+    calls: Any,
+    number: int,
+    execution_id: str,
+    agent_id: str | None,
+    machine: Machine,
+    emit: Emit | None,
+    signals_added: Callable[[AgentState, int | None], None],
+) -> Generator[Effect, Any, tuple[AgentState, list[ToolExecution]]]:
+    """BEFORE_TOOL_USE hooks, one InvokeTools effect, AFTER_TOOL_USE hooks (call order)."""
+    clock = machine.clock
+    ids = machine.ids
+    tools = machine.tools
+    before = machine.hooks[_BEFORE_TOOL_USE]
+    after = machine.hooks[_AFTER_TOOL_USE]
+
+    # Each slot holds the call as finally made and, for a blocked one, its execution.
+    planned: list[tuple[ToolCall, ToolExecution | None]] = []
+    for call in calls:
+        if before:
+            context = _run_hooks(before, HookContext(
+                trigger=_BEFORE_TOOL_USE, state=state, step=step, response=step.response,
+                tool_call=call))
+            state = context.state
+            call = context.tool_call or call
+            signals_added(state, number)
+            if context.blocked_reason is not None:
+                blocked = blocked_execution(ids.new_id("tool"), call, context.blocked_reason,
+                                            clock.now())
+                planned.append((call, blocked))
+                continue
+        planned.append((call, None))
+
+    invocations: list[ToolInvocation] = []
+    for call, blocked in planned:
+        if blocked is None:
+            invocations.append(ToolInvocation(
+                id=ids.new_id("tool"), tool_call=call, started_at=clock.now(),
+                execution_id=execution_id, step=number, state=state))
+    results: tuple[ToolExecution, ...] = ()
+    if invocations:
+        if emit is not None:
+            for invocation in invocations:
+                emit(ToolCallStarted(agent_id=agent_id, execution_id=execution_id, step=number,
+                                     tool_call=invocation.tool_call))
+        sequential = not machine.parallel or len(invocations) == 1 or any(
+            invocation.tool_call.name in tools and tools[invocation.tool_call.name].sequential
+            for invocation in invocations
+        )
+        outcome = yield InvokeTools(tuple(invocations), sequential)
+        if type(outcome) is Failed:
+            finished = tuple(_complete(e, clock.now()) for e in outcome.finished
+                             if isinstance(e, ToolExecution))
+            raise MachineFailure(outcome.error, finished)
+        results = tuple(_complete(execution, clock.now()) for execution in outcome)
+
+    executions: list[ToolExecution] = []
+    index = 0
+    for call, blocked in planned:
+        if blocked is None:
+            execution = results[index]
+            index += 1
+            if emit is not None:
+                emit(ToolCallCompleted(agent_id=agent_id, execution_id=execution_id,
+                                       step=number, tool_execution=execution))
+        else:
+            execution = blocked
+            if emit is not None:
+                emit(ToolCallBlocked(agent_id=agent_id, execution_id=execution_id, step=number,
+                                     tool_execution=execution))
+        if after:
+            try:
+                context = _run_hooks(after, HookContext(
+                    trigger=_AFTER_TOOL_USE, state=state, step=step, response=step.response,
+                    tool_call=call, tool_execution=execution))
+            except MachineFailure as failure:
+                raise MachineFailure(failure.error, (*executions, execution)) from None
+            state = context.state
+            execution = context.tool_execution or execution
+            signals_added(state, number)
+        executions.append(execution)
+    return state, executions
+
+
+def _complete(execution: ToolExecution, at: datetime) -> ToolExecution:
+    return execution._evolve(completed_at=at)
+
+
+def _tool_signals(
+    state: AgentState, executions: list[ToolExecution], stop_on_tool_error: bool
+) -> AgentState:
+    """Signals carried by the batch: StopAgent, unanimous terminate, tool errors."""
+    if not executions:
+        return state
+    for execution in executions:
+        if execution.stop_signal is not None:
+            state = add_signal(state, execution.stop_signal)
+    ran = [e for e in executions if not e.blocked]
+    if ran and all(e.terminate for e in ran):
+        state = add_signal(state, StopSignal(
+            reason=StopReason.COMPLETED, message="a tool asked to terminate the run",
+            source=", ".join(sorted({e.name for e in ran}))))
+    if stop_on_tool_error:
+        for execution in executions:
+            if execution.failed and execution.error is not None:
+                state = add_signal(state, StopSignal(
+                    reason=StopReason.ERROR, message=execution.error.describe(),
+                    context={"tool": execution.name, "tool_call_id": execution.tool_call.id},
+                    source="stop_on_tool_error"))
+                break
+    return state

@@ -1,0 +1,264 @@
+"""Persistent collections used inside records: converters and the flat ``History``.
+
+Records hold ``PVector``/``PMap`` from pyrsistent for small per-step data. Collections that
+grow every step (messages, step executions) are held in ``History`` instead: pyrsistent's C
+vector is walked element by element by the garbage collector each time a young one is
+collected, which turns a long run into O(n) work per step (FACTS.md). ``History`` keeps full
+chunks of 32 items in tuples that are shared between versions, so appending copies at most
+a chunk and the collector sees one small tuple per 32 items.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Final, TypeVar, overload
+
+from pyrsistent import PMap, PVector, freeze, pmap, pvector, thaw
+from pyrsistent.typing import PMap as PMapT
+from pyrsistent.typing import PVector as PVectorT
+
+__all__ = [
+    "EMPTY_MAP",
+    "EMPTY_VECTOR",
+    "History",
+    "deep_freeze",
+    "deep_thaw",
+    "to_history",
+    "to_pmap",
+    "to_pvector",
+]
+
+T = TypeVar("T")
+
+EMPTY_VECTOR: Final[PVector[Any]] = pvector()
+EMPTY_MAP: Final[PMap[Any, Any]] = pmap()
+_PVECTOR_TYPE: Final = type(EMPTY_VECTOR)
+_PMAP_TYPE: Final = type(EMPTY_MAP)
+_CHUNK: Final = 32
+
+
+def to_pvector(value: Iterable[T]) -> PVectorT[T]:
+    """Return ``value`` as a ``PVector``, unchanged (same object) when it already is one."""
+    if type(value) is _PVECTOR_TYPE:
+        return value  # type: ignore[return-value]
+    if not value:
+        return EMPTY_VECTOR
+    return pvector(value)
+
+
+def to_pmap(value: Mapping[str, Any] | None) -> PMapT[str, Any]:
+    """Return ``value`` as a deeply frozen ``PMap``, unchanged when it already is one."""
+    if type(value) is _PMAP_TYPE:
+        return value  # type: ignore[return-value]
+    if not value:
+        return EMPTY_MAP
+    return pmap({key: deep_freeze(item) for key, item in value.items()})
+
+
+def deep_freeze(value: Any) -> Any:
+    """Turn nested dicts/lists/tuples into ``PMap``/``PVector``; other values pass through."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, PMap | PVector):
+        return value
+    return freeze(value, strict=True)
+
+
+def deep_thaw(value: Any) -> Any:
+    """Turn nested ``PMap``/``PVector`` back into plain dicts and lists."""
+    if isinstance(value, PMap | PVector | tuple | list | dict):
+        return thaw(value, strict=True)
+    return value
+
+
+class History(Sequence[T]):
+    """An immutable sequence that stays cheap to append to and to keep many versions of.
+
+    ``head`` is a short tuple placed before the body (a compiled request puts the system
+    prompt there while sharing the conversation's chunks); ``chunks`` are full tuples of 32
+    items shared by every version that contains them; ``tail`` holds the rest.
+    """
+
+    __slots__ = ("_chunks", "_head", "_len", "_tail")
+
+    _head: tuple[T, ...]
+    _chunks: tuple[tuple[T, ...], ...]
+    _tail: tuple[T, ...]
+    _len: int
+
+    def __new__(cls, items: Iterable[T] = ()) -> History[T]:
+        if type(items) is History:
+            return items
+        flat = tuple(items)
+        full = len(flat) - len(flat) % _CHUNK
+        return cls._make(
+            (),
+            tuple(flat[i : i + _CHUNK] for i in range(0, full, _CHUNK)),
+            flat[full:],
+        )
+
+    @classmethod
+    def _make(
+        cls,
+        head: tuple[T, ...],
+        chunks: tuple[tuple[T, ...], ...],
+        tail: tuple[T, ...],
+    ) -> History[T]:
+        self = object.__new__(cls)
+        self._head = head
+        self._chunks = chunks
+        self._tail = tail
+        self._len = len(head) + len(chunks) * _CHUNK + len(tail)
+        return self
+
+    # -- building ---------------------------------------------------------------------------
+
+    def append(self, item: T) -> History[T]:
+        """Return a new history with ``item`` at the end; ``self`` is unchanged."""
+        tail = (*self._tail, item)
+        if len(tail) == _CHUNK:
+            return History._make(self._head, (*self._chunks, tail), ())
+        return History._make(self._head, self._chunks, tail)
+
+    def extend(self, items: Iterable[T]) -> History[T]:
+        """Return a new history with ``items`` appended."""
+        result = self
+        for item in items:
+            result = result.append(item)
+        return result
+
+    def body(self) -> History[T]:
+        """The history without its head."""
+        if not self._head:
+            return self
+        return History._make((), self._chunks, self._tail)
+
+    def with_head(self, head: tuple[T, ...]) -> History[T]:
+        """The same body behind another head (shares every chunk)."""
+        if head == self._head:
+            return self
+        return History._make(head, self._chunks, self._tail)
+
+    @property
+    def head(self) -> tuple[T, ...]:
+        """The items placed before the body."""
+        return self._head
+
+    def prefix(self, length: int) -> History[T]:
+        """The first ``length`` items of the body, sharing its chunks (the head is dropped)."""
+        body_len = self._len - len(self._head)
+        if length >= body_len:
+            return self.body()
+        if length <= 0:
+            return History._make((), (), ())
+        full, rest = divmod(length, _CHUNK)
+        chunks = self._chunks[:full]
+        if full < len(self._chunks):
+            tail = self._chunks[full][:rest]
+        else:
+            tail = self._tail[:rest]
+        return History._make((), chunks, tail)
+
+    def is_prefix_of(self, other: History[T]) -> bool:
+        """Whether this head-less history equals the start of ``other``'s body.
+
+        Shared chunks compare by identity, so checking a history against the context it
+        was taken from costs one comparison per 32 items.
+        """
+        if self._head or len(self) > len(other) - len(other._head):
+            return False
+        mine, theirs = self._chunks, other._chunks
+        for a, b in zip(mine, theirs, strict=False):
+            if a is not b and a != b:
+                return False
+        tail = self._tail
+        if not tail:
+            return True
+        index = len(mine)
+        source = theirs[index] if index < len(theirs) else other._tail
+        return source[: len(tail)] == tail
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __iter__(self) -> Iterator[T]:
+        yield from self._head
+        for chunk in self._chunks:
+            yield from chunk
+        yield from self._tail
+
+    def __reversed__(self) -> Iterator[T]:
+        yield from reversed(self._tail)
+        for chunk in reversed(self._chunks):
+            yield from reversed(chunk)
+        yield from reversed(self._head)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> History[T]: ...
+    def __getitem__(self, index: int | slice) -> T | History[T]:
+        if isinstance(index, slice):
+            return History(tuple(self)[index])
+        length = self._len
+        if index < 0:
+            index += length
+        if not 0 <= index < length:
+            raise IndexError("History index out of range")
+        head = len(self._head)
+        if index < head:
+            return self._head[index]
+        index -= head
+        chunk, offset = divmod(index, _CHUNK)
+        if chunk < len(self._chunks):
+            return self._chunks[chunk][offset]
+        return self._tail[offset]
+
+    def last(self) -> T | None:
+        """The last item, or ``None`` when empty."""
+        if self._tail:
+            return self._tail[-1]
+        if self._chunks:
+            return self._chunks[-1][-1]
+        if self._head:
+            return self._head[-1]
+        return None
+
+    def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        if isinstance(other, History):
+            if self._len != other._len:
+                return False
+            if self._head == other._head and len(self._chunks) == len(other._chunks):
+                return all(
+                    a is b or a == b for a, b in zip(self._chunks, other._chunks, strict=True)
+                ) and self._tail == other._tail
+            return tuple(self) == tuple(other)
+        if isinstance(other, Sequence) and not isinstance(other, str | bytes):
+            return len(other) == self._len and tuple(self) == tuple(other)
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        result = self.__eq__(other)
+        return result if result is NotImplemented else not result
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"History({list(self)!r})"
+
+
+_EMPTY_HISTORY: Final[History[Any]] = History._make((), (), ())
+
+
+def to_history(value: Iterable[T]) -> History[T]:
+    """Return ``value`` as a ``History``, unchanged when it already is one."""
+    if type(value) is History:
+        return value
+    if not value:
+        return _EMPTY_HISTORY
+    return History(value)

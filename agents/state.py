@@ -1,0 +1,259 @@
+"""``AgentState``: the whole of an agent at one moment, as a frozen value."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+import attrs
+from pyrsistent.typing import PMap
+
+from agents.context import AgentContext
+from agents.errors import ErrorInfo
+from agents.execution import ExecutionState, ExecutionStatus
+from agents.messages import Message
+from agents.persistent import EMPTY_MAP, History, deep_freeze, to_history, to_pmap
+from agents.record import Record, record
+from agents.signals import StopReason, StopSignal
+from agents.step import AgentStep, StepExecution, StepType, ToolExecution
+from agents.usage import ZERO_USAGE, Usage
+
+__all__ = ["AgentState"]
+
+_NO_STEPS: History[StepExecution] = to_history(())
+
+
+@record
+class AgentState(Record):
+    """An agent: its conversation, configuration and current (or last) execution.
+
+    Built with ``AgentState.initial(...)``; changed only through ``with_*`` methods; run by
+    ``AgentLoop``. ``agent_id`` and ``created_at`` may be unset until the first run, which
+    fills them from the loop's injected id factory and clock.
+    """
+
+    agent_id: str | None = None
+    parent_agent_id: str | None = None
+    context: AgentContext = attrs.field(factory=AgentContext)
+    llm_config: PMap[str, Any] = attrs.field(default=EMPTY_MAP, converter=to_pmap)
+    execution_count: int = 0
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    execution: ExecutionState | None = None
+
+    # -- construction -----------------------------------------------------------------------
+
+    @classmethod
+    def initial(
+        cls,
+        system_prompt: str = "",
+        agent_id: str | None = None,
+        *,
+        messages: Iterable[Message | str] = (),
+        metadata: Mapping[str, Any] | None = None,
+        llm_config: Mapping[str, Any] | None = None,
+        response_format: Any = None,
+        parent_agent_id: str | None = None,
+        created_at: datetime | None = None,
+    ) -> AgentState:
+        """A fresh agent; pure (no clock, no ids: the loop fills what is unset)."""
+        history = to_history(_as_message(item) for item in messages)
+        context = AgentContext(
+            system_prompt=system_prompt,
+            metadata=to_pmap(metadata),
+            response_format=response_format,
+        ).with_messages(history)
+        return cls(
+            agent_id=agent_id,
+            parent_agent_id=parent_agent_id,
+            context=context,
+            llm_config=to_pmap(llm_config),
+            created_at=created_at,
+            updated_at=created_at,
+        )
+
+    # -- changes ----------------------------------------------------------------------------
+
+    def with_user_message(self, message: str | Message) -> AgentState:
+        """A copy with a user message appended to the conversation."""
+        return self._evolve(context=self.context.with_message(_as_message(message)))
+
+    def with_message(self, message: Message) -> AgentState:
+        """A copy with any message appended to the conversation."""
+        return self._evolve(context=self.context.with_message(message))
+
+    def with_messages(self, messages: Iterable[Message]) -> AgentState:
+        """A copy with the conversation replaced."""
+        context = self.context.with_messages(messages)
+        return self if context is self.context else self._evolve(context=context)
+
+    def with_system_prompt(self, prompt: str) -> AgentState:
+        """A copy with another system prompt."""
+        context = self.context.with_system_prompt(prompt)
+        return self if context is self.context else self._evolve(context=context)
+
+    def with_metadata(self, key: str, value: Any) -> AgentState:
+        """A copy with one metadata entry set."""
+        if key in self.context.metadata and self.context.metadata[key] == deep_freeze(value):
+            return self
+        return self._evolve(context=self.context.with_metadata(key, value))
+
+    def with_context(self, context: AgentContext) -> AgentState:
+        """A copy with another context."""
+        return self if context is self.context else self._evolve(context=context)
+
+    def with_llm_config(self, **config: Any) -> AgentState:
+        """A copy with model options merged in (credentials belong to the driver, not here)."""
+        return self._evolve(llm_config=to_pmap({**self.llm_config, **config}))
+
+    def with_execution(self, execution: ExecutionState | None) -> AgentState:
+        """A copy with another execution."""
+        return self if execution is self.execution else self._evolve(execution=execution)
+
+    def with_stop_signal(self, signal: StopSignal) -> AgentState:
+        """A copy with a stop signal; creates a PENDING execution when there is none."""
+        execution = self.execution or ExecutionState.pending()
+        return self._evolve(execution=execution.with_stop_signal(signal))
+
+    def with_execution_continued(self, continued: bool = True) -> AgentState:
+        """A copy asking the loop to go on after the current step despite any signal."""
+        execution = self.execution or ExecutionState.pending()
+        continuation = execution.continuation.with_continuation_requested(continued)
+        return self.with_execution(execution.with_continuation(continuation))
+
+    def for_next_execution(self) -> AgentState:
+        """A copy with the execution cleared, keeping the conversation."""
+        return self if self.execution is None else self._evolve(execution=None)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    @property
+    def messages(self) -> History[Message]:
+        """The conversation."""
+        return self.context.store.messages
+
+    @property
+    def metadata(self) -> PMap[str, Any]:
+        """The context's metadata."""
+        return self.context.metadata
+
+    @property
+    def status(self) -> ExecutionStatus | None:
+        """The status of the current execution, ``None`` before any."""
+        return None if self.execution is None else self.execution.status
+
+    @property
+    def step_executions(self) -> History[StepExecution]:
+        """The archived steps of the current execution."""
+        return _NO_STEPS if self.execution is None else self.execution.step_executions
+
+    @property
+    def step_count(self) -> int:
+        """How many steps the current execution archived."""
+        return len(self.step_executions)
+
+    @property
+    def steps(self) -> list[AgentStep]:
+        """The archived steps themselves."""
+        return [step_execution.step for step_execution in self.step_executions]
+
+    @property
+    def last_step(self) -> AgentStep | None:
+        """The last archived step, if any."""
+        last = self.step_executions.last()
+        return None if last is None else last.step
+
+    @property
+    def tool_executions(self) -> list[ToolExecution]:
+        """Every tool execution of the current execution, in order."""
+        return [e for se in self.step_executions for e in se.step.tool_executions]
+
+    @property
+    def last_tool_execution(self) -> ToolExecution | None:
+        """The most recent tool execution, if any."""
+        for step_execution in reversed(self.step_executions):
+            executions = step_execution.step.tool_executions
+            if executions:
+                return executions[-1]  # type: ignore[no-any-return]
+        return None
+
+    @property
+    def usage(self) -> Usage:
+        """The usage of the current execution (sum of its steps)."""
+        total = ZERO_USAGE
+        for step_execution in self.step_executions:
+            total = total + step_execution.step.usage
+        return total
+
+    @property
+    def errors(self) -> list[ErrorInfo]:
+        """Every error of the current execution: failed tools and step errors, in order."""
+        found: list[ErrorInfo] = []
+        for step_execution in self.step_executions:
+            step = step_execution.step
+            found.extend(e.error for e in step.tool_executions if e.failed and e.error)
+            found.extend(step.errors)
+        if self.execution is not None and self.execution.error is not None:
+            error = self.execution.error
+            if not any(item is error or item == error for item in found):
+                found.append(error)
+        return found
+
+    @property
+    def stop_signal(self) -> StopSignal | None:
+        """The highest-priority stop signal of the current execution."""
+        return None if self.execution is None else self.execution.continuation.highest_signal
+
+    @property
+    def stop_reason(self) -> StopReason | None:
+        """Why the execution stopped (always set once it is terminal)."""
+        signal = self.stop_signal
+        return None if signal is None else signal.reason
+
+    @property
+    def final_response(self) -> str | None:
+        """The text of the last step if it is a final response with non-blank content."""
+        step = self.last_step
+        if step is None or step.response is None or step.step_type is not StepType.FINAL_RESPONSE:
+            return None
+        content = step.response.content
+        return content if content.strip() else None
+
+    @property
+    def should_stop(self) -> bool:
+        """The should-stop chain of SPEC §3 step 4, applied to the state as it is."""
+        execution = self.execution
+        if execution is None:
+            return True
+        if execution.status.terminal:
+            return True
+        continuation = execution.continuation
+        if continuation.stop_signals and not continuation.continuation_requested:
+            return True
+        if continuation.continuation_requested:
+            return False
+        last = self.last_step
+        if last is None:
+            return False
+        return not last.requested_tool_calls
+
+    @property
+    def execution_duration(self) -> float | None:
+        """Seconds from the execution's start to its end (or to its last step)."""
+        execution = self.execution
+        if execution is None or execution.started_at is None:
+            return None
+        end = execution.completed_at
+        if end is None:
+            last = execution.step_executions.last()
+            end = None if last is None else last.completed_at
+        return None if end is None else (end - execution.started_at).total_seconds()
+
+
+def _as_message(item: str | Message) -> Message:
+    if isinstance(item, Message):
+        return item
+    if isinstance(item, str):
+        return Message.user(item)
+    raise TypeError(f"expected a str or Message, got {type(item).__name__}")

@@ -1,0 +1,25 @@
+"""Deterministic doubles and helpers for testing agents (SPEC §15).
+
+Hypothesis strategies live in ``agents.testing.strategies`` (the only module importing
+hypothesis), so importing this package does not need hypothesis.
+"""
+
+from agents.drivers.function import FunctionDriver
+from agents.drivers.scripted import ScriptedDriver, ScriptStep, call, calls, fail, reply
+from agents.testing.clocks import FixedClock, SequentialIds, TickingClock
+from agents.testing.events import EventRecorder, capture_events
+
+__all__ = [
+    "EventRecorder",
+    "FixedClock",
+    "FunctionDriver",
+    "ScriptStep",
+    "ScriptedDriver",
+    "SequentialIds",
+    "TickingClock",
+    "call",
+    "calls",
+    "capture_events",
+    "fail",
+    "reply",
+]

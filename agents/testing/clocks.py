@@ -1,0 +1,85 @@
+"""Deterministic clocks and id factories."""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime, timedelta
+from typing import Final
+
+__all__ = ["EPOCH", "FixedClock", "SequentialIds", "TickingClock"]
+
+EPOCH: Final = datetime(2025, 1, 1, tzinfo=UTC)
+"""The default start of the deterministic clocks."""
+
+
+def _aware(at: datetime) -> datetime:
+    if at.tzinfo is None:
+        raise ValueError(f"clocks need an aware datetime, got naive {at!r}")
+    return at.astimezone(UTC)
+
+
+class FixedClock:
+    """Always the same instant (``set``/``advance`` move it by hand)."""
+
+    __slots__ = ("_at",)
+
+    def __init__(self, at: datetime = EPOCH) -> None:
+        self._at = _aware(at)
+
+    def now(self) -> datetime:
+        """The fixed instant."""
+        return self._at
+
+    def set(self, at: datetime) -> None:
+        """Move the clock to ``at``."""
+        self._at = _aware(at)
+
+    def advance(self, seconds: float) -> None:
+        """Move the clock forward."""
+        self._at += timedelta(seconds=seconds)
+
+    def __repr__(self) -> str:
+        return f"FixedClock({self._at.isoformat()})"
+
+
+class TickingClock:
+    """Starts at ``start`` and moves ``step`` forward after every reading."""
+
+    __slots__ = ("_lock", "_next", "step")
+
+    def __init__(self, start: datetime = EPOCH,
+                 step: timedelta = timedelta(milliseconds=1)) -> None:
+        self._next = _aware(start)
+        self.step = step
+        self._lock = threading.Lock()
+
+    def now(self) -> datetime:
+        """The current reading; the next one is ``step`` later."""
+        with self._lock:
+            at = self._next
+            self._next = at + self.step
+        return at
+
+    def __repr__(self) -> str:
+        return f"TickingClock(next={self._next.isoformat()}, step={self.step})"
+
+
+class SequentialIds:
+    """Ids ``<prefix><kind>-<n>``, counting each kind from 1."""
+
+    __slots__ = ("_counts", "_lock", "prefix")
+
+    def __init__(self, prefix: str = "") -> None:
+        self.prefix = prefix
+        self._counts: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def new_id(self, kind: str) -> str:
+        """The next id of ``kind``."""
+        with self._lock:
+            count = self._counts.get(kind, 0) + 1
+            self._counts[kind] = count
+        return f"{self.prefix}{kind}-{count}"
+
+    def __repr__(self) -> str:
+        return f"SequentialIds(prefix={self.prefix!r})"

@@ -1,0 +1,422 @@
+"""Tools: ``@tool`` from typed functions, argument validation, and running one call.
+
+Every way a call can go wrong (unknown tool, invalid JSON, missing or mistyped arguments,
+an exception, a timeout, a result that is not JSON) becomes a failed ``ToolExecution`` whose
+``ErrorInfo`` says what was wrong; the model reads it as the tool's result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import copy
+import enum
+import inspect
+import math
+import typing
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from typing import Any, Final, overload
+
+import attrs
+from pyrsistent import PMap, PVector
+
+from agents.bridge import run_coroutine
+from agents.effects import ToolInvocation
+from agents.errors import ConfigurationError, ErrorInfo
+from agents.messages import ToolCall
+from agents.persistent import deep_freeze, deep_thaw
+from agents.schema import Validator, compile_validator, describe_docstring, schema_for_type
+from agents.signals import StopReason, StopSignal
+from agents.state import AgentState
+from agents.step import ToolExecution
+
+__all__ = [
+    "StopAgent",
+    "Tool",
+    "ToolContext",
+    "ToolResult",
+    "Tools",
+    "tool",
+    "unknown_tool_execution",
+]
+
+class StopAgent(Exception):  # noqa: N818 -- a request, not an error: SPEC names it so
+    """Raised by a tool to stop the run after this step (``STOP_REQUESTED``)."""
+
+    def __init__(self, message: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+
+
+@attrs.frozen(kw_only=True)
+class ToolResult:
+    """A tool's value with instructions: ``terminate=True`` ends the run after this step."""
+
+    value: Any = None
+    terminate: bool = False
+
+
+@attrs.frozen(kw_only=True)
+class ToolContext:
+    """What a tool may know about its call; a parameter annotated with it receives it."""
+
+    state: AgentState
+    tool_call: ToolCall
+    idempotency_key: tuple[str, int, str]
+
+    @property
+    def call_id(self) -> str:
+        """The id of the tool call."""
+        return self.tool_call.id
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Tool:
+    """A callable the model may use: a name, a description, a JSON schema and a function."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    function: Callable[..., Any]
+    sequential: bool = False
+    requires_approval: bool = False
+    timeout: float | None = None
+    context_parameter: str | None = None
+    is_async: bool = False
+    _plain_parameters: Mapping[str, Any] = attrs.field(alias="_plain_parameters")
+    _validator: Validator = attrs.field(alias="_validator")
+    _enums: Mapping[str, type[enum.Enum]] = attrs.field(alias="_enums", factory=dict)
+
+    @property
+    def schema(self) -> dict[str, Any]:
+        """``{"name", "description", "parameters"}`` as sent to the model."""
+        return {"name": self.name, "description": self.description,
+                "parameters": copy.deepcopy(self._plain_parameters)}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly (handy in tests)."""
+        return self.function(*args, **kwargs)
+
+    # -- running one call -------------------------------------------------------------------
+
+    def _prepare(self, invocation: ToolInvocation) -> dict[str, Any] | ToolExecution:
+        call = invocation.tool_call
+        if call.raw_arguments is not None:
+            return _failed(invocation, "InvalidArguments",
+                           f"arguments of {self.name!r} are not a valid JSON object: "
+                           f"{call.raw_arguments[:200]!r}")
+        arguments = call.arguments
+        plain = {key: deep_thaw(value) for key, value in arguments.items()} if arguments else {}
+        converted, error = self._validator(plain, "")
+        if error is not None:
+            return _failed(invocation, "InvalidArguments", f"{self.name}: {error}")
+        kwargs: dict[str, Any] = converted
+        for key, enum_type in self._enums.items():
+            if key in kwargs:
+                kwargs[key] = enum_type(kwargs[key])
+        if self.context_parameter is not None:
+            kwargs[self.context_parameter] = ToolContext(
+                state=invocation.state,
+                tool_call=call,
+                idempotency_key=invocation.idempotency_key,
+            )
+        return kwargs
+
+    def invoke(self, invocation: ToolInvocation) -> ToolExecution:
+        """Validate and run one call synchronously; never raises for a tool failure."""
+        prepared = self._prepare(invocation)
+        if isinstance(prepared, ToolExecution):
+            return prepared
+        try:
+            if self.timeout is not None:
+                value = _call_with_timeout(self, prepared)
+            elif self.is_async:
+                value = run_coroutine(self.function(**prepared))
+            else:
+                value = self.function(**prepared)
+        except Exception as exc:  # noqa: BLE001 -- every tool failure becomes data
+            return _from_exception(invocation, self, exc)
+        return _from_value(invocation, value)
+
+    async def ainvoke(self, invocation: ToolInvocation) -> ToolExecution:
+        """Validate and run one call in the event loop; never raises for a tool failure."""
+        prepared = self._prepare(invocation)
+        if isinstance(prepared, ToolExecution):
+            return prepared
+        try:
+            if self.is_async:
+                awaitable: Awaitable[Any] = self.function(**prepared)
+            else:
+                awaitable = asyncio.to_thread(self.function, **prepared)
+            if self.timeout is not None:
+                value = await asyncio.wait_for(awaitable, self.timeout)
+            else:
+                value = await awaitable
+        except (TimeoutError, asyncio.TimeoutError):
+            return _timed_out(invocation, self)
+        except Exception as exc:  # noqa: BLE001 -- every tool failure becomes data
+            return _from_exception(invocation, self, exc)
+        return _from_value(invocation, value)
+
+
+def _call_with_timeout(tool: Tool, kwargs: dict[str, Any]) -> Any:
+    if tool.is_async:
+
+        async def bounded() -> Any:
+            return await asyncio.wait_for(tool.function(**kwargs), tool.timeout)
+
+        try:
+            return run_coroutine(bounded())
+        except (TimeoutError, asyncio.TimeoutError):
+            raise _ToolTimeout() from None
+    # A thread cannot be killed: on timeout the call is abandoned and recorded as failed.
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="agents-tool")
+    try:
+        future = pool.submit(tool.function, **kwargs)
+        try:
+            return future.result(timeout=tool.timeout)
+        except concurrent.futures.TimeoutError:
+            raise _ToolTimeout() from None
+    finally:
+        pool.shutdown(wait=False)
+
+
+class _ToolTimeout(Exception):
+    pass
+
+
+def _failed(invocation: ToolInvocation, error_type: str, message: str) -> ToolExecution:
+    return ToolExecution(
+        id=invocation.id,
+        tool_call=invocation.tool_call,
+        error=ErrorInfo(type=error_type, message=message),
+        started_at=invocation.started_at,
+        completed_at=invocation.started_at,
+    )
+
+
+def unknown_tool_execution(invocation: ToolInvocation, known: Iterable[str]) -> ToolExecution:
+    """The failed execution of a call to a tool that does not exist."""
+    names = ", ".join(sorted(known)) or "none"
+    return _failed(invocation, "UnknownTool",
+                   f"unknown tool {invocation.tool_call.name!r}; available tools: {names}")
+
+
+def _timed_out(invocation: ToolInvocation, tool: Tool) -> ToolExecution:
+    return _failed(invocation, "ToolTimeout",
+                   f"tool {tool.name!r} did not finish within {tool.timeout:g} s")
+
+
+def _from_exception(invocation: ToolInvocation, tool: Tool, exc: Exception) -> ToolExecution:
+    if isinstance(exc, StopAgent):
+        return ToolExecution(
+            id=invocation.id,
+            tool_call=invocation.tool_call,
+            stop_signal=StopSignal(reason=StopReason.STOP_REQUESTED, message=exc.message,
+                                   source=tool.name),
+            started_at=invocation.started_at,
+            completed_at=invocation.started_at,
+        )
+    if isinstance(exc, _ToolTimeout):
+        return _timed_out(invocation, tool)
+    return ToolExecution(
+        id=invocation.id,
+        tool_call=invocation.tool_call,
+        error=ErrorInfo.from_exception(exc),
+        started_at=invocation.started_at,
+        completed_at=invocation.started_at,
+    )
+
+
+def _from_value(invocation: ToolInvocation, value: Any) -> ToolExecution:
+    terminate = False
+    if isinstance(value, ToolResult):
+        terminate = value.terminate
+        value = value.value
+    problem = _json_problem(value, "result")
+    if problem is not None:
+        return _failed(invocation, "InvalidToolResult",
+                       f"{invocation.tool_call.name} returned {problem}")
+    return ToolExecution(
+        id=invocation.id,
+        tool_call=invocation.tool_call,
+        value=deep_freeze(value),
+        terminate=terminate,
+        started_at=invocation.started_at,
+        completed_at=invocation.started_at,
+    )
+
+
+def _json_problem(value: Any, path: str) -> str | None:
+    """Why ``value`` is not JSON-able, or ``None``."""
+    if value is None or isinstance(value, str | bool | int):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"a non-finite number at {path}"
+    if isinstance(value, Mapping | PMap):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"a non-string key {key!r} at {path}"
+            problem = _json_problem(item, f"{path}.{key}")
+            if problem:
+                return problem
+        return None
+    if isinstance(value, list | tuple | PVector):
+        for index, item in enumerate(value):
+            problem = _json_problem(item, f"{path}[{index}]")
+            if problem:
+                return problem
+        return None
+    return f"a {type(value).__name__} at {path}, which is not JSON"
+
+
+# -- building tools -------------------------------------------------------------------------
+
+def _build(
+    function: Callable[..., Any],
+    *,
+    name: str | None,
+    description: str | None,
+    sequential: bool,
+    requires_approval: bool,
+    timeout: float | None,
+) -> Tool:
+    if not callable(function):
+        raise ConfigurationError(f"tool() needs a function, got {function!r}")
+    tool_name = name or getattr(function, "__name__", None)
+    if not tool_name or not isinstance(tool_name, str):
+        raise ConfigurationError(f"cannot name tool {function!r}: pass name=")
+    if timeout is not None and not timeout > 0:
+        raise ConfigurationError(f"tool {tool_name!r}: timeout must be > 0, got {timeout!r}")
+    summary, param_docs = describe_docstring(function)
+    try:
+        hints = typing.get_type_hints(function, include_extras=True)
+    except Exception as exc:
+        raise ConfigurationError(f"tool {tool_name!r}: cannot resolve annotations: {exc}") from exc
+    signature = inspect.signature(function)
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    enums: dict[str, type[enum.Enum]] = {}
+    context_parameter: str | None = None
+    for parameter in signature.parameters.values():
+        where = f"tool {tool_name!r}, parameter {parameter.name!r}"
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            raise ConfigurationError(f"{where}: *args and **kwargs cannot be described to a model")
+        if parameter.kind is parameter.POSITIONAL_ONLY:
+            raise ConfigurationError(f"{where}: positional-only parameters cannot be passed by name")
+        if parameter.name not in hints:
+            raise ConfigurationError(f"{where}: needs a type annotation")
+        annotation = hints[parameter.name]
+        if annotation is ToolContext:
+            context_parameter = parameter.name
+            continue
+        schema = schema_for_type(annotation, where)
+        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+            enums[parameter.name] = annotation
+        if parameter.name in param_docs and "description" not in schema:
+            schema["description"] = param_docs[parameter.name]
+        if parameter.default is parameter.empty:
+            required.append(parameter.name)
+        else:
+            default = parameter.default
+            if isinstance(default, enum.Enum):
+                default = default.value
+            if _json_problem(default, "default") is None:
+                schema["default"] = default
+        properties[parameter.name] = schema
+    parameters: dict[str, Any] = {"type": "object", "properties": properties,
+                                  "additionalProperties": False}
+    if required:
+        parameters["required"] = required
+    return Tool(
+        name=tool_name,
+        description=description if description is not None else summary,
+        parameters=deep_freeze(parameters),
+        function=function,
+        sequential=sequential,
+        requires_approval=requires_approval,
+        timeout=timeout,
+        context_parameter=context_parameter,
+        is_async=inspect.iscoroutinefunction(function),
+        _plain_parameters=parameters,
+        _validator=compile_validator(parameters),
+        _enums=enums,
+    )
+
+
+@overload
+def tool(function: Callable[..., Any], /, *, name: str | None = ..., description: str | None = ...,
+         sequential: bool = ..., requires_approval: bool = ...,
+         timeout: float | None = ...) -> Tool: ...
+@overload
+def tool(function: None = None, /, *, name: str | None = ..., description: str | None = ...,
+         sequential: bool = ..., requires_approval: bool = ...,
+         timeout: float | None = ...) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    function: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    sequential: bool = False,
+    requires_approval: bool = False,
+    timeout: float | None = None,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Turn a typed function into a ``Tool`` (usable as ``@tool`` or ``@tool(...)``).
+
+    The schema comes from the signature, the description from the docstring's summary and
+    its ``Args:`` (or ``:param:``) entries. A parameter annotated ``ToolContext`` receives
+    the call's context and is not shown to the model.
+    """
+    options = {"name": name, "description": description, "sequential": sequential,
+               "requires_approval": requires_approval, "timeout": timeout}
+    if function is None:
+        return lambda fn: _build(fn, **options)  # type: ignore[arg-type]
+    return _build(function, **options)  # type: ignore[arg-type]
+
+
+class Tools(Mapping[str, Tool]):
+    """An immutable name → tool collection, in the order the tools were given."""
+
+    __slots__ = ("_by_name", "_schemas")
+
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+        by_name: dict[str, Tool] = {}
+        for item in tools:
+            built = item if isinstance(item, Tool) else tool(item)
+            if built.name in by_name:
+                raise ConfigurationError(f"two tools are named {built.name!r}")
+            by_name[built.name] = built
+        self._by_name: Final = by_name
+        self._schemas: Final = tuple(deep_freeze(t.schema) for t in by_name.values())
+
+    @classmethod
+    def of(cls, tools: Tools | Iterable[Tool | Callable[..., Any]]) -> Tools:
+        """``tools`` as a ``Tools`` (unchanged when it already is one)."""
+        return tools if isinstance(tools, Tools) else cls(tools)
+
+    def __getitem__(self, name: str) -> Tool:
+        return self._by_name[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_name)
+
+    def __len__(self) -> int:
+        return len(self._by_name)
+
+    def __repr__(self) -> str:
+        return f"Tools({list(self._by_name)!r})"
+
+    @property
+    def schemas(self) -> tuple[Any, ...]:
+        """The frozen schemas of every tool, in order."""
+        return self._schemas
+
+    def with_tool(self, new: Tool | Callable[..., Any]) -> Tools:
+        """A copy with ``new`` added (or replacing the tool of the same name)."""
+        built = new if isinstance(new, Tool) else tool(new)
+        return Tools([*(t for t in self._by_name.values() if t.name != built.name), built])
+
+    def without(self, name: str) -> Tools:
+        """A copy without the tool ``name``."""
+        return Tools([t for t in self._by_name.values() if t.name != name])
