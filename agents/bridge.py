@@ -24,7 +24,7 @@ def run_coroutine(coroutine: Coroutine[Any, Any, R]) -> R:
     def target() -> None:
         try:
             result.append(asyncio.run(coroutine))
-        except BaseException as exc:  # noqa: BLE001 -- re-raised in the caller's thread
+        except BaseException as exc:
             failure.append(exc)
 
     thread = threading.Thread(target=target, name="agents-coroutine")

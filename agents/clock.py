@@ -60,8 +60,8 @@ class RandomIds:
 
     def new_id(self, kind: str) -> str:
         """A random uuid4 string (``kind`` is not part of it)."""
-        value = (self._bits(128) & ~(0xF000 << 64) & ~(0xC000 << 48)) | (0x4000 << 64) | (
-            0x8000 << 48
+        value = (
+            (self._bits(128) & ~(0xF000 << 64) & ~(0xC000 << 48)) | (0x4000 << 64) | (0x8000 << 48)
         )
         text = f"{value:032x}"
         return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"

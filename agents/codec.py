@@ -55,18 +55,43 @@ R = TypeVar("R", bound=Record)
 RECORDS: Final[dict[str, type[Record]]] = {
     cls.__name__: cls
     for cls in (
-        AgentContext, AgentState, AgentStep, ErrorInfo, ExecutionContinuation, ExecutionState,
-        InferenceRequest, InferenceResponse, Message, MessageStore, StepExecution, StopSignal,
-        ToolCall, ToolExecution, Usage,
+        AgentContext,
+        AgentState,
+        AgentStep,
+        ErrorInfo,
+        ExecutionContinuation,
+        ExecutionState,
+        InferenceRequest,
+        InferenceResponse,
+        Message,
+        MessageStore,
+        StepExecution,
+        StopSignal,
+        ToolCall,
+        ToolExecution,
+        Usage,
     )
 }
 
 # -- secrets ----------------------------------------------------------------------------------
 
-_SECRET_KEYS: Final = frozenset({
-    "api_key", "apikey", "x_api_key", "authorization", "proxy_authorization", "password",
-    "secret", "client_secret", "token", "access_token", "refresh_token", "id_token", "cookie",
-})
+_SECRET_KEYS: Final = frozenset(
+    {
+        "api_key",
+        "apikey",
+        "x_api_key",
+        "authorization",
+        "proxy_authorization",
+        "password",
+        "secret",
+        "client_secret",
+        "token",
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "cookie",
+    }
+)
 _SECRET_SUFFIXES: Final = ("_api_key", "_secret", "_password", "_access_token")
 
 
@@ -169,8 +194,7 @@ def to_dict(record: Record) -> dict[str, Any]:
 
 def to_json(record: Record) -> str:
     """``record`` as compact JSON; the same record always gives the same text."""
-    return json.dumps(to_dict(record), ensure_ascii=False, separators=(",", ":"),
-                      allow_nan=False)
+    return json.dumps(to_dict(record), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 # -- decoding ---------------------------------------------------------------------------------
@@ -247,8 +271,7 @@ def _sequence(inner: Decoder, build: Callable[[list[Any]], Any]) -> Decoder:
     def decode(value: Any, path: str, context: _Context) -> Any:
         if not isinstance(value, list):
             raise StateDecodeError(f"expected an array, got {_type_name(value)}", path)
-        return build([inner(item, f"{path}[{index}]", context)
-                      for index, item in enumerate(value)])
+        return build([inner(item, f"{path}[{index}]", context) for index, item in enumerate(value)])
 
     return decode
 
@@ -262,7 +285,8 @@ def _enumeration(kind: type[enum.Enum]) -> Decoder:
         except (KeyError, TypeError):
             allowed = ", ".join(repr(v) for v in by_value)
             raise StateDecodeError(
-                f"{value!r} is not a {kind.__name__} (one of {allowed})", path) from None
+                f"{value!r} is not a {kind.__name__} (one of {allowed})", path
+            ) from None
 
     return decode
 
@@ -316,7 +340,7 @@ def _field_decoders(cls: type[Record]) -> dict[str, Decoder]:
     if decoders is None:
         hints = typing.get_type_hints(cls)
         decoders = {}
-        for field in attrs.fields(cls):
+        for field in attrs.fields(cls):  # type: ignore[arg-type]
             decoders[field.name] = _decoder_for(hints[field.name], cls.__name__)
         _DECODERS[cls] = decoders
     return decoders
@@ -332,7 +356,9 @@ def _messages_ref(value: Any, path: str, context: _Context) -> History[Message]:
     if not 0 <= prefix <= len(refs.messages):
         raise StateDecodeError(
             f"MessagesRef prefix {prefix} is outside the conversation "
-            f"({len(refs.messages)} messages)", path)
+            f"({len(refs.messages)} messages)",
+            path,
+        )
     return refs.messages.prefix(prefix).with_head(refs.head)
 
 
@@ -343,8 +369,11 @@ def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
     if kind != cls.__name__:
         raise StateDecodeError(f"expected kind {cls.__name__!r}, got {kind!r}", path)
     decoders = _field_decoders(cls)
-    unknown = [key for key in value if key != "kind" and key not in decoders
-               and not (key == "schema_version" and path == "$")]
+    unknown = [
+        key
+        for key in value
+        if key != "kind" and key not in decoders and not (key == "schema_version" and path == "$")
+    ]
     if unknown:
         where = f"{path}.{unknown[0]}" if path != "$" else unknown[0]
         raise StateDecodeError(f"unknown field for {cls.__name__}", where)
@@ -363,9 +392,12 @@ def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
         if cls is AgentState and name == "context":
             kwargs[name] = decoded_context
             continue
-        if cls is AgentStep and name == "input_messages" and isinstance(raw, dict) and raw.get(
-            "kind"
-        ) == "MessagesRef":
+        if (
+            cls is AgentStep
+            and name == "input_messages"
+            and isinstance(raw, dict)
+            and raw.get("kind") == "MessagesRef"
+        ):
             kwargs[name] = _messages_ref(raw, field_path, context)
             continue
         kwargs[name] = decode(raw, field_path, context)
@@ -389,7 +421,9 @@ def from_dict(data: Any, cls: type[R] | None = None) -> R:
     if version != SCHEMA_VERSION or isinstance(version, bool):
         raise StateDecodeError(
             f"unsupported schema_version {version!r} (this version of agents reads "
-            f"{SCHEMA_VERSION})", "schema_version")
+            f"{SCHEMA_VERSION})",
+            "schema_version",
+        )
     if cls is None:
         kind = data.get("kind")
         found = RECORDS.get(kind) if isinstance(kind, str) else None

@@ -11,7 +11,7 @@ from pyrsistent.typing import PMap
 from agents.errors import ConfigurationError
 from agents.messages import Message
 from agents.persistent import EMPTY_MAP, History, deep_freeze, to_history, to_pmap
-from agents.record import Record, record
+from agents.record import Record
 
 __all__ = ["SECTIONS", "AgentContext", "MessageStore"]
 
@@ -19,7 +19,7 @@ SECTIONS: Final = ("messages", "buffer", "summary")
 _EMPTY: Final[History[Message]] = to_history(())
 
 
-@record
+@attrs.frozen(kw_only=True)
 class MessageStore(Record):
     """Named message sections: ``messages`` (the conversation), ``buffer`` and ``summary``.
 
@@ -55,7 +55,7 @@ class MessageStore(Record):
 _EMPTY_STORE: Final = MessageStore()
 
 
-@record
+@attrs.frozen(kw_only=True)
 class AgentContext(Record):
     """Everything the model is shown: message sections, system prompt, response format."""
 

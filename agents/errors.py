@@ -9,7 +9,7 @@ import attrs
 from pyrsistent.typing import PMap
 
 from agents.persistent import EMPTY_MAP, to_pmap
-from agents.record import Record, record
+from agents.record import Record
 
 __all__ = [
     "AgentError",
@@ -25,7 +25,7 @@ __all__ = [
 ]
 
 
-@record
+@attrs.frozen(kw_only=True)
 class ErrorInfo(Record):
     """A failure stored as data: its type name, a message, and JSON-able details."""
 

@@ -10,7 +10,7 @@ import attrs
 
 from agents.errors import ErrorInfo
 from agents.persistent import History, to_history
-from agents.record import Record, record
+from agents.record import Record
 from agents.signals import EMPTY_CONTINUATION, ExecutionContinuation, StopReason, StopSignal
 from agents.step import AgentStep, StepExecution
 
@@ -39,7 +39,7 @@ TERMINAL_STATUSES: Final = frozenset(
 _NO_STEPS: Final[History[StepExecution]] = to_history(())
 
 
-@record
+@attrs.frozen(kw_only=True)
 class ExecutionState(Record):
     """The current (or last) execution of an agent.
 
@@ -52,9 +52,7 @@ class ExecutionState(Record):
     status: ExecutionStatus
     started_at: datetime | None = None
     completed_at: datetime | None = None
-    step_executions: History[StepExecution] = attrs.field(
-        default=_NO_STEPS, converter=to_history
-    )
+    step_executions: History[StepExecution] = attrs.field(default=_NO_STEPS, converter=to_history)
     current_step: AgentStep | None = None
     continuation: ExecutionContinuation = EMPTY_CONTINUATION
     error: ErrorInfo | None = None

@@ -18,7 +18,7 @@ import attrs
 from agents.errors import ConfigurationError, ErrorInfo
 from agents.inference import InferenceRequest, InferenceResponse
 from agents.messages import ToolCall
-from agents.record import Record, record
+from agents.record import Record
 from agents.state import AgentState
 from agents.step import AgentStep, ToolExecution
 
@@ -51,7 +51,7 @@ class HookTrigger(enum.Enum):
     ON_ERROR = "on_error"
 
 
-@record
+@attrs.frozen(kw_only=True)
 class HookContext(Record):
     """What a hook sees and may change; ``step`` is the step in progress, when there is one."""
 
@@ -132,7 +132,7 @@ def hook(
             function=function,
             triggers=triggers,
             priority=priority,
-            name=name or getattr(function, "__name__", repr(function)),
+            name=name or str(getattr(function, "__name__", repr(function))),
         )
 
     return decorate
@@ -147,6 +147,7 @@ def sort_hooks(hooks: Iterable[Hook]) -> dict[HookTrigger, tuple[Hook, ...]]:
 
 
 # -- interceptors ---------------------------------------------------------------------------
+
 
 @runtime_checkable
 class InferenceInterceptor(Protocol):

@@ -9,8 +9,16 @@ import attrs
 from pyrsistent.typing import PMap, PVector
 
 from agents.messages import Message, ToolCall
-from agents.persistent import EMPTY_MAP, EMPTY_VECTOR, History, deep_freeze, to_history, to_pmap, to_pvector
-from agents.record import Record, record
+from agents.persistent import (
+    EMPTY_MAP,
+    EMPTY_VECTOR,
+    History,
+    deep_freeze,
+    to_history,
+    to_pmap,
+    to_pvector,
+)
+from agents.record import Record
 from agents.usage import ZERO_USAGE, Usage
 
 __all__ = ["FINISH_REASONS", "FinishReason", "InferenceRequest", "InferenceResponse"]
@@ -23,18 +31,16 @@ FINISH_REASONS: Final[frozenset[str]] = frozenset(
 
 def _to_schemas(value: Iterable[Mapping[str, Any]]) -> PVector[PMap[str, Any]]:
     if type(value) is type(EMPTY_VECTOR):
-        return value  # type: ignore[return-value]
+        return value
     return to_pvector([deep_freeze(schema) for schema in value])
 
 
 def _check_finish_reason(_: object, attribute: attrs.Attribute[str], value: str) -> None:
     if value not in FINISH_REASONS:
-        raise ValueError(
-            f"{attribute.name} must be one of {sorted(FINISH_REASONS)}, got {value!r}"
-        )
+        raise ValueError(f"{attribute.name} must be one of {sorted(FINISH_REASONS)}, got {value!r}")
 
 
-@record
+@attrs.frozen(kw_only=True)
 class InferenceRequest(Record):
     """Messages, tool schemas (``{"name", "description", "parameters"}``) and options."""
 
@@ -57,7 +63,7 @@ class InferenceRequest(Record):
         return [str(schema["name"]) for schema in self.tools]
 
 
-@record
+@attrs.frozen(kw_only=True)
 class InferenceResponse(Record):
     """One model answer: text, tool calls, why it ended, and what it cost."""
 

@@ -57,24 +57,27 @@ def _summary(event: Event) -> dict[str, Any]:
         return {"tool": event.tool_call.name, "tool_call_id": event.tool_call.id}
     if isinstance(event, ToolCallCompleted | ToolCallBlocked):
         execution = event.tool_execution
-        fields: dict[str, Any] = {"tool": execution.name, "tool_call_id": execution.tool_call.id,
-                                  "ok": execution.ok}
+        fields: dict[str, Any] = {
+            "tool": execution.name,
+            "tool_call_id": execution.tool_call.id,
+            "ok": execution.ok,
+        }
         if execution.error is not None:
             fields["error"] = execution.error.describe()
         return fields
     if isinstance(event, InferenceCompleted):
         response = event.response
-        return {"finish_reason": response.finish_reason,
-                "tool_calls": len(response.tool_calls),
-                "tokens": response.usage.total_tokens}
+        return {
+            "finish_reason": response.finish_reason,
+            "tool_calls": len(response.tool_calls),
+            "tokens": response.usage.total_tokens,
+        }
     if isinstance(event, StepCompleted):
         step_execution = event.step_execution
-        return {"step_type": step_execution.step_type.value,
-                "duration": step_execution.duration}
+        return {"step_type": step_execution.step_type.value, "duration": step_execution.duration}
     if isinstance(event, StopSignalReceived | ExecutionStopped):
         signal = event.signal
-        return {} if signal is None else {"reason": signal.reason.value,
-                                          "message": signal.message}
+        return {} if signal is None else {"reason": signal.reason.value, "message": signal.message}
     if isinstance(event, ExecutionFailed):
         return {} if event.error is None else {"error": event.error.describe()}
     if isinstance(event, ExecutionCompleted):
@@ -87,12 +90,18 @@ def _summary(event: Event) -> dict[str, Any]:
 def log_event(logger: Any, event: Event) -> None:
     """Log one event at its level."""
     method = getattr(logger, event.level)
-    method(event_name(event), agent_id=event.agent_id, execution_id=event.execution_id,
-           step=event.step, **_summary(event))
+    method(
+        event_name(event),
+        agent_id=event.agent_id,
+        execution_id=event.execution_id,
+        step=event.step,
+        **_summary(event),
+    )
 
 
 def log_listener_failure(logger: Any, listener: Any, exc: BaseException) -> None:
     """A non-critical listener raised: warn and go on."""
     if logger is not None:
-        logger.warning("listener_failed", listener=repr(listener),
-                       error=f"{type(exc).__name__}: {exc}")
+        logger.warning(
+            "listener_failed", listener=repr(listener), error=f"{type(exc).__name__}: {exc}"
+        )

@@ -18,7 +18,7 @@ import attrs
 from agents.bridge import run_coroutine
 from agents.cancellation import CancellationToken
 from agents.clock import Clock, IdFactory, RandomIds, SystemClock
-from agents.effects import Failed, Infer, InvokeTools, Progress, ToolInvocation
+from agents.effects import Failed, Infer, InvokeTools, ToolInvocation
 from agents.errors import ConfigurationError, ErrorInfo
 from agents.events import Event
 from agents.hooks import Hook, is_async_interceptor, sort_hooks
@@ -54,7 +54,7 @@ class AgentLoop:
     """An immutable agent loop: a driver, tools, hooks, interceptors, limits, clock and ids."""
 
     driver: Any = attrs.field()
-    tools: Tools = attrs.field(default=(), converter=_to_tools)
+    tools: Tools = attrs.field(factory=Tools, converter=_to_tools)
     hooks: tuple[Hook, ...] = attrs.field(default=(), converter=_to_tuple)
     interceptors: tuple[Any, ...] = attrs.field(default=(), converter=_to_tuple)
     max_steps: int | None = 20
@@ -72,7 +72,9 @@ class AgentLoop:
 
     def __attrs_post_init__(self) -> None:
         driver = self.driver
-        if not (callable(getattr(driver, "infer", None)) or callable(getattr(driver, "ainfer", None))):
+        if not (
+            callable(getattr(driver, "infer", None)) or callable(getattr(driver, "ainfer", None))
+        ):
             raise ConfigurationError(
                 f"driver {driver!r} has neither infer(request) nor ainfer(request)"
             )
@@ -105,18 +107,26 @@ class AgentLoop:
         for listener in self.listeners:
             if not callable(listener):
                 raise ConfigurationError(f"listener {listener!r} is not callable")
-        limits = Limits(max_steps=self.max_steps, max_tokens=self.max_tokens,
-                        max_cost=self.max_cost, time_limit=self.time_limit)
-        object.__setattr__(self, "_machine", Machine(
-            tools=self.tools,
-            hooks=sort_hooks(self.hooks),
-            limits=limits,
-            stop_on_finish_reasons=frozenset(self.stop_on_finish_reasons),
-            stop_on_tool_error=self.stop_on_tool_error,
-            parallel=self.tool_execution == "parallel",
-            clock=clock,
-            ids=ids,
-        ))
+        limits = Limits(
+            max_steps=self.max_steps,
+            max_tokens=self.max_tokens,
+            max_cost=self.max_cost,
+            time_limit=self.time_limit,
+        )
+        object.__setattr__(
+            self,
+            "_machine",
+            Machine(
+                tools=self.tools,
+                hooks=sort_hooks(self.hooks),
+                limits=limits,
+                stop_on_finish_reasons=frozenset(self.stop_on_finish_reasons),
+                stop_on_tool_error=self.stop_on_tool_error,
+                parallel=self.tool_execution == "parallel",
+                clock=clock,
+                ids=ids,
+            ),
+        )
 
     # -- variants -------------------------------------------------------------------------
 
@@ -157,11 +167,16 @@ class AgentLoop:
 
     # -- runners --------------------------------------------------------------------------
 
-    def run(self, state: AgentState, *, cancellation: CancellationToken | None = None) -> AgentState:
+    def run(
+        self, state: AgentState, *, cancellation: CancellationToken | None = None
+    ) -> AgentState:
         """Run one execution to its end and return the final state; never raises for a
         failure inside the run (it is recorded in the state)."""
         final = state
-        for final in self._drive(self._start(state, cancellation, sync=True), progress=False):
+        states = self._drive(
+            self._start(state, cancellation, sync=True, progress=False), progress=False
+        )
+        for final in states:  # noqa: B007 -- the loop keeps the last state
             pass
         return final
 
@@ -176,7 +191,8 @@ class AgentLoop:
     ) -> AgentState:
         """``run`` in an event loop; gives the same history as ``run`` for the same inputs."""
         final = state
-        async for final in self._adrive(self._start(state, cancellation), progress=False):
+        states = self._adrive(self._start(state, cancellation, progress=False), progress=False)
+        async for final in states:  # noqa: B007 -- the loop keeps the last state
             pass
         return final
 
@@ -189,7 +205,12 @@ class AgentLoop:
     # -- internals ------------------------------------------------------------------------
 
     def _start(
-        self, state: AgentState, cancellation: CancellationToken | None, *, sync: bool = False
+        self,
+        state: AgentState,
+        cancellation: CancellationToken | None,
+        *,
+        sync: bool = False,
+        progress: bool = True,
     ) -> Generator[Effect, Any, AgentState]:
         """Check the arguments (misuse raises here, before anything runs); the machine."""
         if not isinstance(state, AgentState):
@@ -202,14 +223,17 @@ class AgentLoop:
                 f"cancellation must be a CancellationToken, got {type(cancellation).__name__}"
             )
         if sync and any(
-            is_async for _, is_async in (*self._layers("intercept_inference"),
-                                         *self._layers("intercept_tool"))
+            is_async
+            for _, is_async in (
+                *self._layers("intercept_inference"),
+                *self._layers("intercept_tool"),
+            )
         ):
             raise ConfigurationError(
                 "an async interceptor needs arun()/aiterate(); run() and iterate() take sync "
                 "interceptors only"
             )
-        return execute(state, self._machine, self._emitter(), cancellation)
+        return execute(state, self._machine, self._emitter(), cancellation, progress=progress)
 
     def _emitter(self) -> Callable[[Event], None] | None:
         logger = resolve_logger(self.logger)
@@ -225,11 +249,13 @@ class AgentLoop:
                     listener(event)
                 except Exception as exc:
                     if getattr(listener, "critical", False):
-                        raise MachineFailure(ErrorInfo(
-                            type="ListenerFailed",
-                            message=f"critical listener {listener!r} failed: "
-                            f"{type(exc).__name__}: {exc}",
-                        )) from exc
+                        raise MachineFailure(
+                            ErrorInfo(
+                                type="ListenerFailed",
+                                message=f"critical listener {listener!r} failed: "
+                                f"{type(exc).__name__}: {exc}",
+                            )
+                        ) from exc
                     log_listener_failure(logger, listener, exc)
 
         return emit
@@ -244,10 +270,12 @@ class AgentLoop:
     def _drive(
         self, machine: Generator[Effect, Any, AgentState], *, progress: bool
     ) -> Iterator[AgentState]:
-        infer = _sync_chain([layer for layer, _ in self._layers("intercept_inference")],
-                            self._sync_infer())
-        tools = _SyncTools(self._machine.tools,
-                           [layer for layer, _ in self._layers("intercept_tool")])
+        infer = _sync_chain(
+            [layer for layer, _ in self._layers("intercept_inference")], self._sync_infer()
+        )
+        tools = _SyncTools(
+            self._machine.tools, [layer for layer, _ in self._layers("intercept_tool")]
+        )
         try:
             result: Any = None
             while True:
@@ -282,11 +310,15 @@ class AgentLoop:
         driver = self.driver
         ainfer = getattr(driver, "ainfer", None)
         sync_infer = getattr(driver, "infer", None)
-        inner_async: Callable[[Any], Awaitable[Any]] = (
-            ainfer if callable(ainfer) else (lambda request: asyncio.to_thread(sync_infer, request))
+        if callable(ainfer):
+            inner_async: Callable[[Any], Awaitable[Any]] = ainfer
+        else:
+            inner_async = _threaded(sync_infer)  # type: ignore[arg-type]
+        infer = _async_chain(
+            self._layers("intercept_inference"),
+            inner_async,
+            sync_infer if callable(sync_infer) else None,
         )
-        infer = _async_chain(self._layers("intercept_inference"), inner_async,
-                             sync_infer if callable(sync_infer) else None)
         tools = _AsyncTools(self._machine.tools, self._layers("intercept_tool"))
         try:
             result: Any = None
@@ -300,7 +332,7 @@ class AgentLoop:
                 if kind is Infer:
                     try:
                         result = _check_response(await infer(effect.request))  # type: ignore[union-attr]
-                    except Exception as exc:  # noqa: BLE001 -- failures become data
+                    except Exception as exc:
                         result = Failed(ErrorInfo.from_exception(exc))
                 elif kind is InvokeTools:
                     result = await tools.perform(effect)  # type: ignore[arg-type]
@@ -314,20 +346,24 @@ class AgentLoop:
 
 # -- effects ----------------------------------------------------------------------------------
 
+
 def _check_response(response: Any) -> InferenceResponse | Failed:
     if type(response) is InferenceResponse:
         return response
-    return Failed(ErrorInfo(
-        type="InvalidResponse",
-        message=f"the driver returned {type(response).__name__}, expected InferenceResponse",
-    ))
+    return Failed(
+        ErrorInfo(
+            type="InvalidResponse",
+            message=f"the driver returned {type(response).__name__}, expected InferenceResponse",
+        )
+    )
 
 
-def _perform_inference(infer: Callable[[InferenceRequest], Any],
-                       request: InferenceRequest) -> InferenceResponse | Failed:
+def _perform_inference(
+    infer: Callable[[InferenceRequest], Any], request: InferenceRequest
+) -> InferenceResponse | Failed:
     try:
         return _check_response(infer(request))
-    except Exception as exc:  # noqa: BLE001 -- failures become data
+    except Exception as exc:
         return Failed(ErrorInfo.from_exception(exc))
 
 
@@ -367,7 +403,9 @@ def _async_chain(
     return async_fn
 
 
-def _bind_async(layer: Layer, call_next: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Awaitable[Any]]:
+def _bind_async(
+    layer: Layer, call_next: Callable[[Any], Awaitable[Any]]
+) -> Callable[[Any], Awaitable[Any]]:
     async def call(value: Any) -> Any:
         return await layer(value, call_next)
 
@@ -404,8 +442,11 @@ class _SyncTools:
         tools = self._tools
 
         def innermost(call: ToolCall) -> ToolExecution:
-            current = invocation if call is invocation.tool_call else attrs.evolve(
-                invocation, tool_call=call)
+            current = (
+                invocation
+                if call is invocation.tool_call
+                else attrs.evolve(invocation, tool_call=call)
+            )
             tool = tools.get(call.name)
             if tool is None:
                 return unknown_tool_execution(current, tools)
@@ -429,12 +470,13 @@ class _SyncTools:
             for invocation in invocations:
                 try:
                     done.append(self._one(invocation))
-                except Exception as exc:  # noqa: BLE001 -- an interceptor failed: data
+                except Exception as exc:
                     return Failed(ErrorInfo.from_exception(exc), tuple(done))
             return tuple(done)
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=_MAX_THREADS, thread_name_prefix="agents-tools")
+                max_workers=_MAX_THREADS, thread_name_prefix="agents-tools"
+            )
         futures = [self._pool.submit(self._one, invocation) for invocation in invocations]
         return _gather([future.exception() or future.result() for future in futures])
 
@@ -492,10 +534,10 @@ class _AsyncTools:
             for invocation in invocations:
                 try:
                     done.append(await self._one(invocation))
-                except Exception as exc:  # noqa: BLE001 -- an interceptor failed: data
+                except Exception as exc:
                     return Failed(ErrorInfo.from_exception(exc), tuple(done))
             return tuple(done)
-        outcomes = await asyncio.gather(*(self._one(i) for i in invocations),
-                                        return_exceptions=True)
+        outcomes = await asyncio.gather(
+            *(self._one(i) for i in invocations), return_exceptions=True
+        )
         return _gather(list(outcomes))
-

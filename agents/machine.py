@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 import attrs
+from pyrsistent import pvector
 
 from agents.cancellation import CancellationToken
 from agents.clock import Clock, IdFactory
@@ -41,7 +42,7 @@ from agents.messages import Message, ToolCall
 from agents.persistent import EMPTY_MAP, EMPTY_VECTOR, History, to_pvector
 from agents.signals import StopReason, StopSignal
 from agents.state import AgentState
-from agents.step import AgentStep, StepExecution, ToolExecution
+from agents.step import EMPTY_STEP, AgentStep, StepExecution, ToolExecution
 from agents.stopping import Limits, decide_stop, limit_signals
 from agents.tools import Tools
 from agents.transitions import (
@@ -72,7 +73,7 @@ _AFTER_EXECUTION: Final = HookTrigger.AFTER_EXECUTION
 _ON_ERROR: Final = HookTrigger.ON_ERROR
 
 
-class MachineFailure(Exception):  # noqa: N818 -- internal carrier, never escapes the machine
+class MachineFailure(Exception):
     """An exception inside the run, already turned into data."""
 
     def __init__(self, error: ErrorInfo, finished: tuple[ToolExecution, ...] = ()) -> None:
@@ -146,7 +147,10 @@ class _Head:
             or store.buffer is not self.buffer
         ):
             self.prompt, self.summary, self.buffer = (
-                context.system_prompt, store.summary, store.buffer)
+                context.system_prompt,
+                store.summary,
+                store.buffer,
+            )
             self.head = context.head()
         return store.messages.with_head(self.head)
 
@@ -156,24 +160,35 @@ def execute(
     machine: Machine,
     emit: Emit | None = None,
     cancellation: CancellationToken | None = None,
+    *,
+    progress: bool = True,
 ) -> Generator[Effect, Any, AgentState]:
-    """Run one execution of ``state``; yields effects, returns the final state."""
+    """Run one execution of ``state``; yields effects, returns the final state.
+
+    With ``progress=False`` no ``Progress`` effect is yielded (``run`` does not need one).
+    """
     clock = machine.clock
     ids = machine.ids
     hooks = machine.hooks
-    tools = machine.tools
-    schemas = to_pvector(tools.schemas)
+    before_step_hooks = hooks[_BEFORE_STEP]
+    before_inference_hooks = hooks[_BEFORE_INFERENCE]
+    after_inference_hooks = hooks[_AFTER_INFERENCE]
+    after_step_hooks = hooks[_AFTER_STEP]
+    tool_hooks = bool(hooks[_BEFORE_TOOL_USE] or hooks[_AFTER_TOOL_USE])
     limits = machine.limits
     check_limits = limits.any
     finish_reasons = machine.stop_on_finish_reasons
     head = _Head()
+    requests = _Requests(to_pvector(machine.tools.schemas))
     on_error_ran = False
 
     now = clock.now()
     state, resumed = begin_execution(
         state,
         now,
-        None if state.execution is not None and state.execution.execution_id else ids.new_id("execution"),
+        None
+        if state.execution is not None and state.execution.execution_id
+        else ids.new_id("execution"),
         None if state.agent_id is not None else ids.new_id("agent"),
     )
     execution = state.execution
@@ -196,8 +211,11 @@ def execute(
         signals = current.execution.continuation.stop_signals
         if emit is not None:
             for signal in signals[signal_count:]:
-                emit(StopSignalReceived(agent_id=agent_id, execution_id=execution_id,
-                                        step=step, signal=signal))
+                emit(
+                    StopSignalReceived(
+                        agent_id=agent_id, execution_id=execution_id, step=step, signal=signal
+                    )
+                )
         signal_count = len(signals)
 
     def fail(current: AgentState, error: ErrorInfo, step: int | None) -> AgentState:
@@ -211,8 +229,9 @@ def execute(
         on_error = hooks[_ON_ERROR]
         if on_error:
             try:
-                context = _run_hooks(on_error, HookContext(trigger=_ON_ERROR, state=current,
-                                                           error=error))
+                context = _run_hooks(
+                    on_error, HookContext(trigger=_ON_ERROR, state=current, error=error)
+                )
                 current = context.state
             except MachineFailure as failure:
                 current = record_error(current, failure.error)
@@ -225,22 +244,41 @@ def execute(
         assert current.execution is not None
         if current.execution.continuation.has_reason(StopReason.USER_REQUESTED):
             return current
-        current = add_signal(current, StopSignal(reason=StopReason.USER_REQUESTED,
-                                                 message=cancellation.message,
-                                                 source="cancellation"))
+        current = add_signal(
+            current,
+            StopSignal(
+                reason=StopReason.USER_REQUESTED,
+                message=cancellation.message,
+                source="cancellation",
+            ),
+        )
         signals_added(current, step)
         return current
+
+    def run_hooks(
+        current: AgentState, found: tuple[Hook, ...], context: HookContext, step: int | None
+    ) -> HookContext:
+        context = _run_hooks(found, context)
+        if context.state is not current:
+            signals_added(context.state, step)
+        return context
 
     # -- phase 1: BeforeExecution ----------------------------------------------------------
     stopping = False
     try:
         if emit is not None:
-            emit(ExecutionStarted(agent_id=agent_id, execution_id=execution_id, state=state,
-                                  resumed=resumed))
+            emit(
+                ExecutionStarted(
+                    agent_id=agent_id, execution_id=execution_id, state=state, resumed=resumed
+                )
+            )
         if hooks[_BEFORE_EXECUTION]:
-            state = _run_hooks(hooks[_BEFORE_EXECUTION],
-                               HookContext(trigger=_BEFORE_EXECUTION, state=state)).state
-            signals_added(state, None)
+            state = run_hooks(
+                state,
+                hooks[_BEFORE_EXECUTION],
+                HookContext(trigger=_BEFORE_EXECUTION, state=state),
+                None,
+            ).state
         state = cancel_if_asked(state, None)
         assert state.execution is not None
         stopping = state.execution.continuation.should_stop
@@ -256,18 +294,29 @@ def execute(
 
         # phase 2: BeforeStep
         try:
-            state = cancel_if_asked(state, None)
-            if check_limits:
-                continuation = state.execution.continuation
-                for signal in limit_signals(limits, continuation, steps=number - 1,
-                                            tokens=tokens, cost=cost, started_at=started_at,
-                                            now=step_started):
+            if cancellation is not None:
+                state = cancel_if_asked(state, None)
+            if check_limits and limits.due(number - 1, tokens, cost, started_at, step_started):
+                before = state
+                for signal in limit_signals(
+                    limits,
+                    state.execution.continuation,
+                    steps=number - 1,
+                    tokens=tokens,
+                    cost=cost,
+                    started_at=started_at,
+                    now=step_started,
+                ):
                     state = add_signal(state, signal)
-                signals_added(state, None)
-            if hooks[_BEFORE_STEP]:
-                state = _run_hooks(hooks[_BEFORE_STEP],
-                                   HookContext(trigger=_BEFORE_STEP, state=state)).state
-                signals_added(state, None)
+                if state is not before:
+                    signals_added(state, None)
+            if before_step_hooks:
+                state = run_hooks(
+                    state,
+                    before_step_hooks,
+                    HookContext(trigger=_BEFORE_STEP, state=state),
+                    None,
+                ).state
         except MachineFailure as failure:
             state = fail(state, failure.error, None)
             break
@@ -276,82 +325,162 @@ def execute(
             break
 
         # phase 3: UseTools
-        step = AgentStep(id=ids.new_id("step"), input_messages=head.compile(state))
+        step_id = ids.new_id("step")
+        input_messages = head.compile(state)
         response: InferenceResponse | None = None
-        executions: list[ToolExecution] = []
+        executions: tuple[ToolExecution, ...] = ()
         output: list[Message] | None = None
+        step: AgentStep | None = None
         try:
             if emit is not None:
                 emit(StepStarted(agent_id=agent_id, execution_id=execution_id, step=number))
-            llm_config = state.llm_config
-            request = InferenceRequest(
-                messages=step.input_messages,
-                tools=schemas,
-                model=llm_config.get("model") if llm_config else None,
-                response_format=state.context.response_format,
-                options=llm_config.discard("model") if llm_config else EMPTY_MAP,
-            )
-            if hooks[_BEFORE_INFERENCE]:
-                context = _run_hooks(hooks[_BEFORE_INFERENCE], HookContext(
-                    trigger=_BEFORE_INFERENCE, state=state, step=step, request=request))
+            request = requests.build(state, input_messages)
+            if before_inference_hooks:
+                context = run_hooks(
+                    state,
+                    before_inference_hooks,
+                    HookContext(
+                        trigger=_BEFORE_INFERENCE,
+                        state=state,
+                        step=AgentStep(id=step_id, input_messages=input_messages),
+                        request=request,
+                    ),
+                    number,
+                )
                 state = context.state
                 request = context.request or request
-                signals_added(state, number)
             result = yield Infer(request)
             if type(result) is Failed:
                 raise MachineFailure(result.error)
             response = result
             if emit is not None:
-                emit(InferenceCompleted(agent_id=agent_id, execution_id=execution_id,
-                                        step=number, response=response))
-            if hooks[_AFTER_INFERENCE]:
-                context = _run_hooks(hooks[_AFTER_INFERENCE], HookContext(
-                    trigger=_AFTER_INFERENCE, state=state, step=step._evolve(response=response),
-                    request=request, response=response))
+                emit(
+                    InferenceCompleted(
+                        agent_id=agent_id, execution_id=execution_id, step=number, response=response
+                    )
+                )
+            if after_inference_hooks:
+                context = run_hooks(
+                    state,
+                    after_inference_hooks,
+                    HookContext(
+                        trigger=_AFTER_INFERENCE,
+                        state=state,
+                        step=AgentStep(
+                            id=step_id, input_messages=input_messages, response=response
+                        ),
+                        request=request,
+                        response=response,
+                    ),
+                    number,
+                )
                 state = context.state
                 response = context.response or response
-                signals_added(state, number)
-            step = step._evolve(response=response)
             if response.finish_reason in finish_reasons:
-                state = add_signal(state, StopSignal(
-                    reason=StopReason.FINISH_REASON,
-                    message=f"finish_reason={response.finish_reason}",
-                    context={"finish_reason": response.finish_reason},
-                    source="stop_on_finish_reasons"))
+                state = add_signal(
+                    state,
+                    StopSignal(
+                        reason=StopReason.FINISH_REASON,
+                        message=f"finish_reason={response.finish_reason}",
+                        context={"finish_reason": response.finish_reason},
+                        source="stop_on_finish_reasons",
+                    ),
+                )
                 signals_added(state, number)
 
             calls = response.tool_calls
             if calls:
-                state, executions = yield from _use_tools(
-                    state, step, calls, number, execution_id, agent_id, machine, emit,
-                    signals_added)
-            output = [response.to_message(), *(tool_message(e) for e in executions)]
-            step = step._evolve(output_messages=to_pvector(output),
-                                tool_executions=to_pvector(executions) if executions
-                                else EMPTY_VECTOR)
-            state = _tool_signals(state, executions, machine.stop_on_tool_error)
-            signals_added(state, number)
+                step = (
+                    AgentStep(id=step_id, input_messages=input_messages, response=response)
+                    if tool_hooks
+                    else None
+                )
+                batch = _plan_tools(state, step, calls, number, execution_id, machine, run_hooks)
+                state = batch.state
+                if batch.invocations:
+                    if emit is not None:
+                        for invocation in batch.invocations:
+                            emit(
+                                ToolCallStarted(
+                                    agent_id=agent_id,
+                                    execution_id=execution_id,
+                                    step=number,
+                                    tool_call=invocation.tool_call,
+                                )
+                            )
+                    outcome = yield InvokeTools(batch.invocations, batch.sequential)
+                else:
+                    outcome = ()
+                state, executions = _finish_tools(
+                    state,
+                    step,
+                    batch,
+                    outcome,
+                    number,
+                    execution_id,
+                    agent_id,
+                    machine,
+                    emit,
+                    run_hooks,
+                )
+                output = [response.to_message(), *map(tool_message, executions)]
+                step = EMPTY_STEP._evolve(
+                    id=step_id,
+                    input_messages=input_messages,
+                    output_messages=pvector(output),
+                    response=response,
+                    tool_executions=pvector(executions),
+                )
+                before = state
+                state = _tool_signals(state, executions, machine.stop_on_tool_error)
+                if state is not before:
+                    signals_added(state, number)
+            else:
+                output = [response.to_message()]
+                step = EMPTY_STEP._evolve(
+                    id=step_id,
+                    input_messages=input_messages,
+                    output_messages=pvector(output),
+                    response=response,
+                )
 
             # phase 4: AfterStep
-            if hooks[_AFTER_STEP]:
-                state = _run_hooks(hooks[_AFTER_STEP], HookContext(
-                    trigger=_AFTER_STEP, state=state, step=step, request=request,
-                    response=response)).state
-                signals_added(state, number)
+            if after_step_hooks:
+                state = run_hooks(
+                    state,
+                    after_step_hooks,
+                    HookContext(
+                        trigger=_AFTER_STEP,
+                        state=state,
+                        step=step,
+                        request=request,
+                        response=response,
+                    ),
+                    number,
+                ).state
         except MachineFailure as failure:
-            executions = executions or list(failure.finished)
-            step = step._evolve(
+            executions = executions or failure.finished
+            step = AgentStep(
+                id=step_id,
+                input_messages=input_messages,
                 response=response,
-                tool_executions=to_pvector(executions) if executions else EMPTY_VECTOR,
+                tool_executions=to_pvector(executions),
                 output_messages=to_pvector(output) if output is not None else EMPTY_VECTOR,
-                errors=step.errors.append(failure.error),
+                errors=to_pvector([*(step.errors if step is not None else ()), failure.error]),
             )
             state = fail(state, failure.error, number)
             assert state.execution is not None
-            state = archive_step(state, StepExecution(
-                number=number, step=step, started_at=step_started, completed_at=clock.now(),
-                continuation=state.execution.continuation,
-            ), output)
+            state = archive_step(
+                state,
+                StepExecution(
+                    number=number,
+                    step=step,
+                    started_at=step_started,
+                    completed_at=clock.now(),
+                    continuation=state.execution.continuation,
+                ),
+                output,
+            )
             if emit is not None:
                 try:
                     _emit_step_completed(emit, state, agent_id, execution_id, number)
@@ -359,7 +488,8 @@ def execute(
                     state = record_error(state, listener_failure.error)
             break
 
-        state = cancel_if_asked(state, number)
+        if cancellation is not None:
+            state = cancel_if_asked(state, number)
         assert state.execution is not None
         stop, natural = decide_stop(state.execution.continuation, bool(response.tool_calls))
         if natural is not None:
@@ -369,10 +499,17 @@ def execute(
         usage = response.usage
         tokens += usage.input_tokens + usage.output_tokens
         cost += usage.cost
-        state = archive_step(state, StepExecution(
-            number=number, step=step, started_at=step_started, completed_at=clock.now(),
-            continuation=state.execution.continuation,
-        ), output)
+        state = archive_step(
+            state,
+            StepExecution(
+                number=number,
+                step=step,
+                started_at=step_started,
+                completed_at=clock.now(),
+                continuation=state.execution.continuation,
+            ),
+            output,
+        )
         if emit is not None:
             try:
                 _emit_step_completed(emit, state, agent_id, execution_id, number)
@@ -381,14 +518,16 @@ def execute(
                 break
         if stop:
             break
-        yield Progress(state)
+        if progress:
+            yield Progress(state)
 
     # -- phase 5: AfterExecution -----------------------------------------------------------
     for trigger in (_ON_STOP, _AFTER_EXECUTION):
         if hooks[trigger]:
             try:
-                state = _run_hooks(hooks[trigger], HookContext(trigger=trigger, state=state)).state
-                signals_added(state, None)
+                state = run_hooks(
+                    state, hooks[trigger], HookContext(trigger=trigger, state=state), None
+                ).state
             except MachineFailure as failure:
                 state = fail(state, failure.error, None)
     status = terminal_status(state)
@@ -398,113 +537,223 @@ def execute(
         assert state.execution is not None
         try:
             if status is ExecutionStatus.STOPPED:
-                emit(ExecutionStopped(agent_id=agent_id, execution_id=execution_id,
-                                      signal=state.execution.continuation.highest_signal))
+                emit(
+                    ExecutionStopped(
+                        agent_id=agent_id,
+                        execution_id=execution_id,
+                        signal=state.execution.continuation.highest_signal,
+                    )
+                )
             elif status is ExecutionStatus.FAILED:
-                emit(ExecutionFailed(agent_id=agent_id, execution_id=execution_id,
-                                     error=state.execution.error))
-            emit(ExecutionCompleted(agent_id=agent_id, execution_id=execution_id, status=status,
-                                    state=state))
+                emit(
+                    ExecutionFailed(
+                        agent_id=agent_id, execution_id=execution_id, error=state.execution.error
+                    )
+                )
+            emit(
+                ExecutionCompleted(
+                    agent_id=agent_id, execution_id=execution_id, status=status, state=state
+                )
+            )
         except MachineFailure as failure:
             # A critical listener failed on the last events: nothing re-enters phase 5.
-            state = finish_execution(record_error(state, failure.error), ExecutionStatus.FAILED,
-                                     completed_at)
+            state = finish_execution(
+                record_error(state, failure.error), ExecutionStatus.FAILED, completed_at
+            )
     return state
 
 
-def _emit_step_completed(emit: Emit, state: AgentState, agent_id: str | None,
-                         execution_id: str, number: int) -> None:
+class _Requests:
+    """Builds each step's request from a template kept while config and format are unchanged."""
+
+    __slots__ = ("llm_config", "response_format", "schemas", "template")
+
+    def __init__(self, schemas: Any) -> None:
+        self.schemas = schemas
+        self.llm_config: object = None
+        self.response_format: object = None
+        self.template: InferenceRequest | None = None
+
+    def build(self, state: AgentState, messages: History[Message]) -> InferenceRequest:
+        llm_config = state.llm_config
+        response_format = state.context.response_format
+        template = self.template
+        if (
+            template is None
+            or llm_config is not self.llm_config
+            or response_format is not self.response_format
+        ):
+            self.llm_config, self.response_format = llm_config, response_format
+            template = self.template = InferenceRequest(
+                messages=messages,
+                tools=self.schemas,
+                model=llm_config.get("model") if llm_config else None,
+                response_format=response_format,
+                options=llm_config.discard("model") if llm_config else EMPTY_MAP,
+            )
+        return template._evolve(messages=messages)
+
+
+def _emit_step_completed(
+    emit: Emit, state: AgentState, agent_id: str | None, execution_id: str, number: int
+) -> None:
     assert state.execution is not None
     last = state.execution.step_executions.last()
     assert last is not None
-    emit(StepCompleted(agent_id=agent_id, execution_id=execution_id, step=number,
-                       step_execution=last))
+    emit(
+        StepCompleted(
+            agent_id=agent_id, execution_id=execution_id, step=number, step_execution=last
+        )
+    )
 
 
-def _use_tools(
+RunHooks = Callable[[AgentState, tuple[Hook, ...], HookContext, "int | None"], HookContext]
+
+
+class _Batch(NamedTuple):
+    """The calls of a step as planned: each call as finally made, blocked ones recorded."""
+
+    state: AgentState
+    planned: tuple[tuple[ToolCall, ToolExecution | None], ...]
+    invocations: tuple[ToolInvocation, ...]
+    sequential: bool
+
+
+def _plan_tools(
     state: AgentState,
-    step: AgentStep,
+    step: AgentStep | None,
     calls: Any,
+    number: int,
+    execution_id: str,
+    machine: Machine,
+    run_hooks: RunHooks,
+) -> _Batch:
+    """BEFORE_TOOL_USE hooks in call order, then ids and start times for the calls to run."""
+    clock = machine.clock
+    ids = machine.ids
+    tools = machine.tools
+    before = machine.hooks[_BEFORE_TOOL_USE]
+    planned: list[tuple[ToolCall, ToolExecution | None]] = []
+    for call in calls:
+        if before:
+            context = run_hooks(
+                state,
+                before,
+                HookContext(
+                    trigger=_BEFORE_TOOL_USE,
+                    state=state,
+                    step=step,
+                    response=step.response if step is not None else None,
+                    tool_call=call,
+                ),
+                number,
+            )
+            state = context.state
+            call = context.tool_call or call
+            if context.blocked_reason is not None:
+                planned.append(
+                    (
+                        call,
+                        blocked_execution(
+                            ids.new_id("tool"), call, context.blocked_reason, clock.now()
+                        ),
+                    )
+                )
+                continue
+        planned.append((call, None))
+    invocations = tuple(
+        ToolInvocation(
+            id=ids.new_id("tool"),
+            tool_call=call,
+            started_at=clock.now(),
+            execution_id=execution_id,
+            step=number,
+            state=state,
+        )
+        for call, held in planned
+        if held is None
+    )
+    sequential = (
+        not machine.parallel
+        or len(invocations) < 2
+        or any(
+            invocation.tool_call.name in tools and tools[invocation.tool_call.name].sequential
+            for invocation in invocations
+        )
+    )
+    return _Batch(state, tuple(planned), invocations, sequential)
+
+
+def _finish_tools(
+    state: AgentState,
+    step: AgentStep | None,
+    batch: _Batch,
+    outcome: Any,
     number: int,
     execution_id: str,
     agent_id: str | None,
     machine: Machine,
     emit: Emit | None,
-    signals_added: Callable[[AgentState, int | None], None],
-) -> Generator[Effect, Any, tuple[AgentState, list[ToolExecution]]]:
-    """BEFORE_TOOL_USE hooks, one InvokeTools effect, AFTER_TOOL_USE hooks (call order)."""
+    run_hooks: RunHooks,
+) -> tuple[AgentState, tuple[ToolExecution, ...]]:
+    """Completion times in call order, events, then AFTER_TOOL_USE hooks in call order."""
     clock = machine.clock
-    ids = machine.ids
-    tools = machine.tools
-    before = machine.hooks[_BEFORE_TOOL_USE]
-    after = machine.hooks[_AFTER_TOOL_USE]
-
-    # Each slot holds the call as finally made and, for a blocked one, its execution.
-    planned: list[tuple[ToolCall, ToolExecution | None]] = []
-    for call in calls:
-        if before:
-            context = _run_hooks(before, HookContext(
-                trigger=_BEFORE_TOOL_USE, state=state, step=step, response=step.response,
-                tool_call=call))
-            state = context.state
-            call = context.tool_call or call
-            signals_added(state, number)
-            if context.blocked_reason is not None:
-                blocked = blocked_execution(ids.new_id("tool"), call, context.blocked_reason,
-                                            clock.now())
-                planned.append((call, blocked))
-                continue
-        planned.append((call, None))
-
-    invocations: list[ToolInvocation] = []
-    for call, blocked in planned:
-        if blocked is None:
-            invocations.append(ToolInvocation(
-                id=ids.new_id("tool"), tool_call=call, started_at=clock.now(),
-                execution_id=execution_id, step=number, state=state))
-    results: tuple[ToolExecution, ...] = ()
-    if invocations:
-        if emit is not None:
-            for invocation in invocations:
-                emit(ToolCallStarted(agent_id=agent_id, execution_id=execution_id, step=number,
-                                     tool_call=invocation.tool_call))
-        sequential = not machine.parallel or len(invocations) == 1 or any(
-            invocation.tool_call.name in tools and tools[invocation.tool_call.name].sequential
-            for invocation in invocations
+    if type(outcome) is Failed:
+        finished = tuple(
+            _complete(e, clock.now()) for e in outcome.finished if isinstance(e, ToolExecution)
         )
-        outcome = yield InvokeTools(tuple(invocations), sequential)
-        if type(outcome) is Failed:
-            finished = tuple(_complete(e, clock.now()) for e in outcome.finished
-                             if isinstance(e, ToolExecution))
-            raise MachineFailure(outcome.error, finished)
-        results = tuple(_complete(execution, clock.now()) for execution in outcome)
-
+        raise MachineFailure(outcome.error, finished)
+    results = [_complete(execution, clock.now()) for execution in outcome]
+    after = machine.hooks[_AFTER_TOOL_USE]
+    if not after and emit is None and len(results) == len(batch.planned):
+        return state, tuple(results)
     executions: list[ToolExecution] = []
     index = 0
-    for call, blocked in planned:
-        if blocked is None:
+    for call, held in batch.planned:
+        if held is None:
             execution = results[index]
             index += 1
             if emit is not None:
-                emit(ToolCallCompleted(agent_id=agent_id, execution_id=execution_id,
-                                       step=number, tool_execution=execution))
+                emit(
+                    ToolCallCompleted(
+                        agent_id=agent_id,
+                        execution_id=execution_id,
+                        step=number,
+                        tool_execution=execution,
+                    )
+                )
         else:
-            execution = blocked
+            execution = held
             if emit is not None:
-                emit(ToolCallBlocked(agent_id=agent_id, execution_id=execution_id, step=number,
-                                     tool_execution=execution))
+                emit(
+                    ToolCallBlocked(
+                        agent_id=agent_id,
+                        execution_id=execution_id,
+                        step=number,
+                        tool_execution=execution,
+                    )
+                )
         if after:
             try:
-                context = _run_hooks(after, HookContext(
-                    trigger=_AFTER_TOOL_USE, state=state, step=step, response=step.response,
-                    tool_call=call, tool_execution=execution))
+                context = run_hooks(
+                    state,
+                    after,
+                    HookContext(
+                        trigger=_AFTER_TOOL_USE,
+                        state=state,
+                        step=step,
+                        response=step.response if step is not None else None,
+                        tool_call=call,
+                        tool_execution=execution,
+                    ),
+                    number,
+                )
             except MachineFailure as failure:
                 raise MachineFailure(failure.error, (*executions, execution)) from None
             state = context.state
             execution = context.tool_execution or execution
-            signals_added(state, number)
         executions.append(execution)
-    return state, executions
+    return state, tuple(executions)
 
 
 def _complete(execution: ToolExecution, at: datetime) -> ToolExecution:
@@ -512,25 +761,38 @@ def _complete(execution: ToolExecution, at: datetime) -> ToolExecution:
 
 
 def _tool_signals(
-    state: AgentState, executions: list[ToolExecution], stop_on_tool_error: bool
+    state: AgentState, executions: tuple[ToolExecution, ...], stop_on_tool_error: bool
 ) -> AgentState:
     """Signals carried by the batch: StopAgent, unanimous terminate, tool errors."""
-    if not executions:
-        return state
+    ran = 0
+    terminate = True
+    failed: ToolExecution | None = None
     for execution in executions:
         if execution.stop_signal is not None:
             state = add_signal(state, execution.stop_signal)
-    ran = [e for e in executions if not e.blocked]
-    if ran and all(e.terminate for e in ran):
-        state = add_signal(state, StopSignal(
-            reason=StopReason.COMPLETED, message="a tool asked to terminate the run",
-            source=", ".join(sorted({e.name for e in ran}))))
-    if stop_on_tool_error:
-        for execution in executions:
-            if execution.failed and execution.error is not None:
-                state = add_signal(state, StopSignal(
-                    reason=StopReason.ERROR, message=execution.error.describe(),
-                    context={"tool": execution.name, "tool_call_id": execution.tool_call.id},
-                    source="stop_on_tool_error"))
-                break
+        if not execution.blocked:
+            ran += 1
+            terminate = terminate and execution.terminate
+        if failed is None and execution.failed:
+            failed = execution
+    if ran and terminate:
+        names = sorted({e.name for e in executions if not e.blocked})
+        state = add_signal(
+            state,
+            StopSignal(
+                reason=StopReason.COMPLETED,
+                message="a tool asked to terminate the run",
+                source=", ".join(names),
+            ),
+        )
+    if stop_on_tool_error and failed is not None and failed.error is not None:
+        state = add_signal(
+            state,
+            StopSignal(
+                reason=StopReason.ERROR,
+                message=failed.error.describe(),
+                context={"tool": failed.name, "tool_call_id": failed.tool_call.id},
+                source="stop_on_tool_error",
+            ),
+        )
     return state

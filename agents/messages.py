@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 import attrs
 from pyrsistent.typing import PMap, PVector
 
 from agents.persistent import EMPTY_MAP, EMPTY_VECTOR, to_pmap, to_pvector
-from agents.record import Record, record
+from agents.record import Record
 
 __all__ = ["Message", "Role", "ToolCall"]
 
@@ -24,7 +24,7 @@ class Role(enum.Enum):
     TOOL = "tool"
 
 
-@record
+@attrs.frozen(kw_only=True)
 class ToolCall(Record):
     """One tool call requested by the model; ``arguments`` is the parsed JSON object.
 
@@ -49,7 +49,7 @@ class ToolCall(Record):
         return self if name == self.name else self._evolve(name=name)
 
 
-@record
+@attrs.frozen(kw_only=True)
 class Message(Record):
     """One message of the conversation, as the model sees it."""
 
@@ -73,12 +73,12 @@ class Message(Record):
     @classmethod
     def assistant(cls, text: str = "", tool_calls: Iterable[ToolCall] = ()) -> Message:
         """An assistant message, optionally requesting tool calls."""
-        return cls(role=Role.ASSISTANT, content=text, tool_calls=to_pvector(tool_calls))
+        return _ASSISTANT._evolve(content=text, tool_calls=to_pvector(tool_calls))
 
     @classmethod
     def tool(cls, call_id: str, name: str, content: str) -> Message:
         """The result of tool call ``call_id`` as the model will read it."""
-        return cls(role=Role.TOOL, content=content, tool_call_id=call_id, name=name)
+        return _TOOL._evolve(content=content, tool_call_id=call_id, name=name)
 
     def with_content(self, content: str) -> Message:
         """A copy with other text."""
@@ -87,3 +87,8 @@ class Message(Record):
     def with_metadata(self, key: str, value: Any) -> Message:
         """A copy with one metadata entry set."""
         return self._evolve(metadata=self.metadata.set(key, to_pmap({key: value})[key]))
+
+
+# Prototypes the hot constructors copy from (cheaper than running the converters again).
+_ASSISTANT: Final = Message(role=Role.ASSISTANT)
+_TOOL: Final = Message(role=Role.TOOL)

@@ -35,13 +35,14 @@ EMPTY_MAP: Final[PMap[Any, Any]] = pmap()
 _PVECTOR_TYPE: Final = type(EMPTY_VECTOR)
 _PMAP_TYPE: Final = type(EMPTY_MAP)
 _CHUNK: Final = 32
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 
 
-def to_pvector(value: Iterable[T]) -> PVectorT[T]:
+def to_pvector(value: Iterable[Any]) -> PVectorT[Any]:
     """Return ``value`` as a ``PVector``, unchanged (same object) when it already is one."""
     if type(value) is _PVECTOR_TYPE:
-        return value  # type: ignore[return-value]
-    if not value:
+        return value
+    if not value:  # an empty tuple or list; other iterables are truthy
         return EMPTY_VECTOR
     return pvector(value)
 
@@ -49,7 +50,7 @@ def to_pvector(value: Iterable[T]) -> PVectorT[T]:
 def to_pmap(value: Mapping[str, Any] | None) -> PMapT[str, Any]:
     """Return ``value`` as a deeply frozen ``PMap``, unchanged when it already is one."""
     if type(value) is _PMAP_TYPE:
-        return value  # type: ignore[return-value]
+        return value
     if not value:
         return EMPTY_MAP
     return pmap({key: deep_freeze(item) for key, item in value.items()})
@@ -57,17 +58,20 @@ def to_pmap(value: Mapping[str, Any] | None) -> PMapT[str, Any]:
 
 def deep_freeze(value: Any) -> Any:
     """Turn nested dicts/lists/tuples into ``PMap``/``PVector``; other values pass through."""
-    if isinstance(value, str | int | float | bool) or value is None:
+    kind = type(value)
+    if kind in _SCALARS or kind is _PMAP_TYPE or kind is _PVECTOR_TYPE:
         return value
-    if isinstance(value, PMap | PVector):
+    if isinstance(value, str | int | float | bool | PMap | PVector):
         return value
-    return freeze(value, strict=True)
+    return freeze(value, strict=True)  # type: ignore[call-overload]
 
 
 def deep_thaw(value: Any) -> Any:
     """Turn nested ``PMap``/``PVector`` back into plain dicts and lists."""
+    if type(value) in _SCALARS:
+        return value
     if isinstance(value, PMap | PVector | tuple | list | dict):
-        return thaw(value, strict=True)
+        return thaw(value, strict=True)  # type: ignore[call-overload]
     return value
 
 
@@ -233,9 +237,10 @@ class History(Sequence[T]):
             if self._len != other._len:
                 return False
             if self._head == other._head and len(self._chunks) == len(other._chunks):
-                return all(
-                    a is b or a == b for a, b in zip(self._chunks, other._chunks, strict=True)
-                ) and self._tail == other._tail
+                return (
+                    all(a is b or a == b for a, b in zip(self._chunks, other._chunks, strict=True))
+                    and self._tail == other._tail
+                )
             return tuple(self) == tuple(other)
         if isinstance(other, Sequence) and not isinstance(other, str | bytes):
             return len(other) == self._len and tuple(self) == tuple(other)
@@ -255,7 +260,7 @@ class History(Sequence[T]):
 _EMPTY_HISTORY: Final[History[Any]] = History._make((), (), ())
 
 
-def to_history(value: Iterable[T]) -> History[T]:
+def to_history(value: Iterable[Any]) -> History[Any]:
     """Return ``value`` as a ``History``, unchanged when it already is one."""
     if type(value) is History:
         return value

@@ -1,30 +1,33 @@
-"""The shape every record shares: frozen attrs, keyword-only, a fast copy, the codec methods.
+"""What every record shares: the codec methods and a fast internal copy.
 
-``record`` is ``attrs.frozen(kw_only=True)`` plus ``_evolve``, a generated slot-copying
-constructor used by the ``with_*`` methods (``attrs.evolve`` re-runs every converter and
-costs several microseconds; FACTS.md), and ``Record`` adds ``to_dict``/``to_json`` and
-``from_dict``/``from_json`` through ``agents.codec``.
+Records are ``@attrs.frozen(kw_only=True)`` classes deriving from ``Record``. ``_evolve`` is a
+slot-copying constructor generated once per class on first use; the ``with_*`` methods use
+it because ``attrs.evolve`` re-runs every converter and costs several microseconds per call
+(FACTS.md). It skips converters, so it only receives values that are already converted.
 """
 
 from __future__ import annotations
 
-from typing import Any, Self, TypeVar, dataclass_transform
+from typing import Any, Self
 
 import attrs
 
-__all__ = ["Record", "record"]
+__all__ = ["Record"]
 
-C = TypeVar("C", bound=type)
 _UNSET: Any = object()
 
 
 class Record:
-    """Base of every record: serialization through the codec (SPEC §9)."""
+    """Base of every record: serialization through the codec (SPEC §9) and ``_evolve``."""
 
     __slots__ = ()
 
-    def _evolve(self, **changes: Any) -> Self:  # replaced per class by ``record``
-        raise NotImplementedError
+    def _evolve(self, **changes: Any) -> Self:
+        """Copy with the given fields replaced, skipping converters (internal)."""
+        cls = type(self)
+        evolve = _make_evolve(cls)
+        cls._evolve = evolve  # type: ignore[method-assign]
+        return evolve(self, **changes)  # type: ignore[no-any-return]
 
     def to_dict(self) -> dict[str, Any]:
         """The record as plain JSON-able data, tagged with ``kind`` and ``schema_version``."""
@@ -57,28 +60,13 @@ def _make_evolve(cls: type) -> Any:
     names = [field.name for field in attrs.fields(cls)]
     params = ", ".join(f"{name}=_UNSET" for name in names)
     body = "\n".join(
-        f"    _set(new, {name!r}, self.{name} if {name} is _UNSET else {name})" for name in names
+        f"    _set_{name}(new, self.{name} if {name} is _UNSET else {name})" for name in names
     )
-    source = (
-        f"def _evolve(self, *, {params}):\n"
-        f"    new = _new(_cls)\n{body}\n"
-        "    return new\n"
-    )
-    namespace: dict[str, Any] = {
-        "_UNSET": _UNSET,
-        "_new": object.__new__,
-        "_set": object.__setattr__,
-        "_cls": cls,
-    }
+    source = f"def _evolve(self, *, {params}):\n    new = _new(_cls)\n{body}\n    return new\n"
+    namespace: dict[str, Any] = {"_UNSET": _UNSET, "_new": object.__new__, "_cls": cls}
+    for name in names:
+        # The slot descriptors' own setters: they bypass the frozen __setattr__, and are
+        # faster than object.__setattr__ because no attribute lookup by name is needed.
+        namespace[f"_set_{name}"] = getattr(cls, name).__set__
     exec(source, namespace)  # generated like attrs' own __init__, for the same reason: speed
-    function = namespace["_evolve"]
-    function.__doc__ = "Copy with the given fields replaced, skipping converters (internal)."
-    return function
-
-
-@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(attrs.field,))
-def record(cls: C) -> C:
-    """Declare a frozen, keyword-only, slotted record class."""
-    built = attrs.frozen(kw_only=True)(cls)
-    built._evolve = _make_evolve(built)
-    return built  # type: ignore[no-any-return]
+    return namespace["_evolve"]

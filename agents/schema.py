@@ -15,7 +15,10 @@ import typing
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, Literal, Union
 
+from pyrsistent import pmap
+
 from agents.errors import ConfigurationError
+from agents.persistent import deep_thaw
 
 __all__ = ["Validator", "compile_validator", "describe_docstring", "schema_for_type"]
 
@@ -84,15 +87,26 @@ def schema_for_type(annotation: Any, where: str) -> dict[str, Any]:
 
 # -- validation -----------------------------------------------------------------------------
 
+_PMAP: Final = type(pmap())
+_MISSING: Final = object()
 _JSON_TYPES: Final[dict[str, Callable[[Any], bool]]] = {
     "string": lambda v: isinstance(v, str),
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
+    "integer": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and v.is_integer())
+    ),
     "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
     "boolean": lambda v: isinstance(v, bool),
     "null": lambda v: v is None,
     "array": lambda v: isinstance(v, Sequence) and not isinstance(v, str | bytes),
     "object": lambda v: isinstance(v, Mapping),
+}
+_EXACT: Final[dict[str, frozenset[type]]] = {
+    "string": frozenset({str}),
+    "integer": frozenset({int}),
+    "number": frozenset({int, float}),
+    "boolean": frozenset({bool}),
+    "null": frozenset({type(None)}),
 }
 
 
@@ -115,7 +129,11 @@ def _json_type_name(value: Any) -> str:
 
 
 def compile_validator(schema: Mapping[str, Any]) -> Validator:
-    """A function checking a value against ``schema`` (the subset built by this module)."""
+    """A function checking a value against ``schema`` (the subset built by this module).
+
+    The value may hold pyrsistent collections; the converted value it returns is plain
+    Python (dicts and lists), ready to pass to a tool.
+    """
     if "anyOf" in schema:
         options = [compile_validator(option) for option in schema["anyOf"]]
 
@@ -140,11 +158,14 @@ def compile_validator(schema: Mapping[str, Any]) -> Validator:
         return one_of
     kind = schema.get("type")
     if kind is None:
-        return lambda value, path: (value, None)
+        return lambda value, path: (deep_thaw(value), None)
     check = _JSON_TYPES[kind]
+    exact = _EXACT.get(kind, frozenset())
     if kind == "integer":
 
         def integer(value: Any, path: str) -> tuple[Any, str | None]:
+            if type(value) is int:
+                return value, None
             if not check(value):
                 return value, f"{path}: expected integer, got {_json_type_name(value)}"
             return int(value), None
@@ -153,6 +174,8 @@ def compile_validator(schema: Mapping[str, Any]) -> Validator:
     if kind == "number":
 
         def number(value: Any, path: str) -> tuple[Any, str | None]:
+            if type(value) in exact:
+                return value, None
             if not check(value):
                 return value, f"{path}: expected number, got {_json_type_name(value)}"
             return value, None
@@ -164,7 +187,7 @@ def compile_validator(schema: Mapping[str, Any]) -> Validator:
         return _object_validator(schema, check)
 
     def scalar(value: Any, path: str) -> tuple[Any, str | None]:
-        if check(value):
+        if type(value) in exact or check(value):
             return value, None
         return value, f"{path}: expected {kind}, got {_json_type_name(value)}"
 
@@ -196,31 +219,45 @@ def _array_validator(schema: Mapping[str, Any], check: Callable[[Any], bool]) ->
 
 
 def _object_validator(schema: Mapping[str, Any], check: Callable[[Any], bool]) -> Validator:
-    properties = {
-        name: compile_validator(sub) for name, sub in schema.get("properties", {}).items()
-    }
-    required = list(schema.get("required", ()))
+    properties = [
+        (name, compile_validator(sub)) for name, sub in schema.get("properties", {}).items()
+    ]
+    known = {name for name, _ in properties}
+    required = frozenset(schema.get("required", ()))
     extra = schema.get("additionalProperties", True)
     extra_validator = compile_validator(extra) if isinstance(extra, Mapping) else None
 
     def obj(value: Any, path: str) -> tuple[Any, str | None]:
-        if not check(value):
+        if type(value) is not dict and type(value) is not _PMAP and not check(value):
             return value, f"{path}: expected object, got {_json_type_name(value)}"
-        missing = [name for name in required if name not in value]
+        converted: dict[str, Any] = {}
+        missing: list[str] = []
+        get = value.get
+        for name, validator in properties:
+            item = get(name, _MISSING)
+            if item is _MISSING:
+                if name in required:
+                    missing.append(name)
+                continue
+            new, error = validator(item, f"{path}.{name}" if path else name)
+            if error is not None:
+                return value, error
+            converted[name] = new
         if missing:
             names = ", ".join(repr(name) for name in missing)
-            return value, f"{path}: missing required argument{'s' if len(missing) > 1 else ''} {names}"
-        converted: dict[str, Any] = {}
+            plural = "s" if len(missing) > 1 else ""
+            return value, f"{path or 'arguments'}: missing required argument{plural} {names}"
+        if len(converted) == len(value):
+            return converted, None
         for key, item in value.items():
-            validator = properties.get(key)
-            if validator is None:
-                if extra is False:
-                    return value, f"{path}: unexpected argument {key!r}"
-                validator = extra_validator
-            if validator is None:
-                converted[key] = item
+            if key in known:
                 continue
-            new, error = validator(item, f"{path}.{key}" if path else key)
+            if extra is False:
+                return value, f"{path or 'arguments'}: unexpected argument {key!r}"
+            if extra_validator is None:
+                converted[key] = deep_thaw(item)
+                continue
+            new, error = extra_validator(item, f"{path}.{key}" if path else key)
             if error is not None:
                 return value, error
             converted[key] = new

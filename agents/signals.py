@@ -9,7 +9,7 @@ import attrs
 from pyrsistent.typing import PMap, PVector
 
 from agents.persistent import EMPTY_MAP, EMPTY_VECTOR, to_pmap, to_pvector
-from agents.record import Record, record
+from agents.record import Record
 
 __all__ = ["ExecutionContinuation", "StopReason", "StopSignal"]
 
@@ -43,7 +43,7 @@ class StopReason(enum.Enum):
 _PRIORITY: Final = {reason: index for index, reason in enumerate(StopReason)}
 
 
-@record
+@attrs.frozen(kw_only=True)
 class StopSignal(Record):
     """A request to stop, with its reason, a message, context data and where it came from."""
 
@@ -62,7 +62,7 @@ class StopSignal(Record):
         return text
 
 
-@record
+@attrs.frozen(kw_only=True)
 class ExecutionContinuation(Record):
     """The stop signals of an execution and whether the current step asked to go on."""
 
@@ -105,7 +105,6 @@ class ExecutionContinuation(Record):
         if self.continuation_requested:
             return f"continuing: continuation requested despite {highest.explain()}"
         return f"stopping: {highest.explain()}"
-
 
 
 EMPTY_CONTINUATION: Final = ExecutionContinuation()

@@ -14,7 +14,7 @@ from agents.errors import ErrorInfo
 from agents.execution import ExecutionState, ExecutionStatus
 from agents.messages import Message
 from agents.persistent import EMPTY_MAP, History, deep_freeze, to_history, to_pmap
-from agents.record import Record, record
+from agents.record import Record
 from agents.signals import StopReason, StopSignal
 from agents.step import AgentStep, StepExecution, StepType, ToolExecution
 from agents.usage import ZERO_USAGE, Usage
@@ -24,7 +24,7 @@ __all__ = ["AgentState"]
 _NO_STEPS: History[StepExecution] = to_history(())
 
 
-@record
+@attrs.frozen(kw_only=True)
 class AgentState(Record):
     """An agent: its conversation, configuration and current (or last) execution.
 
@@ -175,7 +175,7 @@ class AgentState(Record):
         for step_execution in reversed(self.step_executions):
             executions = step_execution.step.tool_executions
             if executions:
-                return executions[-1]  # type: ignore[no-any-return]
+                return executions[-1]
         return None
 
     @property

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 import attrs
 from pyrsistent.typing import PMap, PVector
@@ -13,7 +13,7 @@ from agents.errors import ErrorInfo
 from agents.inference import InferenceResponse
 from agents.messages import Message, ToolCall
 from agents.persistent import EMPTY_VECTOR, History, deep_freeze, to_history, to_pvector
-from agents.record import Record, record
+from agents.record import Record
 from agents.signals import EMPTY_CONTINUATION, ExecutionContinuation, StopSignal
 from agents.usage import ZERO_USAGE, Usage
 
@@ -28,7 +28,7 @@ class StepType(enum.Enum):
     ERROR = "error"
 
 
-@record
+@attrs.frozen(kw_only=True)
 class ToolExecution(Record):
     """The outcome of one tool call: a value, or an error, a block, or a stop request."""
 
@@ -90,7 +90,7 @@ class ToolExecution(Record):
         return self._evolve(completed_at=completed_at)
 
 
-@record
+@attrs.frozen(kw_only=True)
 class AgentStep(Record):
     """One step: the messages the model saw, its answer, the tool executions, any errors."""
 
@@ -132,7 +132,7 @@ class AgentStep(Record):
         return self._evolve(errors=self.errors.append(error))
 
 
-@record
+@attrs.frozen(kw_only=True)
 class StepExecution(Record):
     """A finished step as archived in the execution: number, times, continuation."""
 
@@ -156,3 +156,7 @@ class StepExecution(Record):
     def step_type(self) -> StepType:
         """The type of the archived step."""
         return self.step.step_type
+
+
+# Prototypes the loop's hot paths copy from, skipping converters (values are already frozen).
+EMPTY_STEP: Final = AgentStep(id="", input_messages=())

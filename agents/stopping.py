@@ -32,7 +32,9 @@ class Limits:
             if value is not None and (
                 not isinstance(value, int) or isinstance(value, bool) or value < 0
             ):
-                raise ConfigurationError(f"{name} must be a non-negative int or None, got {value!r}")
+                raise ConfigurationError(
+                    f"{name} must be a non-negative int or None, got {value!r}"
+                )
         for name in ("max_cost", "time_limit"):
             value = getattr(self, name)
             if value is not None and (
@@ -41,6 +43,21 @@ class Limits:
                 raise ConfigurationError(
                     f"{name} must be a non-negative number or None, got {value!r}"
                 )
+
+    def due(
+        self, steps: int, tokens: int, cost: float, started_at: datetime | None, now: datetime
+    ) -> bool:
+        """Whether any limit is reached (cheap; ``limit_signals`` builds the signals)."""
+        return (
+            (self.max_steps is not None and steps >= self.max_steps)
+            or (self.max_tokens is not None and tokens >= self.max_tokens)
+            or (self.max_cost is not None and cost >= self.max_cost)
+            or (
+                self.time_limit is not None
+                and started_at is not None
+                and (now - started_at).total_seconds() >= self.time_limit
+            )
+        )
 
     @property
     def any(self) -> bool:
@@ -64,8 +81,10 @@ def limit_signals(
     now: datetime,
 ) -> Iterator[StopSignal]:
     """The limit signals due at BeforeStep, each at most once per execution."""
-    if limits.max_steps is not None and steps >= limits.max_steps and not continuation.has_reason(
-        StopReason.STEPS_LIMIT
+    if (
+        limits.max_steps is not None
+        and steps >= limits.max_steps
+        and not continuation.has_reason(StopReason.STEPS_LIMIT)
     ):
         yield StopSignal(
             reason=StopReason.STEPS_LIMIT,

@@ -24,7 +24,7 @@ from agents.bridge import run_coroutine
 from agents.effects import ToolInvocation
 from agents.errors import ConfigurationError, ErrorInfo
 from agents.messages import ToolCall
-from agents.persistent import deep_freeze, deep_thaw
+from agents.persistent import deep_freeze
 from agents.schema import Validator, compile_validator, describe_docstring, schema_for_type
 from agents.signals import StopReason, StopSignal
 from agents.state import AgentState
@@ -40,7 +40,8 @@ __all__ = [
     "unknown_tool_execution",
 ]
 
-class StopAgent(Exception):  # noqa: N818 -- a request, not an error: SPEC names it so
+
+class StopAgent(Exception):
     """Raised by a tool to stop the run after this step (``STOP_REQUESTED``)."""
 
     def __init__(self, message: str = "") -> None:
@@ -90,8 +91,11 @@ class Tool:
     @property
     def schema(self) -> dict[str, Any]:
         """``{"name", "description", "parameters"}`` as sent to the model."""
-        return {"name": self.name, "description": self.description,
-                "parameters": copy.deepcopy(self._plain_parameters)}
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": copy.deepcopy(self._plain_parameters),
+        }
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (handy in tests)."""
@@ -102,12 +106,13 @@ class Tool:
     def _prepare(self, invocation: ToolInvocation) -> dict[str, Any] | ToolExecution:
         call = invocation.tool_call
         if call.raw_arguments is not None:
-            return _failed(invocation, "InvalidArguments",
-                           f"arguments of {self.name!r} are not a valid JSON object: "
-                           f"{call.raw_arguments[:200]!r}")
-        arguments = call.arguments
-        plain = {key: deep_thaw(value) for key, value in arguments.items()} if arguments else {}
-        converted, error = self._validator(plain, "")
+            return _failed(
+                invocation,
+                "InvalidArguments",
+                f"arguments of {self.name!r} are not a valid JSON object: "
+                f"{call.raw_arguments[:200]!r}",
+            )
+        converted, error = self._validator(call.arguments, "")
         if error is not None:
             return _failed(invocation, "InvalidArguments", f"{self.name}: {error}")
         kwargs: dict[str, Any] = converted
@@ -134,7 +139,7 @@ class Tool:
                 value = run_coroutine(self.function(**prepared))
             else:
                 value = self.function(**prepared)
-        except Exception as exc:  # noqa: BLE001 -- every tool failure becomes data
+        except Exception as exc:
             return _from_exception(invocation, self, exc)
         return _from_value(invocation, value)
 
@@ -152,9 +157,9 @@ class Tool:
                 value = await asyncio.wait_for(awaitable, self.timeout)
             else:
                 value = await awaitable
-        except (TimeoutError, asyncio.TimeoutError):
+        except TimeoutError:
             return _timed_out(invocation, self)
-        except Exception as exc:  # noqa: BLE001 -- every tool failure becomes data
+        except Exception as exc:
             return _from_exception(invocation, self, exc)
         return _from_value(invocation, value)
 
@@ -167,8 +172,8 @@ def _call_with_timeout(tool: Tool, kwargs: dict[str, Any]) -> Any:
 
         try:
             return run_coroutine(bounded())
-        except (TimeoutError, asyncio.TimeoutError):
-            raise _ToolTimeout() from None
+        except TimeoutError:
+            raise _ToolTimeoutError() from None
     # A thread cannot be killed: on timeout the call is abandoned and recorded as failed.
     pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="agents-tool")
     try:
@@ -176,12 +181,12 @@ def _call_with_timeout(tool: Tool, kwargs: dict[str, Any]) -> Any:
         try:
             return future.result(timeout=tool.timeout)
         except concurrent.futures.TimeoutError:
-            raise _ToolTimeout() from None
+            raise _ToolTimeoutError() from None
     finally:
         pool.shutdown(wait=False)
 
 
-class _ToolTimeout(Exception):
+class _ToolTimeoutError(Exception):
     pass
 
 
@@ -198,13 +203,17 @@ def _failed(invocation: ToolInvocation, error_type: str, message: str) -> ToolEx
 def unknown_tool_execution(invocation: ToolInvocation, known: Iterable[str]) -> ToolExecution:
     """The failed execution of a call to a tool that does not exist."""
     names = ", ".join(sorted(known)) or "none"
-    return _failed(invocation, "UnknownTool",
-                   f"unknown tool {invocation.tool_call.name!r}; available tools: {names}")
+    return _failed(
+        invocation,
+        "UnknownTool",
+        f"unknown tool {invocation.tool_call.name!r}; available tools: {names}",
+    )
 
 
 def _timed_out(invocation: ToolInvocation, tool: Tool) -> ToolExecution:
-    return _failed(invocation, "ToolTimeout",
-                   f"tool {tool.name!r} did not finish within {tool.timeout:g} s")
+    return _failed(
+        invocation, "ToolTimeout", f"tool {tool.name!r} did not finish within {tool.timeout:g} s"
+    )
 
 
 def _from_exception(invocation: ToolInvocation, tool: Tool, exc: Exception) -> ToolExecution:
@@ -212,12 +221,13 @@ def _from_exception(invocation: ToolInvocation, tool: Tool, exc: Exception) -> T
         return ToolExecution(
             id=invocation.id,
             tool_call=invocation.tool_call,
-            stop_signal=StopSignal(reason=StopReason.STOP_REQUESTED, message=exc.message,
-                                   source=tool.name),
+            stop_signal=StopSignal(
+                reason=StopReason.STOP_REQUESTED, message=exc.message, source=tool.name
+            ),
             started_at=invocation.started_at,
             completed_at=invocation.started_at,
         )
-    if isinstance(exc, _ToolTimeout):
+    if isinstance(exc, _ToolTimeoutError):
         return _timed_out(invocation, tool)
     return ToolExecution(
         id=invocation.id,
@@ -235,8 +245,9 @@ def _from_value(invocation: ToolInvocation, value: Any) -> ToolExecution:
         value = value.value
     problem = _json_problem(value, "result")
     if problem is not None:
-        return _failed(invocation, "InvalidToolResult",
-                       f"{invocation.tool_call.name} returned {problem}")
+        return _failed(
+            invocation, "InvalidToolResult", f"{invocation.tool_call.name} returned {problem}"
+        )
     return ToolExecution(
         id=invocation.id,
         tool_call=invocation.tool_call,
@@ -272,6 +283,7 @@ def _json_problem(value: Any, path: str) -> str | None:
 
 # -- building tools -------------------------------------------------------------------------
 
+
 def _build(
     function: Callable[..., Any],
     *,
@@ -303,7 +315,9 @@ def _build(
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
             raise ConfigurationError(f"{where}: *args and **kwargs cannot be described to a model")
         if parameter.kind is parameter.POSITIONAL_ONLY:
-            raise ConfigurationError(f"{where}: positional-only parameters cannot be passed by name")
+            raise ConfigurationError(
+                f"{where}: positional-only parameters cannot be passed by name"
+            )
         if parameter.name not in hints:
             raise ConfigurationError(f"{where}: needs a type annotation")
         annotation = hints[parameter.name]
@@ -324,8 +338,11 @@ def _build(
             if _json_problem(default, "default") is None:
                 schema["default"] = default
         properties[parameter.name] = schema
-    parameters: dict[str, Any] = {"type": "object", "properties": properties,
-                                  "additionalProperties": False}
+    parameters: dict[str, Any] = {
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": False,
+    }
     if required:
         parameters["required"] = required
     return Tool(
@@ -345,13 +362,27 @@ def _build(
 
 
 @overload
-def tool(function: Callable[..., Any], /, *, name: str | None = ..., description: str | None = ...,
-         sequential: bool = ..., requires_approval: bool = ...,
-         timeout: float | None = ...) -> Tool: ...
+def tool(
+    function: Callable[..., Any],
+    /,
+    *,
+    name: str | None = ...,
+    description: str | None = ...,
+    sequential: bool = ...,
+    requires_approval: bool = ...,
+    timeout: float | None = ...,
+) -> Tool: ...
 @overload
-def tool(function: None = None, /, *, name: str | None = ..., description: str | None = ...,
-         sequential: bool = ..., requires_approval: bool = ...,
-         timeout: float | None = ...) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(
+    function: None = None,
+    /,
+    *,
+    name: str | None = ...,
+    description: str | None = ...,
+    sequential: bool = ...,
+    requires_approval: bool = ...,
+    timeout: float | None = ...,
+) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     function: Callable[..., Any] | None = None,
     /,
@@ -368,8 +399,13 @@ def tool(
     its ``Args:`` (or ``:param:``) entries. A parameter annotated ``ToolContext`` receives
     the call's context and is not shown to the model.
     """
-    options = {"name": name, "description": description, "sequential": sequential,
-               "requires_approval": requires_approval, "timeout": timeout}
+    options = {
+        "name": name,
+        "description": description,
+        "sequential": sequential,
+        "requires_approval": requires_approval,
+        "timeout": timeout,
+    }
     if function is None:
         return lambda fn: _build(fn, **options)  # type: ignore[arg-type]
     return _build(function, **options)  # type: ignore[arg-type]
@@ -397,6 +433,13 @@ class Tools(Mapping[str, Tool]):
 
     def __getitem__(self, name: str) -> Tool:
         return self._by_name[name]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The tool called ``name``, or ``default``."""
+        return self._by_name.get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._by_name)

@@ -12,7 +12,7 @@ from typing import Any
 
 from agents.errors import ErrorInfo
 from agents.execution import ExecutionState, ExecutionStatus
-from agents.messages import Message, Role
+from agents.messages import Message
 from agents.persistent import deep_thaw
 from agents.signals import StopReason, StopSignal
 from agents.state import AgentState
@@ -100,7 +100,9 @@ def archive_step(
     if messages is not None:
         store = context.store
         context = context._evolve(store=store._evolve(messages=store.messages.extend(messages)))
-    return state._evolve(context=context, execution=execution, updated_at=step_execution.completed_at)
+    return state._evolve(
+        context=context, execution=execution, updated_at=step_execution.completed_at
+    )
 
 
 def terminal_status(state: AgentState) -> ExecutionStatus:
@@ -131,25 +133,21 @@ def render_tool_result(execution: ToolExecution) -> str:
     if execution.stop_signal is not None:
         return f"Stopped: {execution.stop_signal.message}"
     value: Any = execution.value
-    if isinstance(value, str):
-        return value
+    kind = type(value)
+    if kind is str:
+        return value  # type: ignore[no-any-return]
+    if kind is int:
+        return str(value)
     return json.dumps(deep_thaw(value), sort_keys=True, ensure_ascii=False)
 
 
 def tool_message(execution: ToolExecution) -> Message:
     """The tool message answering ``execution``'s call."""
     call = execution.tool_call
-    return Message(
-        role=Role.TOOL,
-        content=render_tool_result(execution),
-        tool_call_id=call.id,
-        name=call.name,
-    )
+    return Message.tool(call.id, call.name, render_tool_result(execution))
 
 
-def blocked_execution(
-    execution_id: str, call: Any, reason: str, at: datetime
-) -> ToolExecution:
+def blocked_execution(execution_id: str, call: Any, reason: str, at: datetime) -> ToolExecution:
     """The record of a call a hook (or a denied approval) kept from running."""
     return ToolExecution(
         id=execution_id,

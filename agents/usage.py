@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Final
 
-from agents.record import Record, record
+import attrs
+
+from agents.record import Record
 
 __all__ = ["ZERO_USAGE", "Usage"]
 
 
-@record
+@attrs.frozen(kw_only=True)
 class Usage(Record):
     """Tokens and cost of one or more model calls; cached tokens are part of the input."""
 
@@ -26,8 +28,7 @@ class Usage(Record):
     def __add__(self, other: Usage) -> Usage:
         if not isinstance(other, Usage):
             return NotImplemented
-        if not (other.input_tokens or other.output_tokens or other.cache_read_tokens
-                or other.cost):
+        if not (other.input_tokens or other.output_tokens or other.cache_read_tokens or other.cost):
             return self
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,

@@ -16,12 +16,17 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     demo = commands.add_parser(
-        "demo", help="run a small example agent offline and print its timeline",
+        "demo",
+        help="run a small example agent offline and print its timeline",
         description="Run a small example agent offline (scripted model, two tools, one hook, "
         "a step limit), print its timeline and final answer, and write the run's JSON.",
     )
-    demo.add_argument("--out", metavar="DIR", default=".",
-                      help="directory for the run file (default: the current directory)")
+    demo.add_argument(
+        "--out",
+        metavar="DIR",
+        default=".",
+        help="directory for the run file (default: the current directory)",
+    )
     return parser
 
 

@@ -64,21 +64,29 @@ def _usage(prompt: int, completion: int) -> Usage:
 
 def build_demo() -> tuple[AgentLoop, AgentState]:
     """The demo's loop and initial state."""
-    script = ScriptedDriver([
-        calls(call("convert", amount=120, currency="EUR"),
-              call("convert", amount=80, currency="GBP"),
-              call("convert", amount=5000, currency="JPY"),
-              content="Converting the three bookings to dollars.", usage=_usage(412, 61)),
-        calls(call("total", amounts=[129.6, 101.6]), usage=_usage(548, 24)),
-        reply("Your trip costs $231.20 for the hotel and the train. I could not convert "
-              "the 5,000 JPY dinner: there is no rate for JPY.", usage=_usage(601, 38)),
-    ])
-    loop = AgentLoop(script, tools=[convert, total], hooks=[known_currencies_only],
-                     max_steps=5)
+    script = ScriptedDriver(
+        [
+            calls(
+                call("convert", amount=120, currency="EUR"),
+                call("convert", amount=80, currency="GBP"),
+                call("convert", amount=5000, currency="JPY"),
+                content="Converting the three bookings to dollars.",
+                usage=_usage(412, 61),
+            ),
+            calls(call("total", amounts=[129.6, 101.6]), usage=_usage(548, 24)),
+            reply(
+                "Your trip costs $231.20 for the hotel and the train. I could not convert "
+                "the 5,000 JPY dinner: there is no rate for JPY.",
+                usage=_usage(601, 38),
+            ),
+        ]
+    )
+    loop = AgentLoop(script, tools=[convert, total], hooks=[known_currencies_only], max_steps=5)
     state = AgentState.initial(
         "You are a travel assistant. Use the tools for every calculation.",
-        messages=["My hotel is 120 EUR, the train 80 GBP and a dinner 5000 JPY. "
-                  "What is the total in USD?"],
+        messages=[
+            "My hotel is 120 EUR, the train 80 GBP and a dinner 5000 JPY. What is the total in USD?"
+        ],
     )
     return loop, state
 
@@ -92,19 +100,23 @@ def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO) -> int:
     for step_execution in final.step_executions:
         step = step_execution.step
         names = [e.name + (" (blocked)" if e.blocked else "") for e in step.tool_executions]
-        rows.append((
-            str(step_execution.number),
-            step.step_type.value,
-            ", ".join(names) or "-",
-            str(step.usage.total_tokens),
-            f"{step_execution.duration * 1000:.2f} ms",
-            final.stop_reason.value if step_execution.number == last and final.stop_reason
-            else "",
-        ))
+        rows.append(
+            (
+                str(step_execution.number),
+                step.step_type.value,
+                ", ".join(names) or "-",
+                str(step.usage.total_tokens),
+                f"{step_execution.duration * 1000:.2f} ms",
+                final.stop_reason.value
+                if step_execution.number == last and final.stop_reason
+                else "",
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
-        stdout.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths,
-                                                                       strict=True)).rstrip())
+        stdout.write(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        )
         stdout.write("\n")
     usage = final.usage
     status = final.status.value if final.status else "none"

@@ -61,7 +61,11 @@ def reply(text: str, usage: Usage | None = None, finish_reason: str = "stop") ->
 
 
 def call(
-    name: str, /, arguments: Mapping[str, Any] | str | None = None, *, id: str | None = None,  # noqa: A002
+    name: str,
+    /,
+    arguments: Mapping[str, Any] | str | None = None,
+    *,
+    id: str | None = None,
     **kw: Any,
 ) -> ScriptStep:
     """The model calls tool ``name``; ``arguments`` and ``kw`` are merged.
@@ -77,34 +81,51 @@ def call(
     return _Call(name=name, arguments=merged, id=id)
 
 
-def calls(*steps: ScriptStep, content: str = "", usage: Usage | None = None,
-          finish_reason: str = "tool_calls") -> ScriptStep:
+def calls(
+    *steps: ScriptStep,
+    content: str = "",
+    usage: Usage | None = None,
+    finish_reason: str = "tool_calls",
+) -> ScriptStep:
     """The model makes several tool calls in one answer."""
-    if not steps or not all(isinstance(step, _Call) for step in steps):
+    specs = tuple(step for step in steps if isinstance(step, _Call))
+    if not steps or len(specs) != len(steps):
         raise ConfigurationError("calls() takes one or more call(...) steps")
-    return _Calls(calls=tuple(steps), content=content,  # type: ignore[arg-type]
-                  usage=usage or ZERO_USAGE, finish_reason=finish_reason)
+    return _Calls(
+        calls=specs,
+        content=content,
+        usage=usage or ZERO_USAGE,
+        finish_reason=finish_reason,
+    )
 
 
 def fail(exception: BaseException | type[BaseException]) -> ScriptStep:
     """The driver raises ``exception`` instead of answering."""
-    if not (isinstance(exception, BaseException)
-            or (isinstance(exception, type) and issubclass(exception, BaseException))):
+    if not (
+        isinstance(exception, BaseException)
+        or (isinstance(exception, type) and issubclass(exception, BaseException))
+    ):
         raise ConfigurationError(f"fail() takes an exception, got {exception!r}")
     return _Fail(exception=exception)
 
 
 class ScriptedDriver:
     """Answers each request with the next step of its script; past the end it raises
-    ``ScriptExhausted``. Thread-safe; ``reset()`` starts the script again."""
+    ``ScriptExhausted``. Thread-safe; ``reset()`` starts the script again.
 
-    __slots__ = ("_answers", "_lock", "_position", "requests")
+    ``last_request`` is the latest request; with ``keep_requests=True`` every request is kept
+    in ``requests`` (off by default: a long run would keep every request alive).
+    """
 
-    def __init__(self, steps: Iterable[ScriptStep]) -> None:
+    __slots__ = ("_answers", "_keep", "_lock", "_position", "last_request", "requests")
+
+    def __init__(self, steps: Iterable[ScriptStep], *, keep_requests: bool = False) -> None:
         self._answers: tuple[InferenceResponse | _Fail, ...] = _compile(list(steps))
         self._position = 0
         self._lock = threading.Lock()
+        self._keep = keep_requests
         self.requests: list[InferenceRequest] = []
+        self.last_request: InferenceRequest | None = None
 
     @property
     def remaining(self) -> int:
@@ -115,6 +136,7 @@ class ScriptedDriver:
         """Start the script from its first step again."""
         with self._lock:
             self._position = 0
+            self.last_request = None
             self.requests.clear()
 
     def infer(self, request: InferenceRequest) -> InferenceResponse:
@@ -127,7 +149,9 @@ class ScriptedDriver:
                     f"(request {position + 1})"
                 )
             self._position = position + 1
-            self.requests.append(request)
+            self.last_request = request
+            if self._keep:
+                self.requests.append(request)
         answer = self._answers[position]
         if type(answer) is _Fail:
             exception = answer.exception
@@ -164,16 +188,26 @@ def _compile(steps: list[ScriptStep]) -> tuple[InferenceResponse | _Fail, ...]:
         if isinstance(step, InferenceResponse | _Fail):
             answers.append(step)
         elif isinstance(step, _Reply):
-            answers.append(InferenceResponse(content=step.content, usage=step.usage,
-                                             finish_reason=step.finish_reason))
+            answers.append(
+                InferenceResponse(
+                    content=step.content, usage=step.usage, finish_reason=step.finish_reason
+                )
+            )
         elif isinstance(step, _Call):
-            answers.append(InferenceResponse(tool_calls=to_pvector([tool_call(step)]),
-                                             finish_reason="tool_calls"))
+            answers.append(
+                InferenceResponse(
+                    tool_calls=to_pvector([tool_call(step)]), finish_reason="tool_calls"
+                )
+            )
         elif isinstance(step, _Calls):
-            answers.append(InferenceResponse(
-                content=step.content,
-                tool_calls=to_pvector([tool_call(spec) for spec in step.calls]),
-                usage=step.usage, finish_reason=step.finish_reason))
+            answers.append(
+                InferenceResponse(
+                    content=step.content,
+                    tool_calls=to_pvector([tool_call(spec) for spec in step.calls]),
+                    usage=step.usage,
+                    finish_reason=step.finish_reason,
+                )
+            )
         else:
             raise ConfigurationError(
                 f"script step {index} is {step!r}; use reply(), call(), calls(), fail() "

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
@@ -47,8 +49,9 @@ class TickingClock:
 
     __slots__ = ("_lock", "_next", "step")
 
-    def __init__(self, start: datetime = EPOCH,
-                 step: timedelta = timedelta(milliseconds=1)) -> None:
+    def __init__(
+        self, start: datetime = EPOCH, step: timedelta = timedelta(milliseconds=1)
+    ) -> None:
         self._next = _aware(start)
         self.step = step
         self._lock = threading.Lock()
@@ -67,19 +70,20 @@ class TickingClock:
 class SequentialIds:
     """Ids ``<prefix><kind>-<n>``, counting each kind from 1."""
 
-    __slots__ = ("_counts", "_lock", "prefix")
+    __slots__ = ("_counters", "_lock", "prefix")
 
     def __init__(self, prefix: str = "") -> None:
         self.prefix = prefix
-        self._counts: dict[str, int] = {}
+        self._counters: dict[str, Iterator[int]] = {}
         self._lock = threading.Lock()
 
     def new_id(self, kind: str) -> str:
         """The next id of ``kind``."""
-        with self._lock:
-            count = self._counts.get(kind, 0) + 1
-            self._counts[kind] = count
-        return f"{self.prefix}{kind}-{count}"
+        counter = self._counters.get(kind)
+        if counter is None:
+            with self._lock:
+                counter = self._counters.setdefault(kind, itertools.count(1))
+        return f"{self.prefix}{kind}-{next(counter)}"  # next() on a count is atomic
 
     def __repr__(self) -> str:
         return f"SequentialIds(prefix={self.prefix!r})"
