@@ -298,6 +298,7 @@ def execute(
                 state = cancel_if_asked(state, None)
             if check_limits and limits.due(number - 1, tokens, cost, started_at, step_started):
                 before = state
+                assert state.execution is not None
                 for signal in limit_signals(
                     limits,
                     state.execution.continuation,

@@ -87,7 +87,7 @@ def schema_for_type(annotation: Any, where: str) -> dict[str, Any]:
 
 # -- validation -----------------------------------------------------------------------------
 
-_PMAP: Final = type(pmap())
+_PMAP: Final[type] = type(pmap())
 _MISSING: Final = object()
 _JSON_TYPES: Final[dict[str, Callable[[Any], bool]]] = {
     "string": lambda v: isinstance(v, str),

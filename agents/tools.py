@@ -434,7 +434,7 @@ class Tools(Mapping[str, Tool]):
     def __getitem__(self, name: str) -> Tool:
         return self._by_name[name]
 
-    def get(self, name: str, default: Any = None) -> Any:
+    def get(self, name: str, default: Tool | None = None) -> Tool | None:  # type: ignore[override]
         """The tool called ``name``, or ``default``."""
         return self._by_name.get(name, default)
 
