@@ -51,6 +51,7 @@ from agents.inference import InferenceRequest, InferenceResponse
 from agents.loop import AgentLoop
 from agents.messages import Message, Role, ToolCall
 from agents.persistent import History
+from agents.record import Record
 from agents.signals import ExecutionContinuation, StopReason, StopSignal
 from agents.state import AgentState
 from agents.step import AgentStep, StepExecution, StepType, ToolExecution
@@ -94,6 +95,7 @@ __all__ = [
     "Message",
     "MessageStore",
     "RandomIds",
+    "Record",
     "ReplayDivergence",
     "Role",
     "ScriptExhausted",

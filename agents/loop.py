@@ -241,14 +241,19 @@ class AgentLoop:
         if logger is None and not listeners:
             return None
 
+        broken: list[object] = []  # critical listeners that failed: the run is ending
+
         def emit(event: Event) -> None:
             if logger is not None:
                 log_event(logger, event)
             for listener in listeners:
+                if broken and listener in broken:
+                    continue
                 try:
                     listener(event)
                 except Exception as exc:
                     if getattr(listener, "critical", False):
+                        broken.append(listener)
                         raise MachineFailure(
                             ErrorInfo(
                                 type="ListenerFailed",

@@ -61,10 +61,7 @@ def schema_for_type(annotation: Any, where: str) -> dict[str, Any]:
     if origin in (Union, types.UnionType):
         options = [schema_for_type(arg, where) for arg in args]
         return {"anyOf": options}
-    if origin in (list, Sequence, tuple, typing.Sequence, frozenset, set) or annotation in (
-        list,
-        tuple,
-    ):
+    if origin in (list, Sequence, tuple, typing.Sequence) or annotation in (list, tuple):
         if origin is tuple and args and not (len(args) == 2 and args[1] is Ellipsis):
             return {
                 "type": "array",

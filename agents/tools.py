@@ -49,12 +49,12 @@ class StopAgent(Exception):
         self.message = message
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen
 class ToolResult:
     """A tool's value with instructions: ``terminate=True`` ends the run after this step."""
 
     value: Any = None
-    terminate: bool = False
+    terminate: bool = attrs.field(default=False, kw_only=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -86,7 +86,7 @@ class Tool:
     is_async: bool = False
     _plain_parameters: Mapping[str, Any] = attrs.field(alias="_plain_parameters")
     _validator: Validator = attrs.field(alias="_validator")
-    _enums: Mapping[str, type[enum.Enum]] = attrs.field(alias="_enums", factory=dict)
+    _converters: Mapping[str, Callable[[Any], Any]] = attrs.field(alias="_converters", factory=dict)
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -116,9 +116,9 @@ class Tool:
         if error is not None:
             return _failed(invocation, "InvalidArguments", f"{self.name}: {error}")
         kwargs: dict[str, Any] = converted
-        for key, enum_type in self._enums.items():
-            if key in kwargs:
-                kwargs[key] = enum_type(kwargs[key])
+        for key, convert in self._converters.items():
+            if key in kwargs and kwargs[key] is not None:
+                kwargs[key] = convert(kwargs[key])
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = ToolContext(
                 state=invocation.state,
@@ -308,7 +308,7 @@ def _build(
     signature = inspect.signature(function)
     properties: dict[str, Any] = {}
     required: list[str] = []
-    enums: dict[str, type[enum.Enum]] = {}
+    converters: dict[str, Callable[[Any], Any]] = {}
     context_parameter: str | None = None
     for parameter in signature.parameters.values():
         where = f"tool {tool_name!r}, parameter {parameter.name!r}"
@@ -325,8 +325,9 @@ def _build(
             context_parameter = parameter.name
             continue
         schema = schema_for_type(annotation, where)
-        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-            enums[parameter.name] = annotation
+        convert = _converter_for(annotation)
+        if convert is not None:
+            converters[parameter.name] = convert
         if parameter.name in param_docs and "description" not in schema:
             schema["description"] = param_docs[parameter.name]
         if parameter.default is parameter.empty:
@@ -357,8 +358,17 @@ def _build(
         is_async=inspect.iscoroutinefunction(function),
         _plain_parameters=parameters,
         _validator=compile_validator(parameters),
-        _enums=enums,
+        _converters=converters,
     )
+
+
+def _converter_for(annotation: Any) -> Callable[[Any], Any] | None:
+    """What turns a validated JSON value into the parameter's type (enums and tuples)."""
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return annotation
+    if annotation is tuple or typing.get_origin(annotation) is tuple:
+        return tuple
+    return None
 
 
 @overload

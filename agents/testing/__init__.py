@@ -8,6 +8,7 @@ from agents.drivers.function import FunctionDriver
 from agents.drivers.scripted import ScriptedDriver, ScriptStep, call, calls, fail, reply
 from agents.testing.clocks import FixedClock, SequentialIds, TickingClock
 from agents.testing.events import EventRecorder, capture_events
+from agents.testing.invariants import assert_invariants, check_invariants
 
 __all__ = [
     "EventRecorder",
@@ -17,9 +18,11 @@ __all__ = [
     "ScriptedDriver",
     "SequentialIds",
     "TickingClock",
+    "assert_invariants",
     "call",
     "calls",
     "capture_events",
+    "check_invariants",
     "fail",
     "reply",
 ]

@@ -1,0 +1,18 @@
+"""Shared test set-up: Hypothesis profiles and deterministic loop helpers."""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("dev", max_examples=60, deadline=None)
+settings.register_profile(
+    "ci",
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -1,0 +1,218 @@
+"""The JSON codec (SPEC §9): lossless round trips, strict decoding, redaction, references."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta, timezone
+
+import pytest
+from helpers import add, echo, explode, initial, make_loop
+
+from agents import (
+    AgentState,
+    AgentStep,
+    ErrorInfo,
+    InferenceRequest,
+    Message,
+    StateDecodeError,
+    StopReason,
+    StopSignal,
+    ToolCall,
+    ToolExecution,
+    Usage,
+)
+from agents.codec import REDACTED, SCHEMA_VERSION, from_dict, is_secret_key, to_dict
+from agents.testing import call, calls, fail, reply
+
+
+def rich_state() -> AgentState:
+    """A finished run touching most record types."""
+    loop = make_loop(
+        calls(call("add", a=1, b=2), call("echo", text="é ✓"), call("explode"),
+              usage=Usage(input_tokens=10, output_tokens=5, cache_read_tokens=3, cost=0.00123)),
+        call("add", '{"broken'),
+        fail(RuntimeError("model down")),
+        tools=[add, echo, explode],
+    )
+    state = initial().with_metadata("ticket", {"id": 7, "tags": ["a", "b"]})
+    return loop.run(state.with_llm_config(model="test-model", temperature=0.2))
+
+
+def test_round_trip_is_lossless():
+    """``from_json(to_json(x)) == x`` and the text is stable."""
+    state = rich_state()
+    text = state.to_json()
+    back = AgentState.from_json(text)
+    assert back == state
+    assert back.to_json() == text
+    assert to_dict(state) == json.loads(text)
+    assert back.usage == state.usage
+    assert back.execution.error == state.execution.error
+    assert back.tool_executions[1].value == "é ✓"
+
+
+def test_every_record_round_trips_on_its_own():
+    """Each record type has its own to_dict/from_dict."""
+    at = datetime(2025, 5, 1, 12, 0, 0, 123456, tzinfo=UTC)
+    call_ = ToolCall(id="c1", name="add", arguments={"a": 1, "nested": {"x": [1, 2]}})
+    records = [
+        Message.user("hi"),
+        call_,
+        Usage(input_tokens=1, output_tokens=2, cost=0.1),
+        ErrorInfo(type="X", message="y", details={"status_code": 500}),
+        StopSignal(reason=StopReason.TIME_LIMIT, message="m", context={"elapsed": 1.5}),
+        ToolExecution(id="t1", tool_call=call_, value={"k": [1, None]}, started_at=at,
+                      completed_at=at + timedelta(seconds=1)),
+        InferenceRequest(messages=[Message.system("s"), Message.user("u")],
+                         tools=[add.schema], model="m", options={"temperature": 0.1}),
+        AgentStep(id="s1", input_messages=[Message.user("u")]),
+    ]
+    for record in records:
+        data = record.to_dict()
+        assert data["kind"] == type(record).__name__
+        assert data["schema_version"] == SCHEMA_VERSION
+        assert type(record).from_dict(data) == record
+        assert from_dict(data) == record
+
+
+def test_step_inputs_are_written_as_references():
+    """A step's input messages are a prefix of the context: written as MessagesRef."""
+    state = make_loop(*[call("add", a=i, b=1) for i in range(5)], reply("done")).run(initial())
+    data = to_dict(state)
+    refs = [se["step"]["input_messages"] for se in data["execution"]["step_executions"]]
+    assert refs == [{"kind": "MessagesRef", "prefix": 1 + 2 * i} for i in range(6)]
+    back = AgentState.from_dict(data)
+    assert back.steps[3].input_messages == state.steps[3].input_messages
+    assert back.steps[3].input_messages[0] == Message.system("You are a test agent.")
+
+
+def test_history_serializes_in_linear_size():
+    """Doubling the steps roughly doubles the JSON (no quadratic input copies)."""
+
+    def size(n: int) -> int:
+        loop = make_loop(*[call("add", a=i, b=1) for i in range(n)], reply("done"),
+                         max_steps=n + 1)
+        return len(loop.run(initial()).to_json())
+
+    small, large = size(50), size(100)
+    assert large < 2.2 * small
+
+
+def test_step_inputs_that_are_not_a_prefix_are_written_in_full():
+    """When a hook replaced the conversation, earlier inputs are written as they were."""
+    state = make_loop(call("add", a=1, b=1), reply("done")).run(initial())
+    rewritten = state.with_messages([Message.user("something else")])
+    data = to_dict(rewritten)
+    first_input = data["execution"]["step_executions"][0]["step"]["input_messages"]
+    assert isinstance(first_input, list)
+    assert AgentState.from_dict(data) == rewritten
+
+
+def test_timestamps_are_iso_with_microseconds_and_offset():
+    """Timestamps keep microseconds and their offset through the codec."""
+    at = datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone(timedelta(hours=2)))
+    state = AgentState.initial(created_at=at)
+    data = to_dict(state)
+    assert data["created_at"] == "2025-01-02T03:04:05.000000+02:00"
+    assert AgentState.from_dict(data).created_at == at
+
+
+def test_plain_maps_are_sorted_and_secrets_redacted():
+    """Plain maps have sorted keys; values under secret-looking keys are redacted."""
+    state = AgentState.initial(
+        metadata={"zeta": 1, "alpha": {"API-Key": "sk-123", "max_tokens": 5}},
+        llm_config={"model": "m", "openai_api_key": "sk-456", "Authorization": "Bearer x"},
+    )
+    text = state.to_json()
+    assert "sk-123" not in text and "sk-456" not in text and "Bearer" not in text
+    data = json.loads(text)
+    assert list(data["context"]["metadata"]) == ["alpha", "zeta"]
+    assert data["context"]["metadata"]["alpha"] == {"API-Key": REDACTED, "max_tokens": 5}
+    assert data["llm_config"]["openai_api_key"] == REDACTED
+
+
+@pytest.mark.parametrize(
+    ("key", "secret"),
+    [("api_key", True), ("X-Api-Key", True), ("token", True), ("Refresh_Token", True),
+     ("db_password", True), ("client_secret", True), ("cookie", True),
+     ("max_tokens", False), ("tokens", False), ("secretary", False), ("monkey", False)],
+)
+def test_secret_keys(key, secret):
+    """Secret keys are matched case-insensitively with ``-`` read as ``_``."""
+    assert is_secret_key(key) is secret
+
+
+def _corrupt(path: list, value):
+    data = to_dict(rich_state())
+    target = data
+    for part in path[:-1]:
+        target = target[part]
+    if value is KeyError:
+        del target[path[-1]]
+    else:
+        target[path[-1]] = value
+    return data
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "where", "reason"),
+    [
+        (["agent_id"], 5, "agent_id", "expected a string"),
+        (["created_at"], "yesterday", "created_at", "not an ISO-8601"),
+        (["created_at"], "2025-01-01T00:00:00", "created_at", "no UTC offset"),
+        (["execution", "status"], "exploded", "execution.status", "not a ExecutionStatus"),
+        (["execution", "step_executions", 1, "step", "response", "usage", "cost"], "free",
+         "execution.step_executions[1].step.response.usage.cost", "expected a number"),
+        (["execution", "step_executions", 0, "step", "tool_executions", 2, "error"], KeyError,
+         "execution.step_executions[0].step.tool_executions[2].error", "missing field"),
+        (["execution", "step_executions", 0, "surprise"], 1,
+         "execution.step_executions[0].surprise", "unknown field"),
+        (["context", "store", "messages", 0, "kind"], "Mess", "context.store.messages[0]",
+         "expected kind 'Message'"),
+        (["execution", "step_executions", 0, "step", "input_messages"],
+         {"kind": "MessagesRef", "prefix": 99},
+         "execution.step_executions[0].step.input_messages", "outside the conversation"),
+        (["context", "store", "messages", 0, "role"], "robot", "context.store.messages[0].role",
+         "not a Role"),
+    ],
+)
+def test_malformed_input_names_the_path(path, value, where, reason):
+    """Every decoding error names the path of the bad field and what was wrong."""
+    with pytest.raises(StateDecodeError) as info:
+        AgentState.from_dict(_corrupt(path, value))
+    assert info.value.path == where
+    assert reason in str(info.value)
+    assert str(info.value).startswith(where)
+
+
+@pytest.mark.parametrize("version", [2, 0, "1", None, True])
+def test_unknown_schema_versions_are_rejected(version):
+    """A future (or nonsense) schema version is a StateDecodeError on schema_version."""
+    data = to_dict(initial())
+    data["schema_version"] = version
+    with pytest.raises(StateDecodeError) as info:
+        AgentState.from_dict(data)
+    assert info.value.path == "schema_version"
+
+
+def test_not_json_and_wrong_kind_are_rejected():
+    """Garbage text and a record of another kind are typed errors."""
+    with pytest.raises(StateDecodeError, match="not valid JSON"):
+        AgentState.from_json("{nope")
+    with pytest.raises(StateDecodeError, match="expected kind 'AgentState'"):
+        AgentState.from_dict(Message.user("x").to_dict())
+    with pytest.raises(StateDecodeError, match="missing schema_version"):
+        AgentState.from_dict({"kind": "AgentState"})
+    with pytest.raises(StateDecodeError, match="unknown kind"):
+        from_dict({"kind": "Nope", "schema_version": SCHEMA_VERSION})
+    with pytest.raises(StateDecodeError, match="expected a JSON object"):
+        from_dict([1, 2])
+
+
+def test_invalid_values_inside_valid_json_are_rejected():
+    """A finish reason outside SPEC's set fails decoding with the record named."""
+    state = make_loop(reply("x")).run(initial())
+    data = to_dict(state)
+    data["execution"]["step_executions"][0]["step"]["response"]["finish_reason"] = "bored"
+    with pytest.raises(StateDecodeError, match="invalid InferenceResponse"):
+        AgentState.from_dict(data)

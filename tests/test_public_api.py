@@ -1,0 +1,80 @@
+"""The public surface (SPEC §1): sorted, complete, importable; ``import agents`` stays light."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import subprocess
+import sys
+
+import agents
+import agents.testing
+from agents import AgentError
+from agents.record import Record
+
+SPEC_NAMES = """
+AgentLoop AgentState AgentContext AgentStep StepExecution ToolExecution ExecutionState
+ExecutionStatus ExecutionContinuation StopSignal StopReason StepType Message Role ToolCall Usage
+InferenceRequest InferenceResponse ErrorInfo HookTrigger HookContext hook inference_interceptor
+tool_interceptor tool Tool Tools ToolResult ToolContext StopAgent CancellationToken
+FunctionDriver AgentError ConfigurationError StateDecodeError ScriptExhausted ReplayDivergence
+SessionNotFound SessionConflict AuditLogTampered InvariantViolation
+""".split()
+
+SPEC_TESTING_NAMES = """
+ScriptedDriver reply call calls fail FunctionDriver FixedClock TickingClock SequentialIds
+capture_events EventRecorder check_invariants assert_invariants
+""".split()
+
+
+def _package_modules():
+    for info in pkgutil.walk_packages(agents.__path__, "agents."):
+        if info.name.endswith(("__main__", "strategies", "plugin")):
+            continue
+        yield importlib.import_module(info.name)
+
+
+def test_all_is_sorted_and_unique():
+    """``agents.__all__`` and ``agents.testing.__all__`` are sorted and without repeats."""
+    for module in (agents, agents.testing):
+        assert list(module.__all__) == sorted(set(module.__all__))
+
+
+def test_all_names_exist():
+    """Every name in ``__all__`` is importable."""
+    for module in (agents, agents.testing):
+        for name in module.__all__:
+            assert hasattr(module, name), name
+
+
+def test_spec_names_are_exported():
+    """Every public name SPEC lists is exported where SPEC says."""
+    assert set(SPEC_NAMES) <= set(agents.__all__)
+    assert set(SPEC_TESTING_NAMES) <= set(agents.testing.__all__)
+
+
+def test_every_record_error_and_event_is_exported():
+    """No public record, error or event class is left out of ``agents.__all__``."""
+    exported = {getattr(agents, name) for name in agents.__all__}
+    for module in _package_modules():
+        if module.__name__.startswith(("agents.testing", "agents.cli")):
+            continue
+        for name, value in vars(module).items():
+            if name.startswith("_") or not inspect.isclass(value):
+                continue
+            if value.__module__ != module.__name__:
+                continue
+            public = issubclass(value, Record | AgentError) or module.__name__ == "agents.events"
+            if public:
+                assert value in exported, f"{module.__name__}.{name} is not exported"
+
+
+def test_import_agents_does_not_import_heavy_dependencies():
+    """``import agents`` loads neither litellm nor hypothesis nor pytest."""
+    code = ("import sys, agents, agents.testing; "
+            "print(sorted(m for m in ('litellm', 'hypothesis', 'pytest', 'psycopg', 'dbos') "
+            "if m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "[]"

@@ -1,0 +1,209 @@
+"""Records (SPEC §2): frozen values, ``with_*`` transitions, the derived read API."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+from helpers import add, explode, initial, make_loop
+from pyrsistent import PMap, PVector
+
+from agents import (
+    AgentContext,
+    AgentState,
+    ExecutionStatus,
+    History,
+    Message,
+    MessageStore,
+    Role,
+    StepType,
+    StopReason,
+    StopSignal,
+    ToolCall,
+    Usage,
+)
+from agents.testing import call, calls, reply
+
+
+def test_records_are_frozen_slotted_and_keyword_only():
+    """Records cannot be changed in place and take keyword arguments only."""
+    message = Message.user("hi")
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        message.content = "changed"  # type: ignore[misc]
+    assert not hasattr(message, "__dict__")
+    with pytest.raises(TypeError):
+        Message(Role.USER, "hi")  # type: ignore[misc]
+
+
+def test_collections_are_converted_to_persistent_ones():
+    """Lists and dicts passed in become PVector/PMap, deeply."""
+    call_ = ToolCall(id="1", name="f", arguments={"items": [1, {"k": "v"}]})
+    assert isinstance(call_.arguments, PMap)
+    assert isinstance(call_.arguments["items"], PVector)
+    assert isinstance(call_.arguments["items"][1], PMap)
+    message = Message.assistant("x", [call_])
+    assert isinstance(message.tool_calls, PVector)
+
+
+def test_converters_keep_persistent_inputs_identical():
+    """An existing PVector/PMap is kept as is, not copied."""
+    call_ = ToolCall(id="1", name="f", arguments={"a": 1})
+    again = ToolCall(id="2", name="f", arguments=call_.arguments)
+    assert again.arguments is call_.arguments
+
+
+def test_with_methods_return_the_same_instance_when_nothing_changes():
+    """``new is old`` means nothing happened."""
+    state = initial()
+    assert state.with_system_prompt(state.context.system_prompt) is state
+    assert state.with_messages(state.messages) is state
+    assert state.for_next_execution() is state
+    assert state.with_metadata("k", 1).with_metadata("k", 1) is not state
+    changed = state.with_metadata("k", 1)
+    assert changed.with_metadata("k", 1) is changed
+    message = Message.user("x")
+    assert message.with_content("x") is message
+
+
+def test_with_methods_do_not_touch_the_original():
+    """Transitions return new values and leave their inputs as they were."""
+    state = initial()
+    longer = state.with_user_message("second").with_system_prompt("new").with_metadata("a", 1)
+    assert [m.content for m in state.messages] == ["hello"]
+    assert [m.content for m in longer.messages] == ["hello", "second"]
+    assert state.context.system_prompt == "You are a test agent."
+    assert dict(state.metadata) == {}
+
+
+def test_message_constructors():
+    """Named constructors set the role and fields."""
+    call_ = ToolCall(id="c", name="f")
+    assert Message.system("s").role is Role.SYSTEM
+    assert Message.assistant("a", [call_]).tool_calls[0] is call_
+    tool_message = Message.tool("c", "f", "out")
+    assert (tool_message.role, tool_message.tool_call_id, tool_message.name) == (
+        Role.TOOL, "c", "f")
+
+
+def test_usage_adds_field_wise():
+    """``a + b`` adds every field; total tokens are input plus output."""
+    total = Usage(input_tokens=1, output_tokens=2, cache_read_tokens=1, cost=0.5) + Usage(
+        input_tokens=10, output_tokens=20, cost=0.25)
+    assert total == Usage(input_tokens=11, output_tokens=22, cache_read_tokens=1, cost=0.75)
+    assert total.total_tokens == 33
+
+
+def test_initial_state_is_pure():
+    """``AgentState.initial`` reads no clock and makes no ids."""
+    assert AgentState.initial("s", messages=["a"]) == AgentState.initial("s", messages=["a"])
+    state = AgentState.initial()
+    assert state.status is None
+    assert state.should_stop
+    assert state.step_count == 0
+    assert state.final_response is None
+    assert state.stop_reason is None
+
+
+def test_read_api_of_a_finished_run():
+    """The derived read API reflects the current execution."""
+    usage = Usage(input_tokens=3, output_tokens=2, cost=0.01)
+    final = make_loop(
+        calls(call("add", a=1, b=2), call("explode"), usage=usage),
+        calls(call("add", a=3, b=4), usage=usage),
+        reply("  the end  ", usage=usage),
+        tools=[add, explode],
+    ).run(initial())
+    assert final.status is ExecutionStatus.COMPLETED
+    assert final.step_count == 3
+    assert [s.step_type for s in final.steps] == [StepType.ERROR, StepType.TOOL_EXECUTION,
+                                                  StepType.FINAL_RESPONSE]
+    assert [e.name for e in final.tool_executions] == ["add", "explode", "add"]
+    assert final.last_tool_execution is final.tool_executions[-1]
+    assert final.last_step is final.steps[-1]
+    assert final.usage == Usage(input_tokens=9, output_tokens=6, cost=0.03)
+    assert [e.type for e in final.errors] == ["RuntimeError"]
+    assert final.stop_reason is StopReason.COMPLETED
+    assert final.final_response == "  the end  "
+    assert final.should_stop
+    assert final.execution_duration is not None and final.execution_duration > 0
+    step_execution = final.step_executions[0]
+    assert step_execution.duration > 0
+    assert step_execution.usage == usage
+    assert final.steps[0].requested_tool_calls[1].name == "explode"
+    assert [c.name for c in final.steps[0].executed_tool_calls] == ["add", "explode"]
+
+
+def test_final_response_is_none_for_blank_or_non_final_steps():
+    """Blank answers and tool steps have no final response."""
+    assert make_loop(reply("   ")).run(initial()).final_response is None
+    stopped = make_loop(call("add", a=1, b=1), reply("x"), max_steps=1).run(initial())
+    assert stopped.final_response is None
+
+
+def test_should_stop_follows_the_chain():
+    """No execution: stop; in progress with nothing: go on; a signal: stop; continued: go on."""
+    state = initial()
+    assert state.should_stop
+    running = make_loop(call("add", a=1, b=1), reply("x"))
+    middle = next(iter(running.iterate(initial())))
+    assert middle.status is ExecutionStatus.IN_PROGRESS
+    assert not middle.should_stop
+    signalled = middle.with_stop_signal(StopSignal(reason=StopReason.STOP_REQUESTED))
+    assert signalled.should_stop
+    assert not signalled.with_execution_continued().should_stop
+
+
+def test_with_stop_signal_without_execution_creates_a_pending_one():
+    """A signal on a fresh state creates a PENDING execution that has no id yet."""
+    state = initial().with_stop_signal(StopSignal(reason=StopReason.USER_REQUESTED))
+    assert state.status is ExecutionStatus.PENDING
+    assert state.execution.execution_id is None
+    assert initial().with_execution_continued().status is ExecutionStatus.PENDING
+
+
+def test_message_store_sections():
+    """The store has messages, buffer and summary; the model sees summary and buffer first."""
+    store = MessageStore(messages=[Message.user("m")]).with_section(
+        "summary", [Message.system("earlier: ...")]).with_message(Message.user("b"), "buffer")
+    context = AgentContext(store=store, system_prompt="sys")
+    assert [m.content for m in context.compile()] == ["sys", "earlier: ...", "b", "m"]
+    with pytest.raises(Exception, match="unknown message section"):
+        store.section("scratch")
+
+
+class TestHistory:
+    """``History``: an immutable sequence that is cheap to append to and to share."""
+
+    def test_behaves_like_a_sequence(self):
+        """Indexing, slicing, iteration, reversal and equality with other sequences."""
+        items = History(range(100))
+        assert len(items) == 100
+        assert items[0] == 0 and items[-1] == 99 and items[37] == 37
+        assert list(items[10:13]) == [10, 11, 12]
+        assert list(reversed(items))[:2] == [99, 98]
+        assert items == list(range(100))
+        assert items != list(range(99))
+        assert hash(items) == hash(History(range(100)))
+        with pytest.raises(IndexError):
+            items[100]
+
+    def test_append_shares_structure_and_keeps_the_original(self):
+        """Appending leaves the original intact and shares full chunks."""
+        base = History(range(64))
+        longer = base.append(64)
+        assert len(base) == 64 and len(longer) == 65
+        assert longer._chunks is base._chunks
+        assert list(longer) == list(range(65))
+
+    def test_head_prefix_and_is_prefix_of(self):
+        """A head in front of a shared body; prefixes share chunks."""
+        body = History(range(70))
+        with_head = body.with_head(("h",))
+        assert list(with_head)[:2] == ["h", 0]
+        assert len(with_head) == 71
+        assert with_head.body() == body
+        prefix = body.prefix(40)
+        assert list(prefix) == list(range(40))
+        assert prefix.is_prefix_of(body)
+        assert History(range(1, 41)).is_prefix_of(body) is False
+        assert body.prefix(0) == []
+        assert body.last() == 69 and History().last() is None
