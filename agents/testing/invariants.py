@@ -77,9 +77,11 @@ def _timestamps(state: AgentState) -> list[str]:
                 f"step {step_execution.number} starts before the previous step (or the "
                 "execution) did"
             )
-        for tool_execution in step_execution.step.tool_executions:
-            if tool_execution.completed_at < tool_execution.started_at:
-                problems.append(f"tool execution {tool_execution.id} completes before it starts")
+        problems.extend(
+            f"tool execution {e.id} completes before it starts"
+            for e in step_execution.step.tool_executions
+            if e.completed_at < e.started_at
+        )
         previous = step_execution.completed_at
     if (
         execution.completed_at is not None
