@@ -28,8 +28,12 @@ from agents.testing import call, calls, fail, reply
 def rich_state() -> AgentState:
     """A finished run touching most record types."""
     loop = make_loop(
-        calls(call("add", a=1, b=2), call("echo", text="é ✓"), call("explode"),
-              usage=Usage(input_tokens=10, output_tokens=5, cache_read_tokens=3, cost=0.00123)),
+        calls(
+            call("add", a=1, b=2),
+            call("echo", text="é ✓"),
+            call("explode"),
+            usage=Usage(input_tokens=10, output_tokens=5, cache_read_tokens=3, cost=0.00123),
+        ),
         call("add", '{"broken'),
         fail(RuntimeError("model down")),
         tools=[add, echo, explode],
@@ -61,10 +65,19 @@ def test_every_record_round_trips_on_its_own():
         Usage(input_tokens=1, output_tokens=2, cost=0.1),
         ErrorInfo(type="X", message="y", details={"status_code": 500}),
         StopSignal(reason=StopReason.TIME_LIMIT, message="m", context={"elapsed": 1.5}),
-        ToolExecution(id="t1", tool_call=call_, value={"k": [1, None]}, started_at=at,
-                      completed_at=at + timedelta(seconds=1)),
-        InferenceRequest(messages=[Message.system("s"), Message.user("u")],
-                         tools=[add.schema], model="m", options={"temperature": 0.1}),
+        ToolExecution(
+            id="t1",
+            tool_call=call_,
+            value={"k": [1, None]},
+            started_at=at,
+            completed_at=at + timedelta(seconds=1),
+        ),
+        InferenceRequest(
+            messages=[Message.system("s"), Message.user("u")],
+            tools=[add.schema],
+            model="m",
+            options={"temperature": 0.1},
+        ),
         AgentStep(id="s1", input_messages=[Message.user("u")]),
     ]
     for record in records:
@@ -90,8 +103,7 @@ def test_history_serializes_in_linear_size():
     """Doubling the steps roughly doubles the JSON (no quadratic input copies)."""
 
     def size(n: int) -> int:
-        loop = make_loop(*[call("add", a=i, b=1) for i in range(n)], reply("done"),
-                         max_steps=n + 1)
+        loop = make_loop(*[call("add", a=i, b=1) for i in range(n)], reply("done"), max_steps=n + 1)
         return len(loop.run(initial()).to_json())
 
     small, large = size(50), size(100)
@@ -133,9 +145,19 @@ def test_plain_maps_are_sorted_and_secrets_redacted():
 
 @pytest.mark.parametrize(
     ("key", "secret"),
-    [("api_key", True), ("X-Api-Key", True), ("token", True), ("Refresh_Token", True),
-     ("db_password", True), ("client_secret", True), ("cookie", True),
-     ("max_tokens", False), ("tokens", False), ("secretary", False), ("monkey", False)],
+    [
+        ("api_key", True),
+        ("X-Api-Key", True),
+        ("token", True),
+        ("Refresh_Token", True),
+        ("db_password", True),
+        ("client_secret", True),
+        ("cookie", True),
+        ("max_tokens", False),
+        ("tokens", False),
+        ("secretary", False),
+        ("monkey", False),
+    ],
 )
 def test_secret_keys(key, secret):
     """Secret keys are matched case-insensitively with ``-`` read as ``_``."""
@@ -161,19 +183,42 @@ def _corrupt(path: list, value):
         (["created_at"], "yesterday", "created_at", "not an ISO-8601"),
         (["created_at"], "2025-01-01T00:00:00", "created_at", "no UTC offset"),
         (["execution", "status"], "exploded", "execution.status", "not a ExecutionStatus"),
-        (["execution", "step_executions", 1, "step", "response", "usage", "cost"], "free",
-         "execution.step_executions[1].step.response.usage.cost", "expected a number"),
-        (["execution", "step_executions", 0, "step", "tool_executions", 2, "error"], KeyError,
-         "execution.step_executions[0].step.tool_executions[2].error", "missing field"),
-        (["execution", "step_executions", 0, "surprise"], 1,
-         "execution.step_executions[0].surprise", "unknown field"),
-        (["context", "store", "messages", 0, "kind"], "Mess", "context.store.messages[0]",
-         "expected kind 'Message'"),
-        (["execution", "step_executions", 0, "step", "input_messages"],
-         {"kind": "MessagesRef", "prefix": 99},
-         "execution.step_executions[0].step.input_messages", "outside the conversation"),
-        (["context", "store", "messages", 0, "role"], "robot", "context.store.messages[0].role",
-         "not a Role"),
+        (
+            ["execution", "step_executions", 1, "step", "response", "usage", "cost"],
+            "free",
+            "execution.step_executions[1].step.response.usage.cost",
+            "expected a number",
+        ),
+        (
+            ["execution", "step_executions", 0, "step", "tool_executions", 2, "error"],
+            KeyError,
+            "execution.step_executions[0].step.tool_executions[2].error",
+            "missing field",
+        ),
+        (
+            ["execution", "step_executions", 0, "surprise"],
+            1,
+            "execution.step_executions[0].surprise",
+            "unknown field",
+        ),
+        (
+            ["context", "store", "messages", 0, "kind"],
+            "Mess",
+            "context.store.messages[0]",
+            "expected kind 'Message'",
+        ),
+        (
+            ["execution", "step_executions", 0, "step", "input_messages"],
+            {"kind": "MessagesRef", "prefix": 99},
+            "execution.step_executions[0].step.input_messages",
+            "outside the conversation",
+        ),
+        (
+            ["context", "store", "messages", 0, "role"],
+            "robot",
+            "context.store.messages[0].role",
+            "not a Role",
+        ),
     ],
 )
 def test_malformed_input_names_the_path(path, value, where, reason):

@@ -8,8 +8,8 @@ import pytest
 from helpers import initial
 
 from agents import ConfigurationError, InferenceRequest, InferenceResponse, Message, ToolCall
-from agents.testing import FunctionDriver, ScriptedDriver, call, calls, fail, reply
 from agents.errors import ScriptExhausted
+from agents.testing import FunctionDriver, ScriptedDriver, call, calls, fail, reply
 
 REQUEST = InferenceRequest(messages=[Message.user("hi")])
 
@@ -28,8 +28,9 @@ def test_script_answers_in_order_then_is_exhausted():
 
 def test_call_ids_count_calls_through_the_script():
     """Unset ids are call_1, call_2, ... across single and parallel calls."""
-    driver = ScriptedDriver([call("a"), calls(call("b"), call("c", id="mine"), call("d")),
-                             call("e")])
+    driver = ScriptedDriver(
+        [call("a"), calls(call("b"), call("c", id="mine"), call("d")), call("e")]
+    )
     ids = [c.id for _ in range(3) for c in driver.infer(REQUEST).tool_calls]
     assert ids == ["call_1", "call_2", "mine", "call_4", "call_5"]
 
@@ -70,9 +71,16 @@ def test_keep_requests_records_what_the_model_saw():
     assert driver.last_request is REQUEST
 
 
-@pytest.mark.parametrize("bad", [lambda: calls(), lambda: calls(reply("x")),
-                                 lambda: fail("boom"), lambda: ScriptedDriver(["text"]),
-                                 lambda: call("f", "raw", x=1)])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: calls(),
+        lambda: calls(reply("x")),
+        lambda: fail("boom"),
+        lambda: ScriptedDriver(["text"]),
+        lambda: call("f", "raw", x=1),
+    ],
+)
 def test_malformed_scripts_are_configuration_errors(bad):
     """Script mistakes are caught when the script is built."""
     with pytest.raises(ConfigurationError):

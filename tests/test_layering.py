@@ -11,22 +11,52 @@ PACKAGE = Path(__file__).resolve().parent.parent / "agents"
 LAYERS = {
     # records: frozen values, no I/O
     **dict.fromkeys(
-        ["persistent", "record", "errors", "messages", "usage", "signals", "inference", "step",
-         "context", "execution", "state", "events"], 0),
+        [
+            "persistent",
+            "record",
+            "errors",
+            "messages",
+            "usage",
+            "signals",
+            "inference",
+            "step",
+            "context",
+            "execution",
+            "state",
+            "events",
+        ],
+        0,
+    ),
     # edges the lower layers lean on: JSON codec, structlog bridge
     **dict.fromkeys(["codec", "log"], 1),
     # pure core: effects, schemas, transitions, the step machine (+ its injected protocols)
     **dict.fromkeys(
-        ["effects", "schema", "transitions", "stopping", "hooks", "tools", "machine", "clock",
-         "cancellation", "bridge"], 2),
+        [
+            "effects",
+            "schema",
+            "transitions",
+            "stopping",
+            "hooks",
+            "tools",
+            "machine",
+            "clock",
+            "cancellation",
+            "bridge",
+        ],
+        2,
+    ),
     # shell: runners and drivers
     **dict.fromkeys(["loop", "drivers"], 3),
     # the outermost edges
     **dict.fromkeys(["testing", "cli", "__init__", "__main__"], 4),
 }
 RECORDS = {name for name, layer in LAYERS.items() if layer == 0}
-OWNERS = {"litellm": "drivers/litellm.py", "structlog": "log.py",
-          "hypothesis": "testing/strategies.py", "dbos": "durable/dbos.py"}
+OWNERS = {
+    "litellm": "drivers/litellm.py",
+    "structlog": "log.py",
+    "hypothesis": "testing/strategies.py",
+    "dbos": "durable/dbos.py",
+}
 
 
 def _modules():
@@ -69,8 +99,9 @@ def test_imports_point_downward():
                 continue
             target = name.split(".")[1]
             if LAYERS[target] > own:
-                violations.append(f"{relative} (layer {own}) imports {name} "
-                                  f"(layer {LAYERS[target]})")
+                violations.append(
+                    f"{relative} (layer {own}) imports {name} (layer {LAYERS[target]})"
+                )
     assert violations == []
 
 

@@ -66,8 +66,12 @@ def test_secrets_in_arguments_never_reach_logs_or_events():
 
     events = capture_events()
     with capture_logs() as logs:
-        final = make_loop(call("login", user="ann", password="hunter2"), reply("in"),
-                          tools=[login, add], listeners=[events]).run(initial())
+        final = make_loop(
+            call("login", user="ann", password="hunter2"),
+            reply("in"),
+            tools=[login, add],
+            listeners=[events],
+        ).run(initial())
     assert "hunter2" not in repr(logs)
     assert "hunter2" not in final.to_json()
 

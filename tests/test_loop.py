@@ -22,7 +22,6 @@ from agents import (
     ToolCall,
     hook,
     inference_interceptor,
-    tool,
     tool_interceptor,
 )
 from agents.testing import (
@@ -77,8 +76,7 @@ def test_an_in_progress_state_resumes_where_it_was():
     middle = states[0]
     assert middle.status is ExecutionStatus.IN_PROGRESS
     assert middle.step_count == 1
-    resumed = make_loop(call("add", a=2, b=2), reply("done"),
-                        ids=SequentialIds("r-")).run(middle)
+    resumed = make_loop(call("add", a=2, b=2), reply("done"), ids=SequentialIds("r-")).run(middle)
     assert resumed.execution.execution_id == middle.execution.execution_id
     assert resumed.execution_count == middle.execution_count
     assert [se.number for se in resumed.step_executions] == [1, 2, 3]
@@ -91,7 +89,8 @@ def test_iterate_yields_each_continuing_step_then_the_final_state():
     states = list(loop.iterate(initial()))
     assert [s.step_count for s in states] == [1, 2, 3]
     assert [s.status for s in states] == [ExecutionStatus.IN_PROGRESS] * 2 + [
-        ExecutionStatus.COMPLETED]
+        ExecutionStatus.COMPLETED
+    ]
 
 
 def test_run_and_arun_give_byte_identical_histories():
@@ -110,7 +109,8 @@ def test_aiterate_matches_iterate():
         return [s async for s in make_loop(*script).aiterate(initial())]
 
     assert [s.to_json() for s in asyncio.run(collect())] == [
-        s.to_json() for s in make_loop(*script).iterate(initial())]
+        s.to_json() for s in make_loop(*script).iterate(initial())
+    ]
 
 
 def test_script_exhausted_is_recorded_not_raised():
@@ -126,8 +126,9 @@ def test_an_error_carrying_error_info_is_recorded_as_it():
     """An exception with an ``error_info`` attribute is recorded as that ErrorInfo."""
 
     class ProviderError(Exception):
-        error_info = ErrorInfo(type="RateLimited", message="slow down",
-                               details={"status_code": 429})
+        error_info = ErrorInfo(
+            type="RateLimited", message="slow down", details={"status_code": 429}
+        )
 
     final = make_loop(fail(ProviderError())).run(initial())
     assert final.execution.error == ProviderError.error_info
@@ -136,8 +137,7 @@ def test_an_error_carrying_error_info_is_recorded_as_it():
 
 def test_driver_returning_garbage_fails_the_run():
     """A driver answer that is not an InferenceResponse is recorded as a failure."""
-    loop = AgentLoop(FunctionDriver(lambda request: 42), clock=TickingClock(),
-                     ids=SequentialIds())
+    loop = AgentLoop(FunctionDriver(lambda request: 42), clock=TickingClock(), ids=SequentialIds())
     final = loop.run(initial())
     assert final.status is ExecutionStatus.FAILED
     assert final.execution.error.type == "TypeError"
@@ -206,8 +206,9 @@ def test_first_error_is_kept():
 
     final = make_loop(fail(RuntimeError("first")), hooks=[late]).run(initial())
     assert final.execution.error.message == "first"
-    errors = [s.message for s in final.execution.continuation.stop_signals
-              if s.reason is StopReason.ERROR]
+    errors = [
+        s.message for s in final.execution.continuation.stop_signals if s.reason is StopReason.ERROR
+    ]
     assert errors == ["RuntimeError: first", "RuntimeError: second"]
 
 
@@ -236,8 +237,14 @@ def test_hook_state_changes_are_kept_for_every_trigger():
     final = make_loop(call("add", a=1, b=2), reply("x"), hooks=[mark]).run(initial())
     metadata = dict(final.metadata)
     assert metadata == {
-        "before_execution": 1, "before_step": 2, "before_inference": 2, "after_inference": 2,
-        "before_tool_use": 1, "after_tool_use": 1, "after_step": 2, "on_stop": 1,
+        "before_execution": 1,
+        "before_step": 2,
+        "before_inference": 2,
+        "after_inference": 2,
+        "before_tool_use": 1,
+        "after_tool_use": 1,
+        "after_step": 2,
+        "on_stop": 1,
         "after_execution": 1,
     }
 
@@ -277,8 +284,9 @@ def test_hooks_can_rewrite_request_and_response():
         seen.append(len(request.messages))
         return "quiet"
 
-    loop = AgentLoop(FunctionDriver(model), hooks=[shorten, shout], clock=TickingClock(),
-                     ids=SequentialIds())
+    loop = AgentLoop(
+        FunctionDriver(model), hooks=[shorten, shout], clock=TickingClock(), ids=SequentialIds()
+    )
     final = loop.run(initial())
     assert seen == [1]
     assert final.final_response == "LOUD"
@@ -291,8 +299,7 @@ def test_before_tool_use_can_rewrite_a_call():
     def double(context: HookContext) -> HookContext:
         call_ = context.tool_call
         assert call_ is not None
-        return context.with_tool_call(call_.with_arguments({"a": call_.arguments["a"] * 2,
-                                                            "b": 0}))
+        return context.with_tool_call(call_.with_arguments({"a": call_.arguments["a"] * 2, "b": 0}))
 
     final = make_loop(call("add", a=5, b=1), reply("x"), hooks=[double]).run(initial())
     execution = final.tool_executions[0]
@@ -308,8 +315,9 @@ def test_after_tool_use_can_replace_the_execution():
         assert context.tool_execution is not None
         return context.with_tool_execution(context.tool_execution.with_value("[hidden]"))
 
-    final = make_loop(call("echo", text="secret"), reply("x"), tools=[echo],
-                      hooks=[redact]).run(initial())
+    final = make_loop(call("echo", text="secret"), reply("x"), tools=[echo], hooks=[redact]).run(
+        initial()
+    )
     assert final.tool_executions[0].value == "[hidden]"
     assert final.messages[2].content == "[hidden]"
 
@@ -402,8 +410,9 @@ def test_sync_interceptor_works_in_the_async_runner_around_an_async_one():
         log.append(f"tool:{call_.name}")
         return await call_next(call_)
 
-    loop = make_loop(call("add", a=1, b=2), reply("x"),
-                     interceptors=[sync_layer, async_layer, async_tool])
+    loop = make_loop(
+        call("add", a=1, b=2), reply("x"), interceptors=[sync_layer, async_layer, async_tool]
+    )
     final = asyncio.run(loop.arun(initial()))
     assert final.tool_executions[0].value == 3
     assert log == ["sync", "async", "tool:add", "sync", "async"]
@@ -416,7 +425,8 @@ def test_listener_failure_is_ignored_unless_critical():
         raise OSError("disk full")
 
     assert make_loop(reply("x"), listeners=[flaky]).run(initial()).status is (
-        ExecutionStatus.COMPLETED)
+        ExecutionStatus.COMPLETED
+    )
 
     class Critical:
         critical = True
@@ -482,13 +492,26 @@ def test_events_cover_the_whole_run_and_end_with_execution_completed():
         return context
 
     events = capture_events()
-    loop = make_loop(calls(call("add", a=1, b=2), call("echo", text="x")), reply("done"),
-                     tools=[add, echo], hooks=[block_echo], listeners=[events], max_steps=1)
+    loop = make_loop(
+        calls(call("add", a=1, b=2), call("echo", text="x")),
+        reply("done"),
+        tools=[add, echo],
+        hooks=[block_echo],
+        listeners=[events],
+        max_steps=1,
+    )
     final = loop.run(initial())
     assert events.names == [
-        "ExecutionStarted", "StepStarted", "InferenceCompleted", "ToolCallStarted",
-        "ToolCallCompleted", "ToolCallBlocked", "StepCompleted", "StopSignalReceived",
-        "ExecutionStopped", "ExecutionCompleted",
+        "ExecutionStarted",
+        "StepStarted",
+        "InferenceCompleted",
+        "ToolCallStarted",
+        "ToolCallCompleted",
+        "ToolCallBlocked",
+        "StepCompleted",
+        "StopSignalReceived",
+        "ExecutionStopped",
+        "ExecutionCompleted",
     ]
     last = events.events[-1]
     assert last.status is ExecutionStatus.STOPPED

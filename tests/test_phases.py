@@ -29,35 +29,63 @@ def test_one_tool_call_then_answer():
     """A tool step runs BEFORE_TOOL_USE, the call, AFTER_TOOL_USE, then the next step."""
     final, log = run_recorded(call("add", a=1, b=2), reply("3"))
     assert log == [
-        *START, "BEFORE_TOOL_USE(add)", "tool(add)", "AFTER_TOOL_USE(add)", "AFTER_STEP",
-        "BEFORE_STEP", "BEFORE_INFERENCE", "infer", "AFTER_INFERENCE", "AFTER_STEP", *END,
+        *START,
+        "BEFORE_TOOL_USE(add)",
+        "tool(add)",
+        "AFTER_TOOL_USE(add)",
+        "AFTER_STEP",
+        "BEFORE_STEP",
+        "BEFORE_INFERENCE",
+        "infer",
+        "AFTER_INFERENCE",
+        "AFTER_STEP",
+        *END,
     ]
-    assert [s.step_type for s in final.steps] == [StepType.TOOL_EXECUTION,
-                                                  StepType.FINAL_RESPONSE]
+    assert [s.step_type for s in final.steps] == [StepType.TOOL_EXECUTION, StepType.FINAL_RESPONSE]
 
 
 def test_two_tool_calls_in_one_step():
     """All BEFORE_TOOL_USE hooks come before the batch, AFTER_TOOL_USE after it, in call order."""
     final, log = run_recorded(
-        calls(call("add", a=1, b=2), call("echo", text="x")), reply("done"),
-        tools=[add, echo], tool_execution="sequential",
+        calls(call("add", a=1, b=2), call("echo", text="x")),
+        reply("done"),
+        tools=[add, echo],
+        tool_execution="sequential",
     )
     assert log == [
-        *START, "BEFORE_TOOL_USE(add)", "BEFORE_TOOL_USE(echo)", "tool(add)", "tool(echo)",
-        "AFTER_TOOL_USE(add)", "AFTER_TOOL_USE(echo)", "AFTER_STEP",
-        "BEFORE_STEP", "BEFORE_INFERENCE", "infer", "AFTER_INFERENCE", "AFTER_STEP", *END,
+        *START,
+        "BEFORE_TOOL_USE(add)",
+        "BEFORE_TOOL_USE(echo)",
+        "tool(add)",
+        "tool(echo)",
+        "AFTER_TOOL_USE(add)",
+        "AFTER_TOOL_USE(echo)",
+        "AFTER_STEP",
+        "BEFORE_STEP",
+        "BEFORE_INFERENCE",
+        "infer",
+        "AFTER_INFERENCE",
+        "AFTER_STEP",
+        *END,
     ]
     assert [e.value for e in final.tool_executions] == [3, "x"]
 
 
 def test_tool_that_raises():
     """A raising tool is a failed execution the model sees; the run goes on."""
-    final, log = run_recorded(call("explode", reason="kaput"), reply("sorry"),
-                              tools=[explode])
+    final, log = run_recorded(call("explode", reason="kaput"), reply("sorry"), tools=[explode])
     assert log == [
-        *START, "BEFORE_TOOL_USE(explode)", "tool(explode)", "AFTER_TOOL_USE(explode)",
-        "AFTER_STEP", "BEFORE_STEP", "BEFORE_INFERENCE", "infer", "AFTER_INFERENCE",
-        "AFTER_STEP", *END,
+        *START,
+        "BEFORE_TOOL_USE(explode)",
+        "tool(explode)",
+        "AFTER_TOOL_USE(explode)",
+        "AFTER_STEP",
+        "BEFORE_STEP",
+        "BEFORE_INFERENCE",
+        "infer",
+        "AFTER_INFERENCE",
+        "AFTER_STEP",
+        *END,
     ]
     execution = final.tool_executions[0]
     assert execution.error is not None
@@ -75,11 +103,18 @@ def test_blocked_call():
             return context.with_tool_blocked("not today")
         return None
 
-    final, log = run_recorded(call("add", a=1, b=2), reply("ok"),
-                              recorder=PhaseRecorder(on=block))
+    final, log = run_recorded(call("add", a=1, b=2), reply("ok"), recorder=PhaseRecorder(on=block))
     assert log == [
-        *START, "BEFORE_TOOL_USE(add)", "AFTER_TOOL_USE(add)", "AFTER_STEP",
-        "BEFORE_STEP", "BEFORE_INFERENCE", "infer", "AFTER_INFERENCE", "AFTER_STEP", *END,
+        *START,
+        "BEFORE_TOOL_USE(add)",
+        "AFTER_TOOL_USE(add)",
+        "AFTER_STEP",
+        "BEFORE_STEP",
+        "BEFORE_INFERENCE",
+        "infer",
+        "AFTER_INFERENCE",
+        "AFTER_STEP",
+        *END,
     ]
     execution = final.tool_executions[0]
     assert execution.blocked and execution.error is not None

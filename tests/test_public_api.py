@@ -13,19 +13,65 @@ import agents.testing
 from agents import AgentError
 from agents.record import Record
 
-SPEC_NAMES = """
-AgentLoop AgentState AgentContext AgentStep StepExecution ToolExecution ExecutionState
-ExecutionStatus ExecutionContinuation StopSignal StopReason StepType Message Role ToolCall Usage
-InferenceRequest InferenceResponse ErrorInfo HookTrigger HookContext hook inference_interceptor
-tool_interceptor tool Tool Tools ToolResult ToolContext StopAgent CancellationToken
-FunctionDriver AgentError ConfigurationError StateDecodeError ScriptExhausted ReplayDivergence
-SessionNotFound SessionConflict AuditLogTampered InvariantViolation
-""".split()
+SPEC_NAMES = [
+    "AgentLoop",
+    "AgentState",
+    "AgentContext",
+    "AgentStep",
+    "StepExecution",
+    "ToolExecution",
+    "ExecutionState",
+    "ExecutionStatus",
+    "ExecutionContinuation",
+    "StopSignal",
+    "StopReason",
+    "StepType",
+    "Message",
+    "Role",
+    "ToolCall",
+    "Usage",
+    "InferenceRequest",
+    "InferenceResponse",
+    "ErrorInfo",
+    "HookTrigger",
+    "HookContext",
+    "hook",
+    "inference_interceptor",
+    "tool_interceptor",
+    "tool",
+    "Tool",
+    "Tools",
+    "ToolResult",
+    "ToolContext",
+    "StopAgent",
+    "CancellationToken",
+    "FunctionDriver",
+    "AgentError",
+    "ConfigurationError",
+    "StateDecodeError",
+    "ScriptExhausted",
+    "ReplayDivergence",
+    "SessionNotFound",
+    "SessionConflict",
+    "AuditLogTampered",
+    "InvariantViolation",
+]
 
-SPEC_TESTING_NAMES = """
-ScriptedDriver reply call calls fail FunctionDriver FixedClock TickingClock SequentialIds
-capture_events EventRecorder check_invariants assert_invariants
-""".split()
+SPEC_TESTING_NAMES = [
+    "ScriptedDriver",
+    "reply",
+    "call",
+    "calls",
+    "fail",
+    "FunctionDriver",
+    "FixedClock",
+    "TickingClock",
+    "SequentialIds",
+    "capture_events",
+    "EventRecorder",
+    "check_invariants",
+    "assert_invariants",
+]
 
 
 def _package_modules():
@@ -72,9 +118,12 @@ def test_every_record_error_and_event_is_exported():
 
 def test_import_agents_does_not_import_heavy_dependencies():
     """``import agents`` loads neither litellm nor hypothesis nor pytest."""
-    code = ("import sys, agents, agents.testing; "
-            "print(sorted(m for m in ('litellm', 'hypothesis', 'pytest', 'psycopg', 'dbos') "
-            "if m in sys.modules))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True)
+    code = (
+        "import sys, agents, agents.testing; "
+        "print(sorted(m for m in ('litellm', 'hypothesis', 'pytest', 'psycopg', 'dbos') "
+        "if m in sys.modules))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert result.stdout.strip() == "[]"

@@ -81,13 +81,17 @@ def test_message_constructors():
     assert Message.assistant("a", [call_]).tool_calls[0] is call_
     tool_message = Message.tool("c", "f", "out")
     assert (tool_message.role, tool_message.tool_call_id, tool_message.name) == (
-        Role.TOOL, "c", "f")
+        Role.TOOL,
+        "c",
+        "f",
+    )
 
 
 def test_usage_adds_field_wise():
     """``a + b`` adds every field; total tokens are input plus output."""
     total = Usage(input_tokens=1, output_tokens=2, cache_read_tokens=1, cost=0.5) + Usage(
-        input_tokens=10, output_tokens=20, cost=0.25)
+        input_tokens=10, output_tokens=20, cost=0.25
+    )
     assert total == Usage(input_tokens=11, output_tokens=22, cache_read_tokens=1, cost=0.75)
     assert total.total_tokens == 33
 
@@ -114,8 +118,11 @@ def test_read_api_of_a_finished_run():
     ).run(initial())
     assert final.status is ExecutionStatus.COMPLETED
     assert final.step_count == 3
-    assert [s.step_type for s in final.steps] == [StepType.ERROR, StepType.TOOL_EXECUTION,
-                                                  StepType.FINAL_RESPONSE]
+    assert [s.step_type for s in final.steps] == [
+        StepType.ERROR,
+        StepType.TOOL_EXECUTION,
+        StepType.FINAL_RESPONSE,
+    ]
     assert [e.name for e in final.tool_executions] == ["add", "explode", "add"]
     assert final.last_tool_execution is final.tool_executions[-1]
     assert final.last_step is final.steps[-1]
@@ -162,8 +169,11 @@ def test_with_stop_signal_without_execution_creates_a_pending_one():
 
 def test_message_store_sections():
     """The store has messages, buffer and summary; the model sees summary and buffer first."""
-    store = MessageStore(messages=[Message.user("m")]).with_section(
-        "summary", [Message.system("earlier: ...")]).with_message(Message.user("b"), "buffer")
+    store = (
+        MessageStore(messages=[Message.user("m")])
+        .with_section("summary", [Message.system("earlier: ...")])
+        .with_message(Message.user("b"), "buffer")
+    )
     context = AgentContext(store=store, system_prompt="sys")
     assert [m.content for m in context.compile()] == ["sys", "earlier: ...", "b", "m"]
     with pytest.raises(Exception, match="unknown message section"):

@@ -71,8 +71,7 @@ def test_max_steps_not_reached_completes():
 def test_max_tokens_stops_once_usage_reaches_it():
     """The token limit is checked at BeforeStep against the execution's total usage."""
     usage = Usage(input_tokens=60, output_tokens=40)
-    loop = make_loop(*[calls(call("add", a=i, b=1), usage=usage) for i in range(5)],
-                     max_tokens=250)
+    loop = make_loop(*[calls(call("add", a=i, b=1), usage=usage) for i in range(5)], max_tokens=250)
     final = loop.run(initial())
     assert final.step_count == 3
     assert final.usage.total_tokens == 300
@@ -82,8 +81,7 @@ def test_max_tokens_stops_once_usage_reaches_it():
 def test_max_cost_stops_once_cost_reaches_it():
     """The cost limit counts usage cost."""
     usage = Usage(input_tokens=1, cost=0.5)
-    loop = make_loop(*[calls(call("add", a=i, b=1), usage=usage) for i in range(5)],
-                     max_cost=1.0)
+    loop = make_loop(*[calls(call("add", a=i, b=1), usage=usage) for i in range(5)], max_cost=1.0)
     final = loop.run(initial())
     assert final.step_count == 2
     assert final.stop_reason is StopReason.COST_LIMIT
@@ -115,7 +113,8 @@ def test_limit_signal_added_once_per_execution():
 def test_stop_on_finish_reasons():
     """A finish reason in ``stop_on_finish_reasons`` adds FINISH_REASON and ends COMPLETED."""
     loop = make_loop(
-        calls(call("add", a=1, b=1), finish_reason="length"), reply("never"),
+        calls(call("add", a=1, b=1), finish_reason="length"),
+        reply("never"),
         stop_on_finish_reasons=["length"],
     )
     final = loop.run(initial())
@@ -171,8 +170,9 @@ def test_stop_agent_keeps_the_step_and_its_other_results():
         """Stop the agent."""
         raise StopAgent(why)
 
-    loop = make_loop(calls(call("add", a=1, b=2), call("halt", why="enough")), reply("x"),
-                     tools=[add, halt])
+    loop = make_loop(
+        calls(call("add", a=1, b=2), call("halt", why="enough")), reply("x"), tools=[add, halt]
+    )
     final = loop.run(initial())
     assert final.step_count == 1
     assert final.status is ExecutionStatus.STOPPED
@@ -199,15 +199,19 @@ def test_tool_result_terminate_needs_every_result():
     assert final.stop_reason is StopReason.COMPLETED
     assert final.tool_executions[0].terminate
 
-    mixed = make_loop(calls(call("finish", answer="42"), call("echo", text="x")), reply("done"),
-                      tools=[finish, echo])
+    mixed = make_loop(
+        calls(call("finish", answer="42"), call("echo", text="x")),
+        reply("done"),
+        tools=[finish, echo],
+    )
     assert mixed.run(initial()).step_count == 2
 
 
 def test_stop_on_tool_error_adds_an_error_signal():
     """With ``stop_on_tool_error`` a failed tool ends the run FAILED after its step."""
     final = make_loop(call("add", a="x", b=1), reply("never"), stop_on_tool_error=True).run(
-        initial())
+        initial()
+    )
     assert final.step_count == 1
     assert final.status is ExecutionStatus.FAILED
     assert final.stop_reason is StopReason.ERROR
@@ -241,9 +245,17 @@ def test_signal_added_before_the_run_stops_it():
     assert final.execution_count == 1
 
 
-@pytest.mark.parametrize("option", [{"max_steps": -1}, {"max_tokens": -5}, {"max_cost": -0.1},
-                                    {"time_limit": -1}, {"max_steps": 1.5},
-                                    {"max_steps": True}])
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"max_steps": -1},
+        {"max_tokens": -5},
+        {"max_cost": -0.1},
+        {"time_limit": -1},
+        {"max_steps": 1.5},
+        {"max_steps": True},
+    ],
+)
 def test_invalid_limits_are_configuration_errors(option):
     """A negative or mistyped limit is rejected before anything runs."""
     name = next(iter(option))

@@ -32,8 +32,9 @@ def test_schema_from_signature_and_google_docstring():
     """Types, defaults and docstring descriptions become the JSON schema."""
 
     @tool
-    def search(query: str, limit: int = 10, exact: bool = False,
-               tags: list[str] | None = None) -> list[str]:
+    def search(
+        query: str, limit: int = 10, exact: bool = False, tags: list[str] | None = None
+    ) -> list[str]:
         """Search the catalogue.
 
         Longer explanation that is not part of the summary.
@@ -53,12 +54,13 @@ def test_schema_from_signature_and_google_docstring():
         "type": "object",
         "properties": {
             "query": {"type": "string", "description": "what to look for"},
-            "limit": {"type": "integer", "description": "how many results, at most",
-                      "default": 10},
+            "limit": {"type": "integer", "description": "how many results, at most", "default": 10},
             "exact": {"type": "boolean", "description": "whole words only", "default": False},
-            "tags": {"anyOf": [{"type": "array", "items": {"type": "string"}},
-                               {"type": "null"}],
-                     "description": "restrict to these tags", "default": None},
+            "tags": {
+                "anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}],
+                "description": "restrict to these tags",
+                "default": None,
+            },
         },
         "required": ["query"],
         "additionalProperties": False,
@@ -69,9 +71,12 @@ def test_schema_from_sphinx_docstring_literal_enum_and_annotated():
     """Sphinx ``:param:`` lines, Literal, Enum and Annotated descriptions are understood."""
 
     @tool(name="paint", description="Paint a wall.")
-    def paint_wall(colour: Colour, finish: Literal["matt", "gloss"],
-                   coats: Annotated[int, "number of coats"] = 2,
-                   extras: dict[str, float] | None = None) -> str:
+    def paint_wall(
+        colour: Colour,
+        finish: Literal["matt", "gloss"],
+        coats: Annotated[int, "number of coats"] = 2,
+        extras: dict[str, float] | None = None,
+    ) -> str:
         """Ignored because description= is given.
 
         :param colour: the colour
@@ -84,19 +89,29 @@ def test_schema_from_sphinx_docstring_literal_enum_and_annotated():
     assert paint_wall.description == "Paint a wall."
     assert properties["colour"] == {"enum": ["red", "blue"], "description": "the colour"}
     assert properties["finish"] == {"enum": ["matt", "gloss"], "description": "the finish"}
-    assert properties["coats"] == {"type": "integer", "description": "number of coats",
-                                   "default": 2}
-    assert properties["extras"]["anyOf"][0] == {"type": "object",
-                                                "additionalProperties": {"type": "number"}}
-    final = make_loop(call("paint", colour="red", finish="gloss"), reply("done"),
-                      tools=[paint_wall]).run(initial())
+    assert properties["coats"] == {
+        "type": "integer",
+        "description": "number of coats",
+        "default": 2,
+    }
+    assert properties["extras"]["anyOf"][0] == {
+        "type": "object",
+        "additionalProperties": {"type": "number"},
+    }
+    final = make_loop(
+        call("paint", colour="red", finish="gloss"), reply("done"), tools=[paint_wall]
+    ).run(initial())
     assert final.tool_executions[0].value == "red/gloss/2"
 
 
 @pytest.mark.parametrize(
     ("annotation", "match"),
-    [(set[int], "cannot be expressed"), (object, "cannot be expressed"),
-     (dict[int, str], "str keys"), (threading.Lock, "cannot be expressed")],
+    [
+        (set[int], "cannot be expressed"),
+        (object, "cannot be expressed"),
+        (dict[int, str], "str keys"),
+        (threading.Lock, "cannot be expressed"),
+    ],
 )
 def test_unsupported_parameter_types_are_configuration_errors(annotation, match):
     """A parameter type JSON schema cannot express is rejected when the tool is built."""
@@ -184,8 +199,7 @@ def test_nested_arguments_reach_the_tool_as_plain_python():
         seen.append((type(items), type(items[0]), type(meta)))
         return len(items)
 
-    final = run_calls(call("inspect_args", items=[{"x": 1}], meta={"k": [1]}),
-                      tools=[inspect_args])
+    final = run_calls(call("inspect_args", items=[{"x": 1}], meta={"k": [1]}), tools=[inspect_args])
     assert final.tool_executions[0].value == 1
     assert seen == [(list, dict, dict)]
 
@@ -272,8 +286,7 @@ def test_parallel_batch_runs_concurrently_and_records_in_call_order():
     assert [m.tool_call_id for m in final.messages[2:5]] == ["call_1", "call_2", "call_3"]
     barrier.reset()
     loop = make_loop(script, reply("done"), tools=[meet])
-    assert [e.value for e in asyncio.run(loop.arun(initial())).tool_executions] == [
-        "a", "b", "c"]
+    assert [e.value for e in asyncio.run(loop.arun(initial())).tool_executions] == ["a", "b", "c"]
 
 
 def test_sequential_tool_makes_its_batch_sequential():
@@ -294,12 +307,17 @@ def test_sequential_tool_makes_its_batch_sequential():
 
     parallel_tool = tool(work, name="work")
     serial_tool = tool(work, name="serial", sequential=True)
-    run_calls(calls(call("work", name="a"), call("work", name="b"), call("serial", name="c")),
-              tools=[parallel_tool, serial_tool])
+    run_calls(
+        calls(call("work", name="a"), call("work", name="b"), call("serial", name="c")),
+        tools=[parallel_tool, serial_tool],
+    )
     assert peak == 1
     peak = 0
-    run_calls(calls(call("work", name="a"), call("work", name="b")), tools=[parallel_tool],
-              tool_execution="sequential")
+    run_calls(
+        calls(call("work", name="a"), call("work", name="b")),
+        tools=[parallel_tool],
+        tool_execution="sequential",
+    )
     assert peak == 1
 
 
@@ -333,8 +351,7 @@ def test_timeouts_are_failed_executions(runner):
         await asyncio.sleep(0.5)
         return "late"
 
-    loop = make_loop(calls(call("sleepy"), call("asleep")), reply("done"),
-                     tools=[sleepy, asleep])
+    loop = make_loop(calls(call("sleepy"), call("asleep")), reply("done"), tools=[sleepy, asleep])
     final = loop.run(initial()) if runner == "run" else asyncio.run(loop.arun(initial()))
     assert [e.error.type for e in final.tool_executions] == ["ToolTimeout", "ToolTimeout"]
     assert "0.05 s" in final.tool_executions[0].error.message
