@@ -3,14 +3,15 @@
 The machine never calls a model or a tool. It yields ``Infer`` and ``InvokeTools`` and
 receives their results (or ``Failed``); ``Progress`` hands a continuing state to the runner
 (``iterate`` yields it). Sync, async, replay and durable runners all drive the same machine.
+
+Effects are named tuples rather than attrs records: they are made several times per step
+and never stored, and a tuple is the cheapest immutable value Python has.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING
-
-import attrs
+from typing import TYPE_CHECKING, NamedTuple
 
 from agents.errors import ErrorInfo
 from agents.inference import InferenceRequest
@@ -22,15 +23,13 @@ if TYPE_CHECKING:
 __all__ = ["Failed", "Infer", "InvokeTools", "Progress", "ToolInvocation"]
 
 
-@attrs.frozen(slots=True)
-class Infer:
+class Infer(NamedTuple):
     """Ask the model: the runner sends back an ``InferenceResponse`` or ``Failed``."""
 
     request: InferenceRequest
 
 
-@attrs.frozen(slots=True)
-class ToolInvocation:
+class ToolInvocation(NamedTuple):
     """One call to perform, with the id and start time the machine gave it."""
 
     id: str
@@ -46,8 +45,7 @@ class ToolInvocation:
         return (self.execution_id, self.step, self.tool_call.id)
 
 
-@attrs.frozen(slots=True)
-class InvokeTools:
+class InvokeTools(NamedTuple):
     """Run a batch: the runner sends back one ``ToolExecution`` per invocation, in order.
 
     A failure that escapes the tool layer (an interceptor raising) comes back as ``Failed``
@@ -58,15 +56,13 @@ class InvokeTools:
     sequential: bool
 
 
-@attrs.frozen(slots=True)
-class Progress:
+class Progress(NamedTuple):
     """A step finished and the run goes on; the runner sends back nothing."""
 
     state: AgentState
 
 
-@attrs.frozen(slots=True)
-class Failed:
+class Failed(NamedTuple):
     """An effect raised: the error as data, and any tool executions already finished."""
 
     error: ErrorInfo

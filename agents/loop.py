@@ -291,7 +291,12 @@ class AgentLoop:
                     return
                 kind = type(effect)
                 if kind is Infer:
-                    result = _perform_inference(infer, effect.request)  # type: ignore[union-attr]
+                    try:
+                        result = infer(effect.request)  # type: ignore[union-attr]
+                        if type(result) is not InferenceResponse:
+                            result = _check_response(result)
+                    except Exception as exc:
+                        result = Failed(ErrorInfo.from_exception(exc))
                 elif kind is InvokeTools:
                     result = tools.perform(effect)  # type: ignore[arg-type]
                 else:
@@ -448,9 +453,7 @@ class _SyncTools:
 
         def innermost(call: ToolCall) -> ToolExecution:
             current = (
-                invocation
-                if call is invocation.tool_call
-                else attrs.evolve(invocation, tool_call=call)
+                invocation if call is invocation.tool_call else invocation._replace(tool_call=call)
             )
             tool = tools.get(call.name)
             if tool is None:
@@ -470,6 +473,16 @@ class _SyncTools:
 
     def perform(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
         invocations = effect.invocations
+        if len(invocations) == 1:
+            invocation = invocations[0]
+            try:
+                if not self._layers:
+                    tool = self._tools.get(invocation.tool_call.name)
+                    if tool is not None:
+                        return (tool.invoke(invocation),)
+                return (self._one(invocation),)
+            except Exception as exc:
+                return Failed(ErrorInfo.from_exception(exc))
         if effect.sequential:
             done: list[ToolExecution] = []
             for invocation in invocations:
@@ -513,7 +526,7 @@ class _AsyncTools:
         def current(call: ToolCall) -> ToolInvocation:
             if call is invocation.tool_call:
                 return invocation
-            return attrs.evolve(invocation, tool_call=call)
+            return invocation._replace(tool_call=call)
 
         def inner_sync(call: ToolCall) -> ToolExecution:
             tool = tools.get(call.name)

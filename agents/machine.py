@@ -42,7 +42,7 @@ from agents.messages import Message, ToolCall
 from agents.persistent import EMPTY_MAP, EMPTY_VECTOR, History, to_pvector
 from agents.signals import StopReason, StopSignal
 from agents.state import AgentState
-from agents.step import EMPTY_STEP, AgentStep, StepExecution, ToolExecution
+from agents.step import EMPTY_STEP, EMPTY_STEP_EXECUTION, AgentStep, StepExecution, ToolExecution
 from agents.stopping import Limits, decide_stop, limit_signals
 from agents.tools import Tools
 from agents.transitions import (
@@ -175,8 +175,14 @@ def execute(
     after_inference_hooks = hooks[_AFTER_INFERENCE]
     after_step_hooks = hooks[_AFTER_STEP]
     tool_hooks = bool(hooks[_BEFORE_TOOL_USE] or hooks[_AFTER_TOOL_USE])
+    plain_tools = not tool_hooks and emit is None
+    read_clock = clock.now
+    new_id = ids.new_id
     limits = machine.limits
-    check_limits = limits.any
+    max_steps = limits.max_steps
+    other_limits = not (
+        limits.max_tokens is None and limits.max_cost is None and limits.time_limit is None
+    )
     finish_reasons = machine.stop_on_finish_reasons
     head = _Head()
     requests = _Requests(to_pvector(machine.tools.schemas))
@@ -290,13 +296,15 @@ def execute(
     while not stopping:
         assert state.execution is not None
         number = len(state.execution.step_executions) + 1
-        step_started = clock.now()
+        step_started = read_clock()
 
         # phase 2: BeforeStep
         try:
             if cancellation is not None:
                 state = cancel_if_asked(state, None)
-            if check_limits and limits.due(number - 1, tokens, cost, started_at, step_started):
+            if (max_steps is not None and number > max_steps) or (
+                other_limits and limits.due(number - 1, tokens, cost, started_at, step_started)
+            ):
                 before = state
                 assert state.execution is not None
                 for signal in limit_signals(
@@ -326,7 +334,7 @@ def execute(
             break
 
         # phase 3: UseTools
-        step_id = ids.new_id("step")
+        step_id = new_id("step")
         input_messages = head.compile(state)
         response: InferenceResponse | None = None
         executions: tuple[ToolExecution, ...] = ()
@@ -396,34 +404,52 @@ def execute(
                     if tool_hooks
                     else None
                 )
-                batch = _plan_tools(state, step, calls, number, execution_id, machine, run_hooks)
-                state = batch.state
-                if batch.invocations:
-                    if emit is not None:
-                        for invocation in batch.invocations:
-                            emit(
-                                ToolCallStarted(
-                                    agent_id=agent_id,
-                                    execution_id=execution_id,
-                                    step=number,
-                                    tool_call=invocation.tool_call,
-                                )
+                if plain_tools:  # no tool hooks, no listeners: the short path
+                    invocations = tuple(
+                        [
+                            ToolInvocation(
+                                new_id("tool"), c, read_clock(), execution_id, number, state
                             )
-                    outcome = yield InvokeTools(batch.invocations, batch.sequential)
+                            for c in calls
+                        ]
+                    )
+                    outcome = yield InvokeTools(invocations, _sequential(machine, invocations))
+                    if type(outcome) is Failed:
+                        raise MachineFailure(
+                            outcome.error, _completed(outcome.finished, read_clock)
+                        )
+                    executions = _completed(outcome, read_clock)
                 else:
-                    outcome = ()
-                state, executions = _finish_tools(
-                    state,
-                    step,
-                    batch,
-                    outcome,
-                    number,
-                    execution_id,
-                    agent_id,
-                    machine,
-                    emit,
-                    run_hooks,
-                )
+                    batch = _plan_tools(
+                        state, step, calls, number, execution_id, machine, run_hooks
+                    )
+                    state = batch.state
+                    if batch.invocations:
+                        if emit is not None:
+                            for invocation in batch.invocations:
+                                emit(
+                                    ToolCallStarted(
+                                        agent_id=agent_id,
+                                        execution_id=execution_id,
+                                        step=number,
+                                        tool_call=invocation.tool_call,
+                                    )
+                                )
+                        outcome = yield InvokeTools(batch.invocations, batch.sequential)
+                    else:
+                        outcome = ()
+                    state, executions = _finish_tools(
+                        state,
+                        step,
+                        batch,
+                        outcome,
+                        number,
+                        execution_id,
+                        agent_id,
+                        machine,
+                        emit,
+                        run_hooks,
+                    )
                 output = [response.to_message(), *map(tool_message, executions)]
                 step = EMPTY_STEP._evolve(
                     id=step_id,
@@ -502,11 +528,11 @@ def execute(
         cost += usage.cost
         state = archive_step(
             state,
-            StepExecution(
+            EMPTY_STEP_EXECUTION._evolve(
                 number=number,
                 step=step,
                 started_at=step_started,
-                completed_at=clock.now(),
+                completed_at=read_clock(),
                 continuation=state.execution.continuation,
             ),
             output,
@@ -632,8 +658,18 @@ def _plan_tools(
     """BEFORE_TOOL_USE hooks in call order, then ids and start times for the calls to run."""
     clock = machine.clock
     ids = machine.ids
-    tools = machine.tools
     before = machine.hooks[_BEFORE_TOOL_USE]
+    if not before:  # the common case: every call runs as asked
+        invocations = tuple(
+            ToolInvocation(ids.new_id("tool"), call, clock.now(), execution_id, number, state)
+            for call in calls
+        )
+        return _Batch(
+            state,
+            tuple((call, None) for call in calls),
+            invocations,
+            _sequential(machine, invocations),
+        )
     planned: list[tuple[ToolCall, ToolExecution | None]] = []
     for call in calls:
         if before:
@@ -663,26 +699,23 @@ def _plan_tools(
                 continue
         planned.append((call, None))
     invocations = tuple(
-        ToolInvocation(
-            id=ids.new_id("tool"),
-            tool_call=call,
-            started_at=clock.now(),
-            execution_id=execution_id,
-            step=number,
-            state=state,
-        )
+        ToolInvocation(ids.new_id("tool"), call, clock.now(), execution_id, number, state)
         for call, held in planned
         if held is None
     )
-    sequential = (
-        not machine.parallel
-        or len(invocations) < 2
-        or any(
-            invocation.tool_call.name in tools and tools[invocation.tool_call.name].sequential
-            for invocation in invocations
-        )
-    )
-    return _Batch(state, tuple(planned), invocations, sequential)
+    return _Batch(state, tuple(planned), invocations, _sequential(machine, invocations))
+
+
+def _sequential(machine: Machine, invocations: tuple[ToolInvocation, ...]) -> bool:
+    """Whether a batch runs one call at a time: by configuration, size, or a tool's flag."""
+    if not machine.parallel or len(invocations) < 2:
+        return True
+    tools = machine.tools
+    for invocation in invocations:
+        found = tools.get(invocation.tool_call.name)
+        if found is not None and found.sequential:
+            return True
+    return False
 
 
 def _finish_tools(
@@ -700,14 +733,11 @@ def _finish_tools(
     """Completion times in call order, events, then AFTER_TOOL_USE hooks in call order."""
     clock = machine.clock
     if type(outcome) is Failed:
-        finished = tuple(
-            _complete(e, clock.now()) for e in outcome.finished if isinstance(e, ToolExecution)
-        )
-        raise MachineFailure(outcome.error, finished)
-    results = [_complete(execution, clock.now()) for execution in outcome]
+        raise MachineFailure(outcome.error, _completed(outcome.finished, clock.now))
+    results = _completed(outcome, clock.now)
     after = machine.hooks[_AFTER_TOOL_USE]
     if not after and emit is None and len(results) == len(batch.planned):
-        return state, tuple(results)
+        return state, results
     executions: list[ToolExecution] = []
     index = 0
     for call, held in batch.planned:
@@ -757,8 +787,11 @@ def _finish_tools(
     return state, tuple(executions)
 
 
-def _complete(execution: ToolExecution, at: datetime) -> ToolExecution:
-    return execution._evolve(completed_at=at)
+def _completed(
+    executions: tuple[object, ...], now: Callable[[], datetime]
+) -> tuple[ToolExecution, ...]:
+    """The executions with their completion times, read in call order after the batch."""
+    return tuple([e._evolve(completed_at=now()) for e in executions if type(e) is ToolExecution])
 
 
 def _tool_signals(

@@ -23,6 +23,7 @@ __all__ = [
     "History",
     "deep_freeze",
     "deep_thaw",
+    "shallow_dict",
     "to_history",
     "to_pmap",
     "to_pvector",
@@ -64,6 +65,14 @@ def deep_freeze(value: Any) -> Any:
     if isinstance(value, str | int | float | bool | PMap | PVector):
         return value
     return freeze(value, strict=True)  # type: ignore[call-overload]
+
+
+def shallow_dict(value: Mapping[str, Any]) -> dict[str, Any]:
+    """A plain dict of a mapping's top level (fast for ``PMap``: reads its buckets directly)."""
+    buckets = getattr(value, "_buckets", None) if type(value) is _PMAP_TYPE else None
+    if buckets is None:
+        return dict(value.items())
+    return {key: item for bucket in buckets if bucket for key, item in bucket}
 
 
 def deep_thaw(value: Any) -> Any:
@@ -126,10 +135,12 @@ class History(Sequence[T]):
 
     def extend(self, items: Iterable[T]) -> History[T]:
         """Return a new history with ``items`` appended."""
-        result = self
-        for item in items:
-            result = result.append(item)
-        return result
+        tail = (*self._tail, *items)
+        if len(tail) < _CHUNK:
+            return History._make(self._head, self._chunks, tail)
+        full = len(tail) - len(tail) % _CHUNK
+        chunks = (*self._chunks, *(tail[i : i + _CHUNK] for i in range(0, full, _CHUNK)))
+        return History._make(self._head, chunks, tail[full:])
 
     def body(self) -> History[T]:
         """The history without its head."""

@@ -85,6 +85,7 @@ def schema_for_type(annotation: Any, where: str) -> dict[str, Any]:
 # -- validation -----------------------------------------------------------------------------
 
 _PMAP: Final[type] = type(pmap())
+_SIMPLE_KEYS: Final = frozenset({"type", "description", "default"})
 _MISSING: Final = object()
 _JSON_TYPES: Final[dict[str, Callable[[Any], bool]]] = {
     "string": lambda v: isinstance(v, str),
@@ -217,9 +218,16 @@ def _array_validator(schema: Mapping[str, Any], check: Callable[[Any], bool]) ->
 
 def _object_validator(schema: Mapping[str, Any], check: Callable[[Any], bool]) -> Validator:
     properties = [
-        (name, compile_validator(sub)) for name, sub in schema.get("properties", {}).items()
+        (
+            name,
+            _EXACT.get(sub.get("type", ""), frozenset())
+            if set(sub) <= _SIMPLE_KEYS
+            else frozenset(),
+            compile_validator(sub),
+        )
+        for name, sub in schema.get("properties", {}).items()
     ]
-    known = {name for name, _ in properties}
+    known = {name for name, _, _ in properties}
     required = frozenset(schema.get("required", ()))
     extra = schema.get("additionalProperties", True)
     extra_validator = compile_validator(extra) if isinstance(extra, Mapping) else None
@@ -230,8 +238,11 @@ def _object_validator(schema: Mapping[str, Any], check: Callable[[Any], bool]) -
         converted: dict[str, Any] = {}
         missing: list[str] = []
         get = value.get
-        for name, validator in properties:
+        for name, exact, validator in properties:
             item = get(name, _MISSING)
+            if type(item) in exact:  # a plain scalar of the declared type: nothing to convert
+                converted[name] = item
+                continue
             if item is _MISSING:
                 if name in required:
                     missing.append(name)

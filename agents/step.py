@@ -160,3 +160,6 @@ class StepExecution(Record):
 
 # Prototypes the loop's hot paths copy from, skipping converters (values are already frozen).
 EMPTY_STEP: Final = AgentStep(id="", input_messages=())
+EMPTY_STEP_EXECUTION: Final = StepExecution(
+    number=0, step=EMPTY_STEP, started_at=datetime.min, completed_at=datetime.min
+)

@@ -15,16 +15,17 @@ import inspect
 import math
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from datetime import UTC, datetime
 from typing import Any, Final, overload
 
 import attrs
-from pyrsistent import PMap, PVector
+from pyrsistent import PMap, PVector, pmap
 
 from agents.bridge import run_coroutine
 from agents.effects import ToolInvocation
 from agents.errors import ConfigurationError, ErrorInfo
 from agents.messages import ToolCall
-from agents.persistent import deep_freeze
+from agents.persistent import deep_freeze, shallow_dict
 from agents.schema import Validator, compile_validator, describe_docstring, schema_for_type
 from agents.signals import StopReason, StopSignal
 from agents.state import AgentState
@@ -112,7 +113,14 @@ class Tool:
                 f"arguments of {self.name!r} are not a valid JSON object: "
                 f"{call.raw_arguments[:200]!r}",
             )
-        converted, error = self._validator(call.arguments, "")
+        arguments = call.arguments
+        buckets = getattr(arguments, "_buckets", None)  # a PMap's own storage: see shallow_dict
+        plain = (
+            {key: item for bucket in buckets if bucket for key, item in bucket}
+            if buckets is not None and type(arguments) is _PMAP_TYPE
+            else shallow_dict(arguments)
+        )
+        converted, error = self._validator(plain, "")
         if error is not None:
             return _failed(invocation, "InvalidArguments", f"{self.name}: {error}")
         kwargs: dict[str, Any] = converted
@@ -240,22 +248,37 @@ def _from_exception(invocation: ToolInvocation, tool: Tool, exc: Exception) -> T
 
 def _from_value(invocation: ToolInvocation, value: Any) -> ToolExecution:
     terminate = False
-    if isinstance(value, ToolResult):
+    kind = type(value)
+    if kind is ToolResult:
         terminate = value.terminate
         value = value.value
-    problem = _json_problem(value, "result")
-    if problem is not None:
-        return _failed(
-            invocation, "InvalidToolResult", f"{invocation.tool_call.name} returned {problem}"
-        )
-    return ToolExecution(
+        kind = type(value)
+    if kind not in _PLAIN or (kind is float and not math.isfinite(value)):
+        problem = _json_problem(value, "result")
+        if problem is not None:
+            return _failed(
+                invocation, "InvalidToolResult", f"{invocation.tool_call.name} returned {problem}"
+            )
+        value = deep_freeze(value)
+    # Copying a prototype skips the converters: the value is already frozen.
+    return _EXECUTION._evolve(
         id=invocation.id,
         tool_call=invocation.tool_call,
-        value=deep_freeze(value),
+        value=value,
         terminate=terminate,
         started_at=invocation.started_at,
         completed_at=invocation.started_at,
     )
+
+
+_PLAIN: Final = frozenset({str, int, float, bool, type(None)})
+_PMAP_TYPE: Final[type] = type(pmap())
+_EXECUTION: Final = ToolExecution(
+    id="",
+    tool_call=ToolCall(id="", name=""),
+    started_at=datetime(2000, 1, 1, tzinfo=UTC),
+    completed_at=datetime(2000, 1, 1, tzinfo=UTC),
+)
 
 
 def _json_problem(value: Any, path: str) -> str | None:

@@ -96,12 +96,14 @@ def archive_step(
         step_executions=execution.step_executions.append(step_execution),
         continuation=continuation,
     )
+    if messages is None:
+        return state._evolve(execution=execution, updated_at=step_execution.completed_at)
     context = state.context
-    if messages is not None:
-        store = context.store
-        context = context._evolve(store=store._evolve(messages=store.messages.extend(messages)))
+    store = context.store
     return state._evolve(
-        context=context, execution=execution, updated_at=step_execution.completed_at
+        context=context._evolve(store=store._evolve(messages=store.messages.extend(messages))),
+        execution=execution,
+        updated_at=step_execution.completed_at,
     )
 
 

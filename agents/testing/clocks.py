@@ -47,24 +47,22 @@ class FixedClock:
 class TickingClock:
     """Starts at ``start`` and moves ``step`` forward after every reading."""
 
-    __slots__ = ("_lock", "_next", "step")
+    __slots__ = ("_readings", "start", "step")
 
     def __init__(
         self, start: datetime = EPOCH, step: timedelta = timedelta(milliseconds=1)
     ) -> None:
-        self._next = _aware(start)
+        self.start = _aware(start)
         self.step = step
-        self._lock = threading.Lock()
+        self._readings = itertools.count()
 
     def now(self) -> datetime:
-        """The current reading; the next one is ``step`` later."""
-        with self._lock:
-            at = self._next
-            self._next = at + self.step
-        return at
+        """The current reading; the next one is ``step`` later (thread-safe: ``next`` on a
+        count is atomic under the GIL)."""
+        return self.start + self.step * next(self._readings)
 
     def __repr__(self) -> str:
-        return f"TickingClock(next={self._next.isoformat()}, step={self.step})"
+        return f"TickingClock(start={self.start.isoformat()}, step={self.step})"
 
 
 class SequentialIds:
