@@ -37,6 +37,7 @@ _PVECTOR_TYPE: Final = type(EMPTY_VECTOR)
 _PMAP_TYPE: Final = type(EMPTY_MAP)
 _CHUNK: Final = 32
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+_new = object.__new__
 
 
 def to_pvector(value: Iterable[Any]) -> PVectorT[Any]:
@@ -104,25 +105,8 @@ class History(Sequence[T]):
             return items
         flat = tuple(items)
         full = len(flat) - len(flat) % _CHUNK
-        return cls._make(
-            (),
-            tuple(flat[i : i + _CHUNK] for i in range(0, full, _CHUNK)),
-            flat[full:],
-        )
-
-    @classmethod
-    def _make(
-        cls,
-        head: tuple[T, ...],
-        chunks: tuple[tuple[T, ...], ...],
-        tail: tuple[T, ...],
-    ) -> History[T]:
-        self = object.__new__(cls)
-        self._head = head
-        self._chunks = chunks
-        self._tail = tail
-        self._len = len(head) + len(chunks) * _CHUNK + len(tail)
-        return self
+        chunks = tuple(flat[i : i + _CHUNK] for i in range(0, full, _CHUNK))
+        return _make_history((), chunks, flat[full:], len(flat))
 
     # -- building ---------------------------------------------------------------------------
 
@@ -130,29 +114,31 @@ class History(Sequence[T]):
         """Return a new history with ``item`` at the end; ``self`` is unchanged."""
         tail = (*self._tail, item)
         if len(tail) == _CHUNK:
-            return History._make(self._head, (*self._chunks, tail), ())
-        return History._make(self._head, self._chunks, tail)
+            return _make_history(self._head, (*self._chunks, tail), (), self._len + 1)
+        return _make_history(self._head, self._chunks, tail, self._len + 1)
 
     def extend(self, items: Iterable[T]) -> History[T]:
         """Return a new history with ``items`` appended."""
         tail = (*self._tail, *items)
+        length = self._len + len(tail) - len(self._tail)
         if len(tail) < _CHUNK:
-            return History._make(self._head, self._chunks, tail)
+            return _make_history(self._head, self._chunks, tail, length)
         full = len(tail) - len(tail) % _CHUNK
         chunks = (*self._chunks, *(tail[i : i + _CHUNK] for i in range(0, full, _CHUNK)))
-        return History._make(self._head, chunks, tail[full:])
+        return _make_history(self._head, chunks, tail[full:], length)
 
     def body(self) -> History[T]:
         """The history without its head."""
         if not self._head:
             return self
-        return History._make((), self._chunks, self._tail)
+        return _make_history((), self._chunks, self._tail, self._len - len(self._head))
 
     def with_head(self, head: tuple[T, ...]) -> History[T]:
         """The same body behind another head (shares every chunk)."""
-        if head == self._head:
+        own = self._head
+        if head is own or head == own:
             return self
-        return History._make(head, self._chunks, self._tail)
+        return _make_history(head, self._chunks, self._tail, self._len - len(own) + len(head))
 
     @property
     def head(self) -> tuple[T, ...]:
@@ -165,14 +151,14 @@ class History(Sequence[T]):
         if length >= body_len:
             return self.body()
         if length <= 0:
-            return History._make((), (), ())
+            return _make_history((), (), (), 0)
         full, rest = divmod(length, _CHUNK)
         chunks = self._chunks[:full]
         if full < len(self._chunks):
             tail = self._chunks[full][:rest]
         else:
             tail = self._tail[:rest]
-        return History._make((), chunks, tail)
+        return _make_history((), chunks, tail, length)
 
     def is_prefix_of(self, other: History[T]) -> bool:
         """Whether this head-less history equals the start of ``other``'s body.
@@ -268,7 +254,19 @@ class History(Sequence[T]):
         return f"History({list(self)!r})"
 
 
-_EMPTY_HISTORY: Final[History[Any]] = History._make((), (), ())
+def _make_history(
+    head: tuple[Any, ...], chunks: tuple[tuple[Any, ...], ...], tail: tuple[Any, ...], length: int
+) -> History[Any]:
+    """A history from its parts, without checks (the hot path of every append)."""
+    self: History[Any] = _new(History)
+    self._head = head
+    self._chunks = chunks
+    self._tail = tail
+    self._len = length
+    return self
+
+
+_EMPTY_HISTORY: Final[History[Any]] = _make_history((), (), (), 0)
 
 
 def to_history(value: Iterable[Any]) -> History[Any]:

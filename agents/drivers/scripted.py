@@ -8,8 +8,8 @@ counting calls through the script, so the same script always gives the same hist
 
 from __future__ import annotations
 
+import itertools
 import json
-import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -117,12 +117,12 @@ class ScriptedDriver:
     in ``requests`` (off by default: a long run would keep every request alive).
     """
 
-    __slots__ = ("_answers", "_keep", "_lock", "_position", "last_request", "requests")
+    __slots__ = ("_answers", "_keep", "_positions", "_used", "last_request", "requests")
 
     def __init__(self, steps: Iterable[ScriptStep], *, keep_requests: bool = False) -> None:
         self._answers: tuple[InferenceResponse | _Fail, ...] = _compile(list(steps))
-        self._position = 0
-        self._lock = threading.Lock()
+        self._positions = itertools.count()
+        self._used = 0
         self._keep = keep_requests
         self.requests: list[InferenceRequest] = []
         self.last_request: InferenceRequest | None = None
@@ -130,28 +130,27 @@ class ScriptedDriver:
     @property
     def remaining(self) -> int:
         """How many answers are left."""
-        return len(self._answers) - self._position
+        return max(len(self._answers) - self._used, 0)
 
     def reset(self) -> None:
         """Start the script from its first step again."""
-        with self._lock:
-            self._position = 0
-            self.last_request = None
-            self.requests.clear()
+        self._positions = itertools.count()
+        self._used = 0
+        self.last_request = None
+        self.requests.clear()
 
     def infer(self, request: InferenceRequest) -> InferenceResponse:
         """The next answer of the script."""
-        with self._lock:
-            position = self._position
-            if position >= len(self._answers):
-                raise ScriptExhausted(
-                    f"the script has {len(self._answers)} steps and all were used "
-                    f"(request {position + 1})"
-                )
-            self._position = position + 1
-            self.last_request = request
-            if self._keep:
-                self.requests.append(request)
+        position = next(self._positions)  # atomic: safe across threads without a lock
+        if position >= len(self._answers):
+            raise ScriptExhausted(
+                f"the script has {len(self._answers)} steps and all were used "
+                f"(request {position + 1})"
+            )
+        self._used = position + 1
+        self.last_request = request
+        if self._keep:
+            self.requests.append(request)
         answer = self._answers[position]
         if type(answer) is _Fail:
             exception = answer.exception

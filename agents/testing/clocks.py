@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import operator
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -54,12 +55,15 @@ class TickingClock:
     ) -> None:
         self.start = _aware(start)
         self.step = step
-        self._readings = itertools.count()
+        # start, start + step, start + 2 step, ...; next() on it is atomic under the GIL,
+        # so readings from several threads never repeat or skip.
+        self._readings: Iterator[datetime] = itertools.accumulate(
+            itertools.repeat(step), operator.add, initial=self.start
+        )
 
     def now(self) -> datetime:
-        """The current reading; the next one is ``step`` later (thread-safe: ``next`` on a
-        count is atomic under the GIL)."""
-        return self.start + self.step * next(self._readings)
+        """The current reading; the next one is ``step`` later."""
+        return next(self._readings)
 
     def __repr__(self) -> str:
         return f"TickingClock(start={self.start.isoformat()}, step={self.step})"
