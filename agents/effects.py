@@ -48,8 +48,10 @@ class ToolInvocation(NamedTuple):
 class InvokeTools(NamedTuple):
     """Run a batch: the runner sends back one ``ToolExecution`` per invocation, in order.
 
-    A failure that escapes the tool layer (an interceptor raising) comes back as ``Failed``
-    with the executions finished before it.
+    The runner reads each ``completed_at`` from the loop's clock in call order (right after
+    the call for a batch of one, after the whole batch otherwise). A failure that escapes
+    the tool layer (an interceptor raising) comes back as ``Failed`` with the executions
+    finished before it.
     """
 
     invocations: tuple[ToolInvocation, ...]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator
+from datetime import datetime
 from typing import Any, Final, TypeVar
 
 import attrs
@@ -29,7 +30,7 @@ from agents.messages import ToolCall
 from agents.state import AgentState
 from agents.step import ToolExecution
 from agents.stopping import Limits
-from agents.tools import Tool, Tools, unknown_tool_execution
+from agents.tools import Tool, Tools, stamp, unknown_tool_execution
 
 __all__ = ["AgentLoop"]
 
@@ -279,7 +280,9 @@ class AgentLoop:
             [layer for layer, _ in self._layers("intercept_inference")], self._sync_infer()
         )
         tools = _SyncTools(
-            self._machine.tools, [layer for layer, _ in self._layers("intercept_tool")]
+            self._machine.tools,
+            [layer for layer, _ in self._layers("intercept_tool")],
+            self._machine.clock.now,
         )
         try:
             result: Any = None
@@ -329,7 +332,9 @@ class AgentLoop:
             inner_async,
             sync_infer if callable(sync_infer) else None,
         )
-        tools = _AsyncTools(self._machine.tools, self._layers("intercept_tool"))
+        tools = _AsyncTools(
+            self._machine.tools, self._layers("intercept_tool"), self._machine.clock.now
+        )
         try:
             result: Any = None
             while True:
@@ -439,13 +444,19 @@ def _interceptor_result(result: Any) -> ToolExecution:
 
 
 class _SyncTools:
-    """Performs ``InvokeTools`` for the sync runner: threads for a parallel batch."""
+    """Performs ``InvokeTools`` for the sync runner: threads for a parallel batch.
 
-    __slots__ = ("_layers", "_pool", "_tools")
+    Completion times are read from the loop's clock in call order: right after the call
+    for a batch of one, after the whole batch otherwise (never from worker threads, whose
+    timing varies), so the history is the same every time.
+    """
 
-    def __init__(self, tools: Tools, layers: list[Layer]) -> None:
+    __slots__ = ("_layers", "_now", "_pool", "_tools")
+
+    def __init__(self, tools: Tools, layers: list[Layer], now: Callable[[], datetime]) -> None:
         self._tools = tools
         self._layers = layers
+        self._now = now
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
 
     def _innermost(self, invocation: ToolInvocation) -> Callable[[ToolCall], ToolExecution]:
@@ -473,14 +484,15 @@ class _SyncTools:
 
     def perform(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
         invocations = effect.invocations
+        now = self._now
         if len(invocations) == 1:
             invocation = invocations[0]
             try:
                 if not self._layers:
                     tool = self._tools.get(invocation.tool_call.name)
                     if tool is not None:
-                        return (tool.invoke(invocation),)
-                return (self._one(invocation),)
+                        return (tool.invoke(invocation, now),)
+                return (stamp(self._one(invocation), now),)
             except Exception as exc:
                 return Failed(ErrorInfo.from_exception(exc))
         if effect.sequential:
@@ -489,36 +501,47 @@ class _SyncTools:
                 try:
                     done.append(self._one(invocation))
                 except Exception as exc:
-                    return Failed(ErrorInfo.from_exception(exc), tuple(done))
-            return tuple(done)
+                    return Failed(ErrorInfo.from_exception(exc), _stamped(done, now))
+            return _stamped(done, now)
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(
                 max_workers=_MAX_THREADS, thread_name_prefix="agents-tools"
             )
         futures = [self._pool.submit(self._one, invocation) for invocation in invocations]
-        return _gather([future.exception() or future.result() for future in futures])
+        return _gather([future.exception() or future.result() for future in futures], now)
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=False)
 
 
-def _gather(outcomes: list[Any]) -> tuple[ToolExecution, ...] | Failed:
+def _stamped(
+    executions: Iterable[ToolExecution], now: Callable[[], datetime]
+) -> tuple[ToolExecution, ...]:
+    """The executions with completion times read now, in call order."""
+    return tuple([stamp(execution, now) for execution in executions])
+
+
+def _gather(outcomes: list[Any], now: Callable[[], datetime]) -> tuple[ToolExecution, ...] | Failed:
     error = next((o for o in outcomes if isinstance(o, BaseException)), None)
+    finished = _stamped((o for o in outcomes if isinstance(o, ToolExecution)), now)
     if error is None:
-        return tuple(outcomes)
-    finished = tuple(o for o in outcomes if isinstance(o, ToolExecution))
+        return finished
     return Failed(ErrorInfo.from_exception(error), finished)
 
 
 class _AsyncTools:
-    """Performs ``InvokeTools`` for the async runner: tasks for a parallel batch."""
+    """Performs ``InvokeTools`` for the async runner: tasks for a parallel batch; completion
+    times are read as in ``_SyncTools``."""
 
-    __slots__ = ("_layers", "_tools")
+    __slots__ = ("_layers", "_now", "_tools")
 
-    def __init__(self, tools: Tools, layers: list[tuple[Layer, bool]]) -> None:
+    def __init__(
+        self, tools: Tools, layers: list[tuple[Layer, bool]], now: Callable[[], datetime]
+    ) -> None:
         self._tools = tools
         self._layers = layers
+        self._now = now
 
     async def _one(self, invocation: ToolInvocation) -> ToolExecution:
         tools = self._tools
@@ -547,15 +570,21 @@ class _AsyncTools:
 
     async def perform(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
         invocations = effect.invocations
+        now = self._now
+        if len(invocations) == 1:
+            try:
+                return (stamp(await self._one(invocations[0]), now),)
+            except Exception as exc:
+                return Failed(ErrorInfo.from_exception(exc))
         if effect.sequential:
             done: list[ToolExecution] = []
             for invocation in invocations:
                 try:
                     done.append(await self._one(invocation))
                 except Exception as exc:
-                    return Failed(ErrorInfo.from_exception(exc), tuple(done))
-            return tuple(done)
+                    return Failed(ErrorInfo.from_exception(exc), _stamped(done, now))
+            return _stamped(done, now)
         outcomes = await asyncio.gather(
             *(self._one(i) for i in invocations), return_exceptions=True
         )
-        return _gather(list(outcomes))
+        return _gather(list(outcomes), now)

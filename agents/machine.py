@@ -11,7 +11,6 @@ run: failures are recorded in the state it returns.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Mapping
-from datetime import datetime
 from typing import Any, Final, NamedTuple
 
 import attrs
@@ -415,10 +414,8 @@ def execute(
                     )
                     outcome = yield InvokeTools(invocations, _sequential(machine, invocations))
                     if type(outcome) is Failed:
-                        raise MachineFailure(
-                            outcome.error, _completed(outcome.finished, read_clock)
-                        )
-                    executions = _completed(outcome, read_clock)
+                        raise MachineFailure(outcome.error, _finished(outcome))
+                    executions = outcome
                 else:
                     batch = _plan_tools(
                         state, step, calls, number, execution_id, machine, run_hooks
@@ -731,10 +728,9 @@ def _finish_tools(
     run_hooks: RunHooks,
 ) -> tuple[AgentState, tuple[ToolExecution, ...]]:
     """Completion times in call order, events, then AFTER_TOOL_USE hooks in call order."""
-    clock = machine.clock
     if type(outcome) is Failed:
-        raise MachineFailure(outcome.error, _completed(outcome.finished, clock.now))
-    results = _completed(outcome, clock.now)
+        raise MachineFailure(outcome.error, _finished(outcome))
+    results: tuple[ToolExecution, ...] = outcome
     after = machine.hooks[_AFTER_TOOL_USE]
     if not after and emit is None and len(results) == len(batch.planned):
         return state, results
@@ -787,11 +783,9 @@ def _finish_tools(
     return state, tuple(executions)
 
 
-def _completed(
-    executions: tuple[object, ...], now: Callable[[], datetime]
-) -> tuple[ToolExecution, ...]:
-    """The executions with their completion times, read in call order after the batch."""
-    return tuple([e._evolve(completed_at=now()) for e in executions if type(e) is ToolExecution])
+def _finished(failed: Failed) -> tuple[ToolExecution, ...]:
+    """The executions a failed batch finished before the failure."""
+    return tuple(e for e in failed.finished if type(e) is ToolExecution)
 
 
 def _tool_signals(

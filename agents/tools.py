@@ -37,6 +37,7 @@ __all__ = [
     "ToolContext",
     "ToolResult",
     "Tools",
+    "stamp",
     "tool",
     "unknown_tool_execution",
 ]
@@ -135,11 +136,18 @@ class Tool:
             )
         return kwargs
 
-    def invoke(self, invocation: ToolInvocation) -> ToolExecution:
-        """Validate and run one call synchronously; never raises for a tool failure."""
+    def invoke(
+        self, invocation: ToolInvocation, completed: Callable[[], datetime] | None = None
+    ) -> ToolExecution:
+        """Validate and run one call synchronously; never raises for a tool failure.
+
+        ``completed`` (a clock's ``now``) is read when the call has finished, for
+        ``completed_at``; without it ``completed_at`` is left at ``started_at`` for the caller
+        to set.
+        """
         prepared = self._prepare(invocation)
         if isinstance(prepared, ToolExecution):
-            return prepared
+            return stamp(prepared, completed)
         try:
             if self.timeout is not None:
                 value = _call_with_timeout(self, prepared)
@@ -148,14 +156,16 @@ class Tool:
             else:
                 value = self.function(**prepared)
         except Exception as exc:
-            return _from_exception(invocation, self, exc)
-        return _from_value(invocation, value)
+            return stamp(_from_exception(invocation, self, exc), completed)
+        return _from_value(invocation, value, completed)
 
-    async def ainvoke(self, invocation: ToolInvocation) -> ToolExecution:
+    async def ainvoke(
+        self, invocation: ToolInvocation, completed: Callable[[], datetime] | None = None
+    ) -> ToolExecution:
         """Validate and run one call in the event loop; never raises for a tool failure."""
         prepared = self._prepare(invocation)
         if isinstance(prepared, ToolExecution):
-            return prepared
+            return stamp(prepared, completed)
         try:
             if self.is_async:
                 awaitable: Awaitable[Any] = self.function(**prepared)
@@ -166,10 +176,10 @@ class Tool:
             else:
                 value = await awaitable
         except TimeoutError:
-            return _timed_out(invocation, self)
+            return stamp(_timed_out(invocation, self), completed)
         except Exception as exc:
-            return _from_exception(invocation, self, exc)
-        return _from_value(invocation, value)
+            return stamp(_from_exception(invocation, self, exc), completed)
+        return _from_value(invocation, value, completed)
 
 
 def _call_with_timeout(tool: Tool, kwargs: dict[str, Any]) -> Any:
@@ -246,7 +256,14 @@ def _from_exception(invocation: ToolInvocation, tool: Tool, exc: Exception) -> T
     )
 
 
-def _from_value(invocation: ToolInvocation, value: Any) -> ToolExecution:
+def stamp(execution: ToolExecution, completed: Callable[[], datetime] | None) -> ToolExecution:
+    """``execution`` with ``completed_at`` read from ``completed`` now (if given)."""
+    return execution if completed is None else execution._evolve(completed_at=completed())
+
+
+def _from_value(
+    invocation: ToolInvocation, value: Any, completed: Callable[[], datetime] | None = None
+) -> ToolExecution:
     terminate = False
     kind = type(value)
     if kind is ToolResult:
@@ -267,7 +284,7 @@ def _from_value(invocation: ToolInvocation, value: Any) -> ToolExecution:
         value=value,
         terminate=terminate,
         started_at=invocation.started_at,
-        completed_at=invocation.started_at,
+        completed_at=invocation.started_at if completed is None else completed(),
     )
 
 
