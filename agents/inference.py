@@ -8,7 +8,7 @@ from typing import Any, Final, Literal
 import attrs
 from pyrsistent.typing import PMap, PVector
 
-from agents.messages import Message, ToolCall
+from agents.messages import Message, Role, ToolCall, make_message
 from agents.persistent import (
     EMPTY_MAP,
     EMPTY_VECTOR,
@@ -84,4 +84,4 @@ class InferenceResponse(Record):
 
     def to_message(self) -> Message:
         """The assistant message this answer adds to the conversation."""
-        return Message.assistant(self.content, self.tool_calls)
+        return make_message(Role.ASSISTANT, self.content, self.tool_calls, None, None)

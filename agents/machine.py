@@ -39,9 +39,10 @@ from agents.hooks import Hook, HookContext, HookTrigger
 from agents.inference import InferenceRequest, InferenceResponse
 from agents.messages import Message, ToolCall
 from agents.persistent import EMPTY_MAP, EMPTY_VECTOR, History, to_pvector
+from agents.record import maker
 from agents.signals import StopReason, StopSignal
 from agents.state import AgentState
-from agents.step import EMPTY_STEP, EMPTY_STEP_EXECUTION, AgentStep, StepExecution, ToolExecution
+from agents.step import AgentStep, StepExecution, ToolExecution
 from agents.stopping import Limits, decide_stop, limit_signals
 from agents.tools import Tools
 from agents.transitions import (
@@ -58,6 +59,11 @@ from agents.transitions import (
 __all__ = ["Effect", "Machine", "MachineFailure", "execute"]
 
 Effect = Infer | InvokeTools | Progress
+
+# Positional constructors for the records made every step (see ``agents.record.maker``).
+_make_step: Final = maker(AgentStep)
+_make_step_execution: Final = maker(StepExecution)
+_make_request: Final = maker(InferenceRequest)
 Emit = Callable[[Event], None]
 
 _BEFORE_EXECUTION: Final = HookTrigger.BEFORE_EXECUTION
@@ -412,7 +418,9 @@ def execute(
                             for c in calls
                         ]
                     )
-                    outcome = yield InvokeTools(invocations, _sequential(machine, invocations))
+                    outcome = yield InvokeTools(
+                        invocations, len(invocations) < 2 or _sequential(machine, invocations)
+                    )
                     if type(outcome) is Failed:
                         raise MachineFailure(outcome.error, _finished(outcome))
                     executions = outcome
@@ -448,12 +456,13 @@ def execute(
                         run_hooks,
                     )
                 output = [response.to_message(), *map(tool_message, executions)]
-                step = EMPTY_STEP._evolve(
-                    id=step_id,
-                    input_messages=input_messages,
-                    output_messages=pvector(output),
-                    response=response,
-                    tool_executions=pvector(executions),
+                step = _make_step(
+                    step_id,
+                    input_messages,
+                    pvector(output),
+                    response,
+                    pvector(executions),
+                    EMPTY_VECTOR,  # errors
                 )
                 before = state
                 state = _tool_signals(state, executions, machine.stop_on_tool_error)
@@ -461,11 +470,8 @@ def execute(
                     signals_added(state, number)
             else:
                 output = [response.to_message()]
-                step = EMPTY_STEP._evolve(
-                    id=step_id,
-                    input_messages=input_messages,
-                    output_messages=pvector(output),
-                    response=response,
+                step = _make_step(
+                    step_id, input_messages, pvector(output), response, EMPTY_VECTOR, EMPTY_VECTOR
                 )
 
             # phase 4: AfterStep
@@ -525,12 +531,8 @@ def execute(
         cost += usage.cost
         state = archive_step(
             state,
-            EMPTY_STEP_EXECUTION._evolve(
-                number=number,
-                step=step,
-                started_at=step_started,
-                completed_at=read_clock(),
-                continuation=state.execution.continuation,
+            _make_step_execution(
+                number, step, step_started, read_clock(), state.execution.continuation
             ),
             output,
         )
@@ -615,7 +617,13 @@ class _Requests:
                 response_format=response_format,
                 options=llm_config.discard("model") if llm_config else EMPTY_MAP,
             )
-        return template._evolve(messages=messages)
+        return _make_request(
+            messages,
+            template.tools,
+            template.model,
+            template.response_format,
+            template.options,
+        )
 
 
 def _emit_step_completed(

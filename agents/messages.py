@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from typing import Any, Final
+from typing import Any
 
 import attrs
 from pyrsistent.typing import PMap, PVector
 
 from agents.persistent import EMPTY_MAP, EMPTY_VECTOR, to_pmap, to_pvector
-from agents.record import Record
+from agents.record import Record, slot_setter
 
-__all__ = ["Message", "Role", "ToolCall"]
+__all__ = ["Message", "Role", "ToolCall", "make_message"]
 
 
 class Role(enum.Enum):
@@ -73,12 +73,12 @@ class Message(Record):
     @classmethod
     def assistant(cls, text: str = "", tool_calls: Iterable[ToolCall] = ()) -> Message:
         """An assistant message, optionally requesting tool calls."""
-        return _ASSISTANT._evolve(content=text, tool_calls=to_pvector(tool_calls))
+        return make_message(Role.ASSISTANT, text, to_pvector(tool_calls), None, None)
 
     @classmethod
     def tool(cls, call_id: str, name: str, content: str) -> Message:
         """The result of tool call ``call_id`` as the model will read it."""
-        return _TOOL._evolve(content=content, tool_call_id=call_id, name=name)
+        return make_message(Role.TOOL, content, EMPTY_VECTOR, call_id, name)
 
     def with_content(self, content: str) -> Message:
         """A copy with other text."""
@@ -89,6 +89,28 @@ class Message(Record):
         return self._evolve(metadata=self.metadata.set(key, to_pmap({key: value})[key]))
 
 
-# Prototypes the hot constructors copy from (cheaper than running the converters again).
-_ASSISTANT: Final = Message(role=Role.ASSISTANT)
-_TOOL: Final = Message(role=Role.TOOL)
+_new = object.__new__
+_set_role = slot_setter(Message, "role")
+_set_content = slot_setter(Message, "content")
+_set_tool_calls = slot_setter(Message, "tool_calls")
+_set_tool_call_id = slot_setter(Message, "tool_call_id")
+_set_name = slot_setter(Message, "name")
+_set_metadata = slot_setter(Message, "metadata")
+
+
+def make_message(
+    role: Role,
+    content: str,
+    tool_calls: PVector[ToolCall],
+    tool_call_id: str | None,
+    name: str | None,
+) -> Message:
+    """A message from already-converted parts, skipping ``__init__`` (the loop's hot path)."""
+    message: Message = _new(Message)
+    _set_role(message, role)
+    _set_content(message, content)
+    _set_tool_calls(message, tool_calls)
+    _set_tool_call_id(message, tool_call_id)
+    _set_name(message, name)
+    _set_metadata(message, EMPTY_MAP)
+    return message

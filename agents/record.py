@@ -8,13 +8,15 @@ it because ``attrs.evolve`` re-runs every converter and costs several microsecon
 
 from __future__ import annotations
 
-from typing import Any, Self
+from collections.abc import Callable
+from typing import Any, Self, TypeVar
 
 import attrs
 
-__all__ = ["Record"]
+__all__ = ["Record", "maker", "slot_setter", "updater"]
 
 _UNSET: Any = object()
+R = TypeVar("R")
 
 
 class Record:
@@ -56,17 +58,81 @@ class Record:
         return codec.from_json(text, cls)
 
 
+def slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
+    """The slot descriptor's own setter for ``cls.name``: it bypasses the frozen
+    ``__setattr__`` and needs no attribute lookup by name (for internal constructors)."""
+    setter: Callable[[Any, Any], None] = getattr(cls, name).__set__
+    return setter
+
+
 def _make_evolve(cls: type) -> Any:
     names = [field.name for field in attrs.fields(cls)]
     params = ", ".join(f"{name}=_UNSET" for name in names)
     body = "\n".join(
-        f"    _set_{name}(new, self.{name} if {name} is _UNSET else {name})" for name in names
+        f"        _set_{name}(new, self.{name} if {name} is _UNSET else {name})" for name in names
     )
-    source = f"def _evolve(self, *, {params}):\n    new = _new(_cls)\n{body}\n    return new\n"
-    namespace: dict[str, Any] = {"_UNSET": _UNSET, "_new": object.__new__, "_cls": cls}
-    for name in names:
-        # The slot descriptors' own setters: they bypass the frozen __setattr__, and are
-        # faster than object.__setattr__ because no attribute lookup by name is needed.
-        namespace[f"_set_{name}"] = getattr(cls, name).__set__
+    setters = ", ".join(f"_set_{name}" for name in names)
+    # The helpers are closure variables of the generated function: reading them is cheaper
+    # than reading globals, and this runs several times per step.
+    source = (
+        f"def factory(_UNSET, _new, _cls, {setters}):\n"
+        f"    def _evolve(self, *, {params}):\n"
+        f"        new = _new(_cls)\n{body}\n"
+        "        return new\n"
+        "    return _evolve\n"
+    )
+    namespace: dict[str, Any] = {}
     exec(source, namespace)  # generated like attrs' own __init__, for the same reason: speed
-    return namespace["_evolve"]
+    # The slot descriptors' own setters bypass the frozen __setattr__.
+    setter_values = [slot_setter(cls, name) for name in names]
+    return namespace["factory"](_UNSET, object.__new__, cls, *setter_values)
+
+
+def maker(cls: type[R]) -> Callable[..., R]:
+    """A positional constructor taking every field in declaration order, skipping
+    ``__init__`` (no converters, no validators): for the loop's hot path, where the values
+    are already converted. Call sites pass all fields, so a changed field list fails loudly.
+    """
+    names = [field.name for field in attrs.fields(cls)]  # type: ignore[arg-type]
+    body = "\n".join(f"        _set_{name}(new, {name})" for name in names)
+    setters = ", ".join(f"_set_{name}" for name in names)
+    source = (
+        f"def factory(_new, _cls, {setters}):\n"
+        f"    def make({', '.join(names)}):\n"
+        f"        new = _new(_cls)\n{body}\n"
+        "        return new\n"
+        "    return make\n"
+    )
+    namespace: dict[str, Any] = {}
+    exec(source, namespace)
+    make: Callable[..., R] = namespace["factory"](
+        object.__new__, cls, *[slot_setter(cls, name) for name in names]
+    )
+    make.__doc__ = f"{cls.__name__}({', '.join(names)}) without conversion (internal)."
+    return make
+
+
+def updater(cls: type[R], *changed: str) -> Callable[..., R]:
+    """``update(record, *values)``: a copy of ``record`` with the ``changed`` fields set to
+    ``values`` (positionally), for hot paths that always change the same fields."""
+    names = [field.name for field in attrs.fields(cls)]  # type: ignore[arg-type]
+    unknown = set(changed) - set(names)
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no fields {sorted(unknown)}")
+    body = "\n".join(
+        f"        _set_{name}(new, {name if name in changed else 'self.' + name})" for name in names
+    )
+    setters = ", ".join(f"_set_{name}" for name in names)
+    source = (
+        f"def factory(_new, _cls, {setters}):\n"
+        f"    def update(self, {', '.join(changed)}):\n"
+        f"        new = _new(_cls)\n{body}\n"
+        "        return new\n"
+        "    return update\n"
+    )
+    namespace: dict[str, Any] = {}
+    exec(source, namespace)
+    update: Callable[..., R] = namespace["factory"](
+        object.__new__, cls, *[slot_setter(cls, name) for name in names]
+    )
+    return update

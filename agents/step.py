@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
-from typing import Any, Final
+from typing import Any
 
 import attrs
 from pyrsistent.typing import PMap, PVector
@@ -156,10 +156,3 @@ class StepExecution(Record):
     def step_type(self) -> StepType:
         """The type of the archived step."""
         return self.step.step_type
-
-
-# Prototypes the loop's hot paths copy from, skipping converters (values are already frozen).
-EMPTY_STEP: Final = AgentStep(id="", input_messages=())
-EMPTY_STEP_EXECUTION: Final = StepExecution(
-    number=0, step=EMPTY_STEP, started_at=datetime.min, completed_at=datetime.min
-)

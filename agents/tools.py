@@ -15,7 +15,7 @@ import inspect
 import math
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final, overload
 
 import attrs
@@ -26,6 +26,7 @@ from agents.effects import ToolInvocation
 from agents.errors import ConfigurationError, ErrorInfo
 from agents.messages import ToolCall
 from agents.persistent import deep_freeze, shallow_dict
+from agents.record import maker
 from agents.schema import Validator, compile_validator, describe_docstring, schema_for_type
 from agents.signals import StopReason, StopSignal
 from agents.state import AgentState
@@ -125,9 +126,10 @@ class Tool:
         if error is not None:
             return _failed(invocation, "InvalidArguments", f"{self.name}: {error}")
         kwargs: dict[str, Any] = converted
-        for key, convert in self._converters.items():
-            if key in kwargs and kwargs[key] is not None:
-                kwargs[key] = convert(kwargs[key])
+        if self._converters:
+            for key, convert in self._converters.items():
+                if key in kwargs and kwargs[key] is not None:
+                    kwargs[key] = convert(kwargs[key])
         if self.context_parameter is not None:
             kwargs[self.context_parameter] = ToolContext(
                 state=invocation.state,
@@ -277,25 +279,24 @@ def _from_value(
                 invocation, "InvalidToolResult", f"{invocation.tool_call.name} returned {problem}"
             )
         value = deep_freeze(value)
-    # Copying a prototype skips the converters: the value is already frozen.
-    return _EXECUTION._evolve(
-        id=invocation.id,
-        tool_call=invocation.tool_call,
-        value=value,
-        terminate=terminate,
-        started_at=invocation.started_at,
-        completed_at=invocation.started_at if completed is None else completed(),
+    # The value is already frozen: build the record without running the converters.
+    started_at = invocation.started_at
+    return _make_execution(
+        invocation.id,
+        invocation.tool_call,
+        value,
+        None,  # error
+        False,  # blocked
+        terminate,
+        None,  # stop_signal
+        started_at,
+        started_at if completed is None else completed(),
     )
 
 
 _PLAIN: Final = frozenset({str, int, float, bool, type(None)})
 _PMAP_TYPE: Final[type] = type(pmap())
-_EXECUTION: Final = ToolExecution(
-    id="",
-    tool_call=ToolCall(id="", name=""),
-    started_at=datetime(2000, 1, 1, tzinfo=UTC),
-    completed_at=datetime(2000, 1, 1, tzinfo=UTC),
-)
+_make_execution: Final = maker(ToolExecution)
 
 
 def _json_problem(value: Any, path: str) -> str | None:

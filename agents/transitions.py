@@ -10,10 +10,12 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from agents.context import AgentContext, MessageStore
 from agents.errors import ErrorInfo
 from agents.execution import ExecutionState, ExecutionStatus
-from agents.messages import Message
-from agents.persistent import deep_thaw
+from agents.messages import Message, Role, make_message
+from agents.persistent import EMPTY_VECTOR, deep_thaw
+from agents.record import updater
 from agents.signals import StopReason, StopSignal
 from agents.state import AgentState
 from agents.step import StepExecution, ToolExecution
@@ -92,19 +94,26 @@ def archive_step(
     continuation = execution.continuation
     if continuation.continuation_requested:
         continuation = continuation._evolve(continuation_requested=False)
-    execution = execution._evolve(
-        step_executions=execution.step_executions.append(step_execution),
-        continuation=continuation,
+    execution = _with_step(
+        execution, execution.step_executions.append(step_execution), continuation
     )
     if messages is None:
         return state._evolve(execution=execution, updated_at=step_execution.completed_at)
     context = state.context
     store = context.store
-    return state._evolve(
-        context=context._evolve(store=store._evolve(messages=store.messages.extend(messages))),
-        execution=execution,
-        updated_at=step_execution.completed_at,
+    return _with_step_and_messages(
+        state,
+        _with_store(context, _with_messages(store, store.messages.extend(messages))),
+        execution,
+        step_execution.completed_at,
     )
+
+
+# Archiving runs once per step and always changes the same fields: positional updaters.
+_with_step = updater(ExecutionState, "step_executions", "continuation")
+_with_step_and_messages = updater(AgentState, "context", "execution", "updated_at")
+_with_store = updater(AgentContext, "store")
+_with_messages = updater(MessageStore, "messages")
 
 
 def terminal_status(state: AgentState) -> ExecutionStatus:
@@ -146,7 +155,7 @@ def render_tool_result(execution: ToolExecution) -> str:
 def tool_message(execution: ToolExecution) -> Message:
     """The tool message answering ``execution``'s call."""
     call = execution.tool_call
-    return Message.tool(call.id, call.name, render_tool_result(execution))
+    return make_message(Role.TOOL, render_tool_result(execution), EMPTY_VECTOR, call.id, call.name)
 
 
 def blocked_execution(execution_id: str, call: Any, reason: str, at: datetime) -> ToolExecution:
