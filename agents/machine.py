@@ -132,18 +132,23 @@ def _run_hooks(hooks: tuple[Hook, ...], context: HookContext) -> HookContext:
     return context
 
 
-class _Head:
-    """Caches the request head (system prompt, summary, buffer) between steps."""
+class _Compiler:
+    """Compiles each step's messages and request, caching what rarely changes: the head
+    (system prompt, summary, buffer) and the model options."""
 
-    __slots__ = ("buffer", "head", "prompt", "summary")
+    __slots__ = ("buffer", "head", "llm_config", "model", "options", "prompt", "schemas", "summary")
 
-    def __init__(self) -> None:
+    def __init__(self, schemas: Any) -> None:
+        self.schemas = schemas
         self.prompt: str | None = None
         self.summary: object = None
         self.buffer: object = None
         self.head: tuple[Message, ...] = ()
+        self.llm_config: object = None
+        self.model: str | None = None
+        self.options: Any = EMPTY_MAP
 
-    def compile(self, state: AgentState) -> History[Message]:
+    def compile(self, state: AgentState) -> tuple[History[Message], InferenceRequest]:
         context = state.context
         store = context.store
         if (
@@ -157,7 +162,16 @@ class _Head:
                 store.buffer,
             )
             self.head = context.head()
-        return store.messages.with_head(self.head)
+        llm_config = state.llm_config
+        if llm_config is not self.llm_config:
+            self.llm_config = llm_config
+            self.model = llm_config.get("model") if llm_config else None
+            self.options = llm_config.discard("model") if llm_config else EMPTY_MAP
+        messages = store.messages.with_head(self.head)
+        request = _make_request(
+            messages, self.schemas, self.model, context.response_format, self.options
+        )
+        return messages, request
 
 
 def execute(
@@ -189,8 +203,8 @@ def execute(
         limits.max_tokens is None and limits.max_cost is None and limits.time_limit is None
     )
     finish_reasons = machine.stop_on_finish_reasons
-    head = _Head()
-    requests = _Requests(to_pvector(machine.tools.schemas))
+    stop_on_tool_error = machine.stop_on_tool_error
+    compiler = _Compiler(to_pvector(machine.tools.schemas))
     on_error_ran = False
 
     now = clock.now()
@@ -340,7 +354,7 @@ def execute(
 
         # phase 3: UseTools
         step_id = new_id("step")
-        input_messages = head.compile(state)
+        input_messages, request = compiler.compile(state)
         response: InferenceResponse | None = None
         executions: tuple[ToolExecution, ...] = ()
         output: list[Message] | None = None
@@ -348,7 +362,6 @@ def execute(
         try:
             if emit is not None:
                 emit(StepStarted(agent_id=agent_id, execution_id=execution_id, step=number))
-            request = requests.build(state, input_messages)
             if before_inference_hooks:
                 context = run_hooks(
                     state,
@@ -464,10 +477,15 @@ def execute(
                     pvector(executions),
                     EMPTY_VECTOR,  # errors
                 )
-                before = state
-                state = _tool_signals(state, executions, machine.stop_on_tool_error)
-                if state is not before:
-                    signals_added(state, number)
+                for done in executions:
+                    if (
+                        done.stop_signal is not None
+                        or done.terminate
+                        or (stop_on_tool_error and done.error is not None)
+                    ):
+                        state = _tool_signals(state, executions, stop_on_tool_error)
+                        signals_added(state, number)
+                        break
             else:
                 output = [response.to_message()]
                 step = _make_step(
@@ -587,43 +605,6 @@ def execute(
                 record_error(state, failure.error), ExecutionStatus.FAILED, completed_at
             )
     return state
-
-
-class _Requests:
-    """Builds each step's request from a template kept while config and format are unchanged."""
-
-    __slots__ = ("llm_config", "response_format", "schemas", "template")
-
-    def __init__(self, schemas: Any) -> None:
-        self.schemas = schemas
-        self.llm_config: object = None
-        self.response_format: object = None
-        self.template: InferenceRequest | None = None
-
-    def build(self, state: AgentState, messages: History[Message]) -> InferenceRequest:
-        llm_config = state.llm_config
-        response_format = state.context.response_format
-        template = self.template
-        if (
-            template is None
-            or llm_config is not self.llm_config
-            or response_format is not self.response_format
-        ):
-            self.llm_config, self.response_format = llm_config, response_format
-            template = self.template = InferenceRequest(
-                messages=messages,
-                tools=self.schemas,
-                model=llm_config.get("model") if llm_config else None,
-                response_format=response_format,
-                options=llm_config.discard("model") if llm_config else EMPTY_MAP,
-            )
-        return _make_request(
-            messages,
-            template.tools,
-            template.model,
-            template.response_format,
-            template.options,
-        )
 
 
 def _emit_step_completed(
