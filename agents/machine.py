@@ -60,7 +60,9 @@ __all__ = ["Effect", "Machine", "MachineFailure", "execute"]
 
 Effect = Infer | InvokeTools | Progress
 
-# Positional constructors for the records made every step (see ``agents.record.maker``).
+# Positional constructors for the records made every step (see ``agents.record.maker``),
+# and the named tuples' own constructor without their Python-level ``__new__``.
+_tuple_new: Final = tuple.__new__
 _make_step: Final = maker(AgentStep)
 _make_step_execution: Final = maker(StepExecution)
 _make_request: Final = maker(InferenceRequest)
@@ -376,7 +378,7 @@ def execute(
                 )
                 state = context.state
                 request = context.request or request
-            result = yield Infer(request)
+            result = yield _tuple_new(Infer, (request,))
             if type(result) is Failed:
                 raise MachineFailure(result.error)
             response = result
@@ -425,14 +427,19 @@ def execute(
                 if plain_tools:  # no tool hooks, no listeners: the short path
                     invocations = tuple(
                         [
-                            ToolInvocation(
-                                new_id("tool"), c, read_clock(), execution_id, number, state
+                            _tuple_new(
+                                ToolInvocation,
+                                (new_id("tool"), c, read_clock(), execution_id, number, state),
                             )
                             for c in calls
                         ]
                     )
-                    outcome = yield InvokeTools(
-                        invocations, len(invocations) < 2 or _sequential(machine, invocations)
+                    outcome = yield _tuple_new(
+                        InvokeTools,
+                        (
+                            invocations,
+                            len(invocations) < 2 or _sequential(machine, invocations),
+                        ),
                     )
                     if type(outcome) is Failed:
                         raise MachineFailure(outcome.error, _finished(outcome))

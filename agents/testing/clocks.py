@@ -76,16 +76,18 @@ class SequentialIds:
 
     def __init__(self, prefix: str = "") -> None:
         self.prefix = prefix
-        self._counters: dict[str, Iterator[int]] = {}
+        self._counters: dict[str, tuple[str, Iterator[int]]] = {}
         self._lock = threading.Lock()
 
     def new_id(self, kind: str) -> str:
         """The next id of ``kind``."""
-        counter = self._counters.get(kind)
-        if counter is None:
+        entry = self._counters.get(kind)
+        if entry is None:
             with self._lock:
-                counter = self._counters.setdefault(kind, itertools.count(1))
-        return f"{self.prefix}{kind}-{next(counter)}"  # next() on a count is atomic
+                entry = self._counters.setdefault(
+                    kind, (f"{self.prefix}{kind}-", itertools.count(1))
+                )
+        return entry[0] + str(next(entry[1]))  # next() on a count is atomic
 
     def __repr__(self) -> str:
         return f"SequentialIds(prefix={self.prefix!r})"
