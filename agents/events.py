@@ -8,7 +8,7 @@ never serialized.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, ClassVar
 
 import attrs
 
@@ -50,7 +50,9 @@ class Event:
     execution_id: str | None
     step: int | None = None
 
-    level: Any = attrs.field(default="debug", init=False, eq=False, repr=False)
+    level: ClassVar[str] = "debug"
+    """The log level: step-level events at debug, run-level ones at info, failures at
+    warning."""
 
 
 @attrs.frozen(kw_only=True)
@@ -59,7 +61,7 @@ class ExecutionStarted(Event):
 
     state: AgentState = attrs.field(repr=False, eq=False)
     resumed: bool = False
-    level: Any = attrs.field(default="info", init=False, eq=False, repr=False)
+    level: ClassVar[str] = "info"
 
 
 @attrs.frozen(kw_only=True)
@@ -93,7 +95,6 @@ class ToolCallBlocked(Event):
     """A tool call was blocked and did not run."""
 
     tool_execution: ToolExecution
-    level: Any = attrs.field(default="info", init=False, eq=False, repr=False)
 
 
 @attrs.frozen(kw_only=True)
@@ -108,7 +109,7 @@ class StopSignalReceived(Event):
     """A stop signal was added to the execution."""
 
     signal: StopSignal
-    level: Any = attrs.field(default="info", init=False, eq=False, repr=False)
+    level: ClassVar[str] = "info"
 
 
 @attrs.frozen(kw_only=True)
@@ -116,7 +117,7 @@ class ExecutionStopped(Event):
     """The execution ends STOPPED; ``signal`` is the highest signal."""
 
     signal: StopSignal | None
-    level: Any = attrs.field(default="info", init=False, eq=False, repr=False)
+    level: ClassVar[str] = "info"
 
 
 @attrs.frozen(kw_only=True)
@@ -124,7 +125,7 @@ class ExecutionFailed(Event):
     """The execution ends FAILED with ``error``."""
 
     error: ErrorInfo | None
-    level: Any = attrs.field(default="warning", init=False, eq=False, repr=False)
+    level: ClassVar[str] = "warning"
 
 
 @attrs.frozen(kw_only=True)
@@ -133,4 +134,4 @@ class ExecutionCompleted(Event):
 
     status: ExecutionStatus
     state: AgentState = attrs.field(repr=False, eq=False)
-    level: Any = attrs.field(default="info", init=False, eq=False, repr=False)
+    level: ClassVar[str] = "info"

@@ -8,6 +8,7 @@ run-level ones at info, step-level ones at debug, failures at warning.
 
 from __future__ import annotations
 
+import logging
 import re
 from typing import Any, Final
 
@@ -27,7 +28,7 @@ from agents.events import (
     ToolCallStarted,
 )
 
-__all__ = ["event_name", "log_event", "resolve_logger"]
+__all__ = ["EventLogger", "event_logger", "event_name", "log_listener_failure", "resolve_logger"]
 
 _NAMES: dict[type, str] = {}
 _CAMEL: Final = re.compile(r"(?<!^)(?=[A-Z])")
@@ -87,16 +88,50 @@ def _summary(event: Event) -> dict[str, Any]:
     return {}
 
 
-def log_event(logger: Any, event: Event) -> None:
-    """Log one event at its level."""
-    method = getattr(logger, event.level)
-    method(
-        event_name(event),
-        agent_id=event.agent_id,
-        execution_id=event.execution_id,
-        step=event.step,
-        **_summary(event),
-    )
+_LEVELS: Final = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
+
+
+class EventLogger:
+    """Logs events through a structlog-like logger, asking once per run which levels the
+    logger lets through: a filtered-out event then costs one dict lookup."""
+
+    __slots__ = ("_enabled", "_logger")
+
+    def __init__(self, logger: Any) -> None:
+        self._logger = logger
+        check = getattr(logger, "is_enabled_for", None)
+        self._enabled = {name: _enabled(check, level) for name, level in _LEVELS.items()}
+
+    @property
+    def debug_enabled(self) -> bool:
+        """Whether step-level (debug) events would be logged."""
+        return self._enabled["debug"]
+
+    def __call__(self, event: Event) -> None:
+        level = event.level
+        if self._enabled[level]:
+            getattr(self._logger, level)(
+                event_name(event),
+                agent_id=event.agent_id,
+                execution_id=event.execution_id,
+                step=event.step,
+                **_summary(event),
+            )
+
+
+def _enabled(check: Any, level: int) -> bool:
+    if check is None:
+        return True  # a logger that cannot tell filters by itself
+    try:
+        answer = check(level)
+    except Exception:  # a proxy that cannot answer yet: let the logger decide
+        return True
+    return answer if isinstance(answer, bool) else True
+
+
+def event_logger(logger: Any) -> EventLogger | None:
+    """An ``EventLogger`` for ``logger``, or ``None`` when there is no logger."""
+    return None if logger is None else EventLogger(logger)
 
 
 def log_listener_failure(logger: Any, listener: Any, exc: BaseException) -> None:

@@ -24,7 +24,7 @@ from agents.errors import ConfigurationError, ErrorInfo
 from agents.events import Event
 from agents.hooks import Hook, is_async_interceptor, sort_hooks
 from agents.inference import FINISH_REASONS, InferenceRequest, InferenceResponse
-from agents.log import log_event, log_listener_failure, resolve_logger
+from agents.log import event_logger, log_listener_failure, resolve_logger
 from agents.machine import Effect, Machine, MachineFailure, execute
 from agents.messages import ToolCall
 from agents.state import AgentState
@@ -234,19 +234,29 @@ class AgentLoop:
                 "an async interceptor needs arun()/aiterate(); run() and iterate() take sync "
                 "interceptors only"
             )
-        return execute(state, self._machine, self._emitter(), cancellation, progress=progress)
+        emit, step_events = self._emitter()
+        return execute(
+            state,
+            self._machine,
+            emit,
+            cancellation,
+            progress=progress,
+            step_events=step_events,
+        )
 
-    def _emitter(self) -> Callable[[Event], None] | None:
+    def _emitter(self) -> tuple[Callable[[Event], None] | None, bool]:
+        """The run's event sink, and whether step-level (debug) events are wanted."""
         logger = resolve_logger(self.logger)
         listeners = self.listeners
         if logger is None and not listeners:
-            return None
+            return None, False
+        log = event_logger(logger)
 
         broken: list[object] = []  # critical listeners that failed: the run is ending
 
         def emit(event: Event) -> None:
-            if logger is not None:
-                log_event(logger, event)
+            if log is not None:
+                log(event)
             for listener in listeners:
                 if broken and listener in broken:
                     continue
@@ -264,7 +274,7 @@ class AgentLoop:
                         ) from exc
                     log_listener_failure(logger, listener, exc)
 
-        return emit
+        return emit, bool(listeners) or (log is not None and log.debug_enabled)
 
     def _layers(self, method: str) -> list[tuple[Any, bool]]:
         return [

@@ -183,10 +183,13 @@ def execute(
     cancellation: CancellationToken | None = None,
     *,
     progress: bool = True,
+    step_events: bool = True,
 ) -> Generator[Effect, Any, AgentState]:
     """Run one execution of ``state``; yields effects, returns the final state.
 
-    With ``progress=False`` no ``Progress`` effect is yielded (``run`` does not need one).
+    With ``progress=False`` no ``Progress`` effect is yielded (``run`` does not need one);
+    with ``step_events=False`` only run-level events are built (nobody wants the
+    step-level ones: no listener, and the log filters debug out).
     """
     clock = machine.clock
     ids = machine.ids
@@ -196,7 +199,8 @@ def execute(
     after_inference_hooks = hooks[_AFTER_INFERENCE]
     after_step_hooks = hooks[_AFTER_STEP]
     tool_hooks = bool(hooks[_BEFORE_TOOL_USE] or hooks[_AFTER_TOOL_USE])
-    plain_tools = not tool_hooks and emit is None
+    step_emit = emit if step_events else None
+    plain_tools = not tool_hooks and step_emit is None
     read_clock = clock.now
     new_id = ids.new_id
     limits = machine.limits
@@ -362,8 +366,8 @@ def execute(
         output: list[Message] | None = None
         step: AgentStep | None = None
         try:
-            if emit is not None:
-                emit(StepStarted(agent_id=agent_id, execution_id=execution_id, step=number))
+            if step_emit is not None:
+                step_emit(StepStarted(agent_id=agent_id, execution_id=execution_id, step=number))
             if before_inference_hooks:
                 context = run_hooks(
                     state,
@@ -382,8 +386,8 @@ def execute(
             if type(result) is Failed:
                 raise MachineFailure(result.error)
             response = result
-            if emit is not None:
-                emit(
+            if step_emit is not None:
+                step_emit(
                     InferenceCompleted(
                         agent_id=agent_id, execution_id=execution_id, step=number, response=response
                     )
@@ -450,9 +454,9 @@ def execute(
                     )
                     state = batch.state
                     if batch.invocations:
-                        if emit is not None:
+                        if step_emit is not None:
                             for invocation in batch.invocations:
-                                emit(
+                                step_emit(
                                     ToolCallStarted(
                                         agent_id=agent_id,
                                         execution_id=execution_id,
@@ -472,7 +476,7 @@ def execute(
                         execution_id,
                         agent_id,
                         machine,
-                        emit,
+                        step_emit,
                         run_hooks,
                     )
                 output = [response.to_message(), *map(tool_message, executions)]
@@ -536,9 +540,9 @@ def execute(
                 ),
                 output,
             )
-            if emit is not None:
+            if step_emit is not None:
                 try:
-                    _emit_step_completed(emit, state, agent_id, execution_id, number)
+                    _emit_step_completed(step_emit, state, agent_id, execution_id, number)
                 except MachineFailure as listener_failure:
                     state = record_error(state, listener_failure.error)
             break
@@ -561,9 +565,9 @@ def execute(
             ),
             output,
         )
-        if emit is not None:
+        if step_emit is not None:
             try:
-                _emit_step_completed(emit, state, agent_id, execution_id, number)
+                _emit_step_completed(step_emit, state, agent_id, execution_id, number)
             except MachineFailure as failure:
                 state = fail(state, failure.error, number)
                 break

@@ -36,16 +36,21 @@ ADD = tool(add)
 # -- the engine ---------------------------------------------------------------------------
 
 
-def engine_run(n: int) -> Callable[[], Any]:
-    """A prepared engine run of ``n`` steps (script built outside the timing)."""
+def engine_run(n: int, **options: Any) -> Callable[[], Any]:
+    """A prepared engine run of ``n`` steps.
+
+    The script, the loop (immutable: a service builds it once) and the initial state are
+    made outside the timing, as the bare loop's script is.
+    """
     driver = ScriptedDriver([call("add", a=i, b=1) for i in range(n - 1)] + [reply("done")])
+    options.setdefault("clock", TickingClock())
+    options.setdefault("ids", SequentialIds())
+    loop = AgentLoop(driver, tools=[ADD], max_steps=n, **options)
+    initial = AgentState.initial("You add numbers.", messages=["go"])
 
     def run() -> Any:
         driver.reset()
-        loop = AgentLoop(
-            driver, tools=[ADD], max_steps=n, clock=TickingClock(), ids=SequentialIds()
-        )
-        final = loop.run(AgentState.initial("You add numbers.", messages=["go"]))
+        final = loop.run(initial)
         assert final.step_count == n, final.step_count
         return final
 

@@ -44,16 +44,40 @@ def test_failures_log_at_warning():
 
 
 def test_an_explicit_logger_is_used_as_given():
-    """``logger=`` takes any structlog-like logger."""
+    """``logger=`` takes any structlog-like logger (one without ``is_enabled_for`` too)."""
     records: list[tuple[str, str, dict]] = []
 
     class Logger:
-        def __getattr__(self, level):
-            return lambda event, **fields: records.append((level, event, fields))
+        def debug(self, event, **fields):
+            records.append(("debug", event, fields))
+
+        def info(self, event, **fields):
+            records.append(("info", event, fields))
+
+        def warning(self, event, **fields):
+            records.append(("warning", event, fields))
 
     make_loop(reply("x"), logger=Logger()).run(initial())
     assert records[0][:2] == ("info", "execution_started")
+    assert ("debug", "step_started") in [r[:2] for r in records]
     assert records[-1][2]["status"] == "completed"
+
+
+def test_levels_the_logger_filters_out_are_not_built():
+    """With debug filtered out (and no listener) no step-level event is logged or built."""
+    import logging
+
+    structlog.configure(
+        processors=[structlog.testing.LogCapture()],
+        wrapper_class=structlog.make_filtering_bound_logger(logging.INFO),
+    )
+    capture = structlog.get_config()["processors"][0]
+    try:
+        make_loop(call("add", a=1, b=2), reply("3")).run(initial())
+    finally:
+        structlog.reset_defaults()
+    names = [entry["event"] for entry in capture.entries]
+    assert names == ["execution_started", "stop_signal_received", "execution_completed"]
 
 
 def test_secrets_in_arguments_never_reach_logs_or_events():
