@@ -429,15 +429,30 @@ def execute(
                     else None
                 )
                 if plain_tools:  # no tool hooks, no listeners: the short path
-                    invocations = tuple(
-                        [
+                    if len(calls) == 1:
+                        invocations: tuple[ToolInvocation, ...] = (
                             _tuple_new(
                                 ToolInvocation,
-                                (new_id("tool"), c, read_clock(), execution_id, number, state),
-                            )
-                            for c in calls
-                        ]
-                    )
+                                (
+                                    new_id("tool"),
+                                    calls[0],
+                                    read_clock(),
+                                    execution_id,
+                                    number,
+                                    state,
+                                ),
+                            ),
+                        )
+                    else:
+                        invocations = tuple(
+                            [
+                                _tuple_new(
+                                    ToolInvocation,
+                                    (new_id("tool"), c, read_clock(), execution_id, number, state),
+                                )
+                                for c in calls
+                            ]
+                        )
                     outcome = yield _tuple_new(
                         InvokeTools,
                         (

@@ -236,7 +236,7 @@ def _object_validator(schema: Mapping[str, Any], check: Callable[[Any], bool]) -
         if type(value) is not dict and type(value) is not _PMAP and not check(value):
             return value, f"{path}: expected object, got {_json_type_name(value)}"
         converted: dict[str, Any] = {}
-        missing: list[str] = []
+        missing: list[str] | None = None
         get = value.get
         for name, exact, validator in properties:
             item = get(name, _MISSING)
@@ -245,7 +245,7 @@ def _object_validator(schema: Mapping[str, Any], check: Callable[[Any], bool]) -
                 continue
             if item is _MISSING:
                 if name in required:
-                    missing.append(name)
+                    missing = [*(missing or ()), name]
                 continue
             new, error = validator(item, f"{path}.{name}" if path else name)
             if error is not None:

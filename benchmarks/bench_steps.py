@@ -141,7 +141,7 @@ def main() -> None:
         if args.quick:
             repeats = 3
         else:
-            repeats = 41 if n <= 100 else 9 if n <= 1_000 else 5
+            repeats = 41 if n <= 100 else 11 if n <= 1_000 else 7
         engine, bare = engine_run(n), bare_run(n)
         engine()  # warm up
         bare()
