@@ -383,15 +383,6 @@ def _check_response(response: Any) -> InferenceResponse | Failed:
     )
 
 
-def _perform_inference(
-    infer: Callable[[InferenceRequest], Any], request: InferenceRequest
-) -> InferenceResponse | Failed:
-    try:
-        return _check_response(infer(request))
-    except Exception as exc:
-        return Failed(ErrorInfo.from_exception(exc))
-
-
 def _sync_chain(layers: list[Layer], innermost: Callable[[X], Y]) -> Callable[[X], Y]:
     """Interceptors around ``innermost``; the first layer is the outermost."""
     chain: Callable[[Any], Any] = innermost

@@ -65,27 +65,32 @@ def slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
     return setter
 
 
-def _make_evolve(cls: type) -> Any:
+def _generate(cls: type, name: str, params: str, value: Callable[[str], str]) -> Callable[..., Any]:
+    """Compile ``def <name>(<params>)`` building a new ``cls`` whose field ``f`` is set to
+    the expression ``value(f)``, like attrs generates ``__init__``, for the same reason:
+    speed. Helpers are closure variables (cheaper to read than globals), and fields are set
+    through the slot descriptors' own setters, which bypass the frozen ``__setattr__``."""
     names = [field.name for field in attrs.fields(cls)]
-    params = ", ".join(f"{name}=_UNSET" for name in names)
-    body = "\n".join(
-        f"        _set_{name}(new, self.{name} if {name} is _UNSET else {name})" for name in names
-    )
-    setters = ", ".join(f"_set_{name}" for name in names)
-    # The helpers are closure variables of the generated function: reading them is cheaper
-    # than reading globals, and this runs several times per step.
+    body = "\n".join(f"        _set_{field}(new, {value(field)})" for field in names)
+    setters = ", ".join(f"_set_{field}" for field in names)
     source = (
         f"def factory(_UNSET, _new, _cls, {setters}):\n"
-        f"    def _evolve(self, *, {params}):\n"
+        f"    def {name}({params}):\n"
         f"        new = _new(_cls)\n{body}\n"
         "        return new\n"
-        "    return _evolve\n"
+        f"    return {name}\n"
     )
     namespace: dict[str, Any] = {}
-    exec(source, namespace)  # generated like attrs' own __init__, for the same reason: speed
-    # The slot descriptors' own setters bypass the frozen __setattr__.
-    setter_values = [slot_setter(cls, name) for name in names]
-    return namespace["factory"](_UNSET, object.__new__, cls, *setter_values)
+    exec(source, namespace)
+    setter_values = [slot_setter(cls, field) for field in names]
+    function: Callable[..., Any] = namespace["factory"](_UNSET, object.__new__, cls, *setter_values)
+    return function
+
+
+def _make_evolve(cls: type) -> Any:
+    names = [field.name for field in attrs.fields(cls)]
+    params = "self, *, " + ", ".join(f"{field}=_UNSET" for field in names)
+    return _generate(cls, "_evolve", params, lambda f: f"self.{f} if {f} is _UNSET else {f}")
 
 
 def maker(cls: type[R]) -> Callable[..., R]:
@@ -94,45 +99,15 @@ def maker(cls: type[R]) -> Callable[..., R]:
     are already converted. Call sites pass all fields, so a changed field list fails loudly.
     """
     names = [field.name for field in attrs.fields(cls)]  # type: ignore[arg-type]
-    body = "\n".join(f"        _set_{name}(new, {name})" for name in names)
-    setters = ", ".join(f"_set_{name}" for name in names)
-    source = (
-        f"def factory(_new, _cls, {setters}):\n"
-        f"    def make({', '.join(names)}):\n"
-        f"        new = _new(_cls)\n{body}\n"
-        "        return new\n"
-        "    return make\n"
-    )
-    namespace: dict[str, Any] = {}
-    exec(source, namespace)
-    make: Callable[..., R] = namespace["factory"](
-        object.__new__, cls, *[slot_setter(cls, name) for name in names]
-    )
-    make.__doc__ = f"{cls.__name__}({', '.join(names)}) without conversion (internal)."
-    return make
+    return _generate(cls, "make", ", ".join(names), lambda f: f)
 
 
 def updater(cls: type[R], *changed: str) -> Callable[..., R]:
     """``update(record, *values)``: a copy of ``record`` with the ``changed`` fields set to
     ``values`` (positionally), for hot paths that always change the same fields."""
-    names = [field.name for field in attrs.fields(cls)]  # type: ignore[arg-type]
-    unknown = set(changed) - set(names)
+    names = {field.name for field in attrs.fields(cls)}  # type: ignore[arg-type]
+    unknown = set(changed) - names
     if unknown:
         raise TypeError(f"{cls.__name__} has no fields {sorted(unknown)}")
-    body = "\n".join(
-        f"        _set_{name}(new, {name if name in changed else 'self.' + name})" for name in names
-    )
-    setters = ", ".join(f"_set_{name}" for name in names)
-    source = (
-        f"def factory(_new, _cls, {setters}):\n"
-        f"    def update(self, {', '.join(changed)}):\n"
-        f"        new = _new(_cls)\n{body}\n"
-        "        return new\n"
-        "    return update\n"
-    )
-    namespace: dict[str, Any] = {}
-    exec(source, namespace)
-    update: Callable[..., R] = namespace["factory"](
-        object.__new__, cls, *[slot_setter(cls, name) for name in names]
-    )
-    return update
+    params = ", ".join(("self", *changed))
+    return _generate(cls, "update", params, lambda f: f if f in changed else f"self.{f}")

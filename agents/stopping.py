@@ -59,16 +59,6 @@ class Limits:
             )
         )
 
-    @property
-    def any(self) -> bool:
-        """Whether any limit is set."""
-        return not (
-            self.max_steps is None
-            and self.max_tokens is None
-            and self.max_cost is None
-            and self.time_limit is None
-        )
-
 
 def limit_signals(
     limits: Limits,
@@ -81,48 +71,22 @@ def limit_signals(
     now: datetime,
 ) -> Iterator[StopSignal]:
     """The limit signals due at BeforeStep, each at most once per execution."""
-    if (
-        limits.max_steps is not None
-        and steps >= limits.max_steps
-        and not continuation.has_reason(StopReason.STEPS_LIMIT)
-    ):
+    elapsed = None if started_at is None else (now - started_at).total_seconds()
+    checks = (
+        (StopReason.STEPS_LIMIT, "max_steps", limits.max_steps, "steps", steps),
+        (StopReason.TOKEN_LIMIT, "max_tokens", limits.max_tokens, "tokens", tokens),
+        (StopReason.COST_LIMIT, "max_cost", limits.max_cost, "cost", cost),
+        (StopReason.TIME_LIMIT, "time_limit", limits.time_limit, "elapsed", elapsed),
+    )
+    for reason, name, limit, measure, value in checks:
+        if limit is None or value is None or value < limit or continuation.has_reason(reason):
+            continue
         yield StopSignal(
-            reason=StopReason.STEPS_LIMIT,
-            message=f"reached max_steps={limits.max_steps}",
-            context=to_pmap({"max_steps": limits.max_steps, "steps": steps}),
+            reason=reason,
+            message=f"{measure} {value:g} reached {name}={limit:g}",
+            context=to_pmap({name: limit, measure: value}),
             source=_SOURCE,
         )
-    if (
-        limits.max_tokens is not None
-        and tokens >= limits.max_tokens
-        and not continuation.has_reason(StopReason.TOKEN_LIMIT)
-    ):
-        yield StopSignal(
-            reason=StopReason.TOKEN_LIMIT,
-            message=f"used {tokens} tokens, max_tokens={limits.max_tokens}",
-            context=to_pmap({"max_tokens": limits.max_tokens, "tokens": tokens}),
-            source=_SOURCE,
-        )
-    if (
-        limits.max_cost is not None
-        and cost >= limits.max_cost
-        and not continuation.has_reason(StopReason.COST_LIMIT)
-    ):
-        yield StopSignal(
-            reason=StopReason.COST_LIMIT,
-            message=f"cost {cost:g}, max_cost={limits.max_cost:g}",
-            context=to_pmap({"max_cost": limits.max_cost, "cost": cost}),
-            source=_SOURCE,
-        )
-    if limits.time_limit is not None and started_at is not None:
-        elapsed = (now - started_at).total_seconds()
-        if elapsed >= limits.time_limit and not continuation.has_reason(StopReason.TIME_LIMIT):
-            yield StopSignal(
-                reason=StopReason.TIME_LIMIT,
-                message=f"ran {elapsed:g} s, time_limit={limits.time_limit:g} s",
-                context=to_pmap({"time_limit": limits.time_limit, "elapsed": elapsed}),
-                source=_SOURCE,
-            )
 
 
 COMPLETED_SIGNAL: Final = StopSignal(reason=StopReason.COMPLETED)
