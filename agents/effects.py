@@ -24,9 +24,15 @@ __all__ = ["Failed", "Infer", "InvokeTools", "Progress", "ToolInvocation"]
 
 
 class Infer(NamedTuple):
-    """Ask the model: the runner sends back an ``InferenceResponse`` or ``Failed``."""
+    """Ask the model: the runner sends back an ``InferenceResponse`` or ``Failed``.
+
+    The ids say which run and step asked, for the events the answer may produce on its way
+    (streamed pieces, retried attempts)."""
 
     request: InferenceRequest
+    agent_id: str | None = None
+    execution_id: str | None = None
+    step: int = 0
 
 
 class ToolInvocation(NamedTuple):

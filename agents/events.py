@@ -30,6 +30,8 @@ __all__ = [
     "ExecutionStarted",
     "ExecutionStopped",
     "InferenceCompleted",
+    "InferenceDelta",
+    "InferenceRetry",
     "StepCompleted",
     "StepStarted",
     "StopSignalReceived",
@@ -74,6 +76,31 @@ class InferenceCompleted(Event):
     """The model answered."""
 
     response: InferenceResponse
+
+
+@attrs.frozen(kw_only=True)
+class InferenceDelta(Event):
+    """A piece of a streamed answer: text, or part of a tool call (name, id, arguments).
+
+    ``attempt`` is the attempt it belongs to: pieces of a failed attempt are not part of
+    the final answer."""
+
+    content: str = ""
+    attempt: int = 1
+    tool_call_index: int | None = None
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    arguments: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class InferenceRetry(Event):
+    """An inference attempt failed and will be retried after ``delay`` seconds."""
+
+    attempt: int
+    error: ErrorInfo
+    delay: float
+    level: ClassVar[str] = "info"
 
 
 @attrs.frozen(kw_only=True)

@@ -21,6 +21,7 @@ from agents.events import (
     ExecutionStarted,
     ExecutionStopped,
     InferenceCompleted,
+    InferenceRetry,
     StepCompleted,
     StopSignalReceived,
     ToolCallBlocked,
@@ -66,6 +67,8 @@ def _summary(event: Event) -> dict[str, Any]:
         if execution.error is not None:
             fields["error"] = execution.error.describe()
         return fields
+    if isinstance(event, InferenceRetry):
+        return {"attempt": event.attempt, "error": event.error.describe(), "delay": event.delay}
     if isinstance(event, InferenceCompleted):
         response = event.response
         return {

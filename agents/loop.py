@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator
 from datetime import datetime
 from typing import Any, Final, TypeVar
@@ -27,6 +28,7 @@ from agents.inference import FINISH_REASONS, InferenceRequest, InferenceResponse
 from agents.log import event_logger, log_listener_failure, resolve_logger
 from agents.machine import Effect, Machine, MachineFailure, execute
 from agents.messages import ToolCall
+from agents.reporting import Reporter, current_reporter, reporting
 from agents.state import AgentState
 from agents.step import ToolExecution
 from agents.stopping import Limits
@@ -212,7 +214,7 @@ class AgentLoop:
         *,
         sync: bool = False,
         progress: bool = True,
-    ) -> Generator[Effect, Any, AgentState]:
+    ) -> tuple[Generator[Effect, Any, AgentState], Callable[[Event], None] | None]:
         """Check the arguments (misuse raises here, before anything runs); the machine."""
         if not isinstance(state, AgentState):
             raise ConfigurationError(
@@ -235,7 +237,7 @@ class AgentLoop:
                 "interceptors only"
             )
         emit, step_events = self._emitter()
-        return execute(
+        machine = execute(
             state,
             self._machine,
             emit,
@@ -243,6 +245,7 @@ class AgentLoop:
             progress=progress,
             step_events=step_events,
         )
+        return machine, emit if step_events else None
 
     def _emitter(self) -> tuple[Callable[[Event], None] | None, bool]:
         """The run's event sink, and whether step-level (debug) events are wanted."""
@@ -284,8 +287,12 @@ class AgentLoop:
         ]
 
     def _drive(
-        self, machine: Generator[Effect, Any, AgentState], *, progress: bool
+        self,
+        started: tuple[Generator[Effect, Any, AgentState], Callable[[Event], None] | None],
+        *,
+        progress: bool,
     ) -> Iterator[AgentState]:
+        machine, step_emit = started
         infer = _sync_chain(
             [layer for layer, _ in self._layers("intercept_inference")], self._sync_infer()
         )
@@ -305,7 +312,11 @@ class AgentLoop:
                 kind = type(effect)
                 if kind is Infer:
                     try:
-                        result = infer(effect.request)  # type: ignore[union-attr]
+                        if step_emit is None:
+                            result = infer(effect.request)  # type: ignore[union-attr]
+                        else:
+                            with reporting(_reporter(step_emit, effect)):  # type: ignore[arg-type]
+                                result = infer(effect.request)  # type: ignore[union-attr]
                         if type(result) is not InferenceResponse:
                             result = _check_response(result)
                     except Exception as exc:
@@ -324,17 +335,24 @@ class AgentLoop:
         driver = self.driver
         infer = getattr(driver, "infer", None)
         if callable(infer):
-            return infer  # type: ignore[no-any-return]
-        return lambda request: run_coroutine(driver.ainfer(request))
+            return _with_deltas(infer)
+        ainfer = _with_deltas(driver.ainfer)
+        return lambda request: run_coroutine(ainfer(request))
 
     async def _adrive(
-        self, machine: Generator[Effect, Any, AgentState], *, progress: bool
+        self,
+        started: tuple[Generator[Effect, Any, AgentState], Callable[[Event], None] | None],
+        *,
+        progress: bool,
     ) -> AsyncIterator[AgentState]:
+        machine, step_emit = started
         driver = self.driver
         ainfer = getattr(driver, "ainfer", None)
         sync_infer = getattr(driver, "infer", None)
+        if callable(sync_infer):
+            sync_infer = _with_deltas(sync_infer)
         if callable(ainfer):
-            inner_async: Callable[[Any], Awaitable[Any]] = ainfer
+            inner_async: Callable[[Any], Awaitable[Any]] = _with_deltas(ainfer)
         else:
             inner_async = _threaded(sync_infer)  # type: ignore[arg-type]
         infer = _async_chain(
@@ -356,7 +374,12 @@ class AgentLoop:
                 kind = type(effect)
                 if kind is Infer:
                     try:
-                        result = _check_response(await infer(effect.request))  # type: ignore[union-attr]
+                        if step_emit is None:
+                            answer = await infer(effect.request)  # type: ignore[union-attr]
+                        else:
+                            with reporting(_reporter(step_emit, effect)):  # type: ignore[arg-type]
+                                answer = await infer(effect.request)  # type: ignore[union-attr]
+                        result = _check_response(answer)
                     except Exception as exc:
                         result = Failed(ErrorInfo.from_exception(exc))
                 elif kind is InvokeTools:
@@ -370,6 +393,28 @@ class AgentLoop:
 
 
 # -- effects ----------------------------------------------------------------------------------
+
+
+def _reporter(emit: Callable[[Event], None], effect: Infer) -> Reporter:
+    return Reporter(emit, effect.agent_id, effect.execution_id, effect.step)
+
+
+def _with_deltas(infer: Callable[..., Any]) -> Callable[[Any], Any]:
+    """``infer`` passing ``on_delta`` when it accepts one and someone listens (SPEC §7)."""
+    try:
+        accepts = "on_delta" in inspect.signature(infer).parameters
+    except (TypeError, ValueError):
+        accepts = False
+    if not accepts:
+        return infer
+
+    def call(request: Any) -> Any:
+        reporter = current_reporter()
+        if reporter is None:
+            return infer(request)
+        return infer(request, on_delta=reporter.delta)
+
+    return call
 
 
 def _check_response(response: Any) -> InferenceResponse | Failed:

@@ -88,6 +88,11 @@ class MachineFailure(Exception):
         self.error = error
         self.finished = finished
 
+    @property
+    def error_info(self) -> ErrorInfo:
+        """The failure as data (read when it escapes through a driver or interceptor)."""
+        return self.error
+
 
 @attrs.frozen(kw_only=True)
 class Machine:
@@ -382,7 +387,7 @@ def execute(
                 )
                 state = context.state
                 request = context.request or request
-            result = yield _tuple_new(Infer, (request,))
+            result = yield _tuple_new(Infer, (request, agent_id, execution_id, number))
             if type(result) is Failed:
                 raise MachineFailure(result.error)
             response = result
