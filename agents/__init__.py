@@ -10,12 +10,14 @@ from agents.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.context import AgentContext, MessageStore
 from agents.drivers.base import AsyncDriver, Driver, SyncDriver
 from agents.drivers.function import FunctionDriver
+from agents.drivers.litellm import LiteLLMDriver
 from agents.errors import (
     AgentError,
     AuditLogTampered,
     ConfigurationError,
     ErrorInfo,
     InvariantViolation,
+    ProviderError,
     ReplayDivergence,
     ScriptExhausted,
     SessionConflict,
@@ -54,6 +56,7 @@ from agents.loop import AgentLoop
 from agents.messages import Message, Role, ToolCall
 from agents.persistent import History
 from agents.record import Record
+from agents.retry import RetryInterceptor
 from agents.signals import ExecutionContinuation, StopReason, StopSignal
 from agents.state import AgentState
 from agents.step import AgentStep, StepExecution, StepType, ToolExecution
@@ -96,11 +99,14 @@ __all__ = [
     "InferenceResponse",
     "InferenceRetry",
     "InvariantViolation",
+    "LiteLLMDriver",
     "Message",
     "MessageStore",
+    "ProviderError",
     "RandomIds",
     "Record",
     "ReplayDivergence",
+    "RetryInterceptor",
     "Role",
     "ScriptExhausted",
     "SessionConflict",

@@ -17,6 +17,7 @@ __all__ = [
     "ConfigurationError",
     "ErrorInfo",
     "InvariantViolation",
+    "ProviderError",
     "ReplayDivergence",
     "ScriptExhausted",
     "SessionConflict",
@@ -63,6 +64,20 @@ class AgentError(Exception):
 
 class ConfigurationError(AgentError):
     """Misuse found before a run starts: a bad option, tool, hook or argument."""
+
+
+class ProviderError(AgentError):
+    """A model provider failed for good (after any retries); ``error_info`` has the
+    provider's status and the number of attempts in its details."""
+
+    def __init__(self, error: ErrorInfo) -> None:
+        super().__init__(error.describe())
+        self._error = error
+
+    @property
+    def error_info(self) -> ErrorInfo:
+        """The failure as it is recorded in the run."""
+        return self._error
 
 
 class StateDecodeError(AgentError):

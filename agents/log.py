@@ -29,7 +29,14 @@ from agents.events import (
     ToolCallStarted,
 )
 
-__all__ = ["EventLogger", "event_logger", "event_name", "log_listener_failure", "resolve_logger"]
+__all__ = [
+    "EventLogger",
+    "event_logger",
+    "event_name",
+    "log_listener_failure",
+    "note",
+    "resolve_logger",
+]
 
 _NAMES: dict[type, str] = {}
 _CAMEL: Final = re.compile(r"(?<!^)(?=[A-Z])")
@@ -143,3 +150,9 @@ def log_listener_failure(logger: Any, listener: Any, exc: BaseException) -> None
         logger.warning(
             "listener_failed", listener=repr(listener), error=f"{type(exc).__name__}: {exc}"
         )
+
+
+def note(event: str, **fields: Any) -> None:
+    """A one-off remark from the library (at info), when the application set structlog up."""
+    if structlog.is_configured():
+        structlog.get_logger("agents").info(event, **fields)

@@ -16,3 +16,15 @@ settings.register_profile(
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+import pytest  # noqa: E402
+import structlog  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _unconfigured_structlog():
+    """Each test starts and ends with structlog unconfigured (capture_logs leaves it set)."""
+    structlog.reset_defaults()
+    yield
+    structlog.reset_defaults()

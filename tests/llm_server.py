@@ -56,8 +56,12 @@ def tool_calls(*calls: tuple[str, str, Any], **kw: Any) -> Reply:
         }
         for call_id, name, arguments in calls
     ]
-    return Reply(content=kw.pop("content", None), tool_calls=planned,
-                 finish_reason=kw.pop("finish_reason", "tool_calls"), **kw)
+    return Reply(
+        content=kw.pop("content", None),
+        tool_calls=planned,
+        finish_reason=kw.pop("finish_reason", "tool_calls"),
+        **kw,
+    )
 
 
 def fault(status: int, *, retry_after: str | None = None, message: str = "fault") -> Reply:
@@ -203,11 +207,22 @@ def _chunks(reply: Reply, include_usage: bool) -> Iterator[dict[str, Any]]:
     for index, call in enumerate(reply.tool_calls):
         arguments = call["function"]["arguments"]
         half = len(arguments) // 2
-        yield chunk({"tool_calls": [{"index": index, "id": call["id"], "type": "function",
-                                     "function": {"name": call["function"]["name"],
-                                                  "arguments": arguments[:half]}}]})
-        yield chunk({"tool_calls": [{"index": index,
-                                     "function": {"arguments": arguments[half:]}}]})
+        yield chunk(
+            {
+                "tool_calls": [
+                    {
+                        "index": index,
+                        "id": call["id"],
+                        "type": "function",
+                        "function": {
+                            "name": call["function"]["name"],
+                            "arguments": arguments[:half],
+                        },
+                    }
+                ]
+            }
+        )
+        yield chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[half:]}}]})
     yield chunk({}, reply.finish_reason)
     if include_usage and reply.usage is not None:
         final = chunk({})

@@ -46,7 +46,7 @@ LAYERS = {
         2,
     ),
     # shell: runners and drivers
-    **dict.fromkeys(["loop", "drivers", "reporting"], 3),
+    **dict.fromkeys(["loop", "drivers", "reporting", "retry"], 3),
     # the outermost edges
     **dict.fromkeys(["testing", "cli", "__init__", "__main__"], 4),
 }

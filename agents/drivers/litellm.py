@@ -1,0 +1,428 @@
+"""``LiteLLMDriver``: real models through litellm — the only module that imports litellm.
+
+litellm is imported on first use, not with ``agents``. The driver maps our messages and tool
+schemas to the chat-completions format and the answer back; normalises finish reasons;
+reads usage (cached tokens included) and prices it from litellm's data (0.0, and a logged
+note, for models litellm does not know); streams pieces to listeners; and retries by itself
+(429 honouring ``Retry-After``, 5xx, timeouts, dropped connections, streams cut mid-way —
+never other 4xx) with the openai client's hidden retries turned off. Credentials stay in
+the driver: they never reach the request, the state, events, logs or error messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final
+
+from agents.codec import is_secret_key
+from agents.errors import ConfigurationError, ErrorInfo, ProviderError
+from agents.inference import InferenceRequest, InferenceResponse
+from agents.log import note
+from agents.messages import Message, Role, ToolCall
+from agents.persistent import deep_thaw, to_pvector
+from agents.reporting import report_retry
+from agents.retry import classify, retry_delay
+from agents.usage import Usage
+
+__all__ = ["LiteLLMDriver"]
+
+_FORBIDDEN: Final = frozenset(
+    {"model", "messages", "tools", "stream", "max_retries", "num_retries"}
+)
+_FINISH: Final = {
+    "stop": "stop",
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "eos": "stop",
+    "tool_calls": "tool_calls",
+    "function_call": "tool_calls",
+    "tool_use": "tool_calls",
+    "length": "length",
+    "max_tokens": "length",
+    "content_filter": "content_filter",
+    "safety": "content_filter",
+    "error": "error",
+}
+_KEY_PATTERN: Final = re.compile(r"\b(sk|pk|rk|key)-[A-Za-z0-9_\-]{6,}")
+_unpriced: set[str] = set()
+
+
+def _litellm() -> Any:
+    import litellm
+
+    litellm.suppress_debug_info = True  # no help banners on stdout: errors become data here
+    return litellm
+
+
+class LiteLLMDriver:
+    """A driver for any model litellm reaches (``"openai/gpt-4o"``, ``"anthropic/..."``, …).
+
+    ``num_retries`` retries follow the first attempt, waiting ``retry_backoff`` seconds
+    doubled each time (or what ``Retry-After`` asks, up to 60 s); ``sleep``/``asleep``
+    replace the waiting (tests pass a recorder). Other keyword options (``temperature``,
+    ``max_tokens``, ``api_base``, ``api_key``, ``extra_headers``, …) go to litellm as they
+    are; ``keep_raw=True`` keeps the provider's answer in ``InferenceResponse.raw``.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        num_retries: int = 2,
+        retry_backoff: float = 0.5,
+        timeout: float = 60.0,
+        stream: bool = False,
+        keep_raw: bool = False,
+        sleep: Callable[[float], None] | None = None,
+        asleep: Callable[[float], Any] | None = None,
+        **litellm_options: Any,
+    ) -> None:
+        if not isinstance(model, str) or not model:
+            raise ConfigurationError(f"LiteLLMDriver needs a model name, got {model!r}")
+        forbidden = sorted(_FORBIDDEN & set(litellm_options))
+        if forbidden:
+            raise ConfigurationError(
+                f"LiteLLMDriver options {forbidden} are set by the driver itself "
+                "(model is the first argument; retries are num_retries=)"
+            )
+        if not isinstance(num_retries, int) or isinstance(num_retries, bool) or num_retries < 0:
+            raise ConfigurationError(f"num_retries must be an int >= 0, got {num_retries!r}")
+        if not retry_backoff >= 0:
+            raise ConfigurationError(f"retry_backoff must be >= 0, got {retry_backoff!r}")
+        if not timeout > 0:
+            raise ConfigurationError(f"timeout must be > 0, got {timeout!r}")
+        self.model = model
+        self.num_retries = num_retries
+        self.retry_backoff = float(retry_backoff)
+        self.timeout = float(timeout)
+        self.stream = stream
+        self.keep_raw = keep_raw
+        self._sleep = sleep or time.sleep
+        self._asleep = asleep or asyncio.sleep
+        self._options = dict(litellm_options)
+        self._secrets = tuple(
+            str(value)
+            for key, value in litellm_options.items()
+            if is_secret_key(key) and isinstance(value, str) and value
+        )
+
+    def __repr__(self) -> str:
+        shown = {k: ("[redacted]" if is_secret_key(k) else v) for k, v in self._options.items()}
+        return f"LiteLLMDriver({self.model!r}, stream={self.stream}, options={shown})"
+
+    # -- the two entry points ---------------------------------------------------------------
+
+    def infer(
+        self, request: InferenceRequest, on_delta: Callable[..., None] | None = None
+    ) -> InferenceResponse:
+        """Ask the model, retrying as configured; raises ``ProviderError`` when it gives up."""
+        litellm = _litellm()
+        arguments = self._arguments(request)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                if self.stream:
+                    chunks = litellm.completion(**arguments)
+                    return self._streamed(chunks, attempt, on_delta)
+                return self._answer(litellm.completion(**arguments))
+            except Exception as exc:  # every provider fault is classified below
+                error, delay = self._failure(exc, attempt)
+                if delay is None:
+                    raise ProviderError(error) from exc
+            report_retry(attempt, error, delay)
+            self._sleep(delay)
+
+    async def ainfer(
+        self, request: InferenceRequest, on_delta: Callable[..., None] | None = None
+    ) -> InferenceResponse:
+        """``infer`` in an event loop (litellm's ``acompletion``)."""
+        litellm = _litellm()
+        arguments = self._arguments(request)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                if self.stream:
+                    chunks = await litellm.acompletion(**arguments)
+                    return await self._astreamed(chunks, attempt, on_delta)
+                return self._answer(await litellm.acompletion(**arguments))
+            except Exception as exc:
+                error, delay = self._failure(exc, attempt)
+                if delay is None:
+                    raise ProviderError(error) from exc
+            report_retry(attempt, error, delay)
+            await self._asleep(delay)
+
+    # -- requests ---------------------------------------------------------------------------
+
+    def _arguments(self, request: InferenceRequest) -> dict[str, Any]:
+        arguments: dict[str, Any] = {
+            **self._options,
+            **{key: deep_thaw(value) for key, value in request.options.items()},
+            "model": request.model or self.model,
+            "messages": [_message(message) for message in request.messages],
+            "timeout": self.timeout,
+            "max_retries": 0,  # the openai client's own retries: attempts must not multiply
+        }
+        if request.tools:
+            arguments["tools"] = [_tool(schema) for schema in request.tools]
+        if request.response_format is not None:
+            arguments["response_format"] = _response_format(deep_thaw(request.response_format))
+        if self.stream:
+            arguments["stream"] = True
+            # Without it no usage chunk arrives and litellm estimates usage with a tokenizer.
+            arguments["stream_options"] = {"include_usage": True}
+        return arguments
+
+    # -- answers ----------------------------------------------------------------------------
+
+    def _answer(self, response: Any) -> InferenceResponse:
+        choice = response.choices[0]
+        message = choice.message
+        calls = [
+            _tool_call(call.id, call.function.name, call.function.arguments)
+            for call in (message.tool_calls or ())
+        ]
+        raw = _raw(response) if self.keep_raw else None
+        return self._response(
+            message.content,
+            calls,
+            choice.finish_reason,
+            getattr(response, "usage", None),
+            getattr(response, "model", None),
+            raw,
+        )
+
+    def _response(
+        self,
+        content: str | None,
+        calls: list[ToolCall],
+        finish_reason: str | None,
+        usage: Any,
+        model: str | None,
+        raw: Any,
+    ) -> InferenceResponse:
+        return InferenceResponse(
+            content=content or "",
+            tool_calls=to_pvector(calls),
+            finish_reason=_finish_reason(finish_reason, bool(calls)),
+            usage=self._usage(usage, model),
+            model=model,
+            raw=raw,
+        )
+
+    def _usage(self, usage: Any, model: str | None) -> Usage:
+        if usage is None:
+            return Usage()
+        prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion = int(getattr(usage, "completion_tokens", 0) or 0)
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+        return Usage(
+            input_tokens=prompt,
+            output_tokens=completion,
+            cache_read_tokens=cached,
+            cost=_cost(self.model, model, prompt, completion, cached),
+        )
+
+    def _streamed(
+        self, chunks: Iterable[Any], attempt: int, on_delta: Callable[..., None] | None
+    ) -> InferenceResponse:
+        stream = _Stream(attempt, on_delta, self.keep_raw)
+        for chunk in chunks:
+            stream.add(chunk)
+        return self._response(*stream.result())
+
+    async def _astreamed(
+        self, chunks: Any, attempt: int, on_delta: Callable[..., None] | None
+    ) -> InferenceResponse:
+        stream = _Stream(attempt, on_delta, self.keep_raw)
+        async for chunk in chunks:
+            stream.add(chunk)
+        return self._response(*stream.result())
+
+    # -- faults -----------------------------------------------------------------------------
+
+    def _failure(self, exc: Exception, attempt: int) -> tuple[ErrorInfo, float | None]:
+        """The fault as data, and the delay before the next attempt (``None``: give up)."""
+        status, retryable, retry_after = classify(exc)
+        error = ErrorInfo(
+            type=type(exc).__name__,
+            message=self._scrub(str(exc)),
+            details={"status_code": status, "attempts": attempt},
+        )
+        if not retryable or attempt > self.num_retries:
+            return error, None
+        return error, retry_delay(attempt, self.retry_backoff, retry_after)
+
+    def _scrub(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "[redacted]")
+        return _KEY_PATTERN.sub("[redacted]", text)
+
+
+def _cost(
+    driver_model: str, answered_model: str | None, prompt: int, completion: int, cached: int
+) -> float:
+    litellm = _litellm()
+    for name in (driver_model, answered_model):
+        if not name:
+            continue
+        try:
+            prompt_cost, completion_cost = litellm.cost_per_token(
+                model=name,
+                prompt_tokens=prompt,
+                completion_tokens=completion,
+                cache_read_input_tokens=cached,
+            )
+            return float(prompt_cost + completion_cost)
+        except Exception:  # litellm raises for models missing from its price list
+            continue
+    if driver_model not in _unpriced:
+        _unpriced.add(driver_model)
+        note(
+            "model_not_priced",
+            model=driver_model,
+            detail="litellm has no price for this model; its cost is recorded as 0.0",
+        )
+    return 0.0
+
+
+def _finish_reason(value: str | None, has_calls: bool) -> str:
+    reason = _FINISH.get(value or "", "stop")
+    if has_calls and reason == "stop":
+        return "tool_calls"  # some providers say "stop" after tool calls; litellm varies
+    return reason
+
+
+def _tool_call(call_id: str | None, name: str | None, arguments: str | None) -> ToolCall:
+    text = arguments or ""
+    try:
+        parsed = json.loads(text) if text.strip() else {}
+    except ValueError:
+        parsed = None
+    identifier = call_id or ""
+    if isinstance(parsed, dict):
+        return ToolCall(id=identifier, name=name or "", arguments=parsed)
+    return ToolCall(id=identifier, name=name or "", raw_arguments=text)
+
+
+def _message(message: Message) -> dict[str, Any]:
+    role = message.role
+    if role is Role.TOOL:
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if role is Role.ASSISTANT and message.tool_calls:
+        return {
+            "role": "assistant",
+            "content": message.content or None,
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": call.raw_arguments
+                        if call.raw_arguments is not None
+                        else json.dumps(deep_thaw(call.arguments), sort_keys=True),
+                    },
+                }
+                for call in message.tool_calls
+            ],
+        }
+    return {"role": role.value, "content": message.content}
+
+
+def _tool(schema: Mapping[str, Any]) -> dict[str, Any]:
+    plain = deep_thaw(schema)
+    return {
+        "type": "function",
+        "function": {
+            "name": plain["name"],
+            "description": plain.get("description", ""),
+            "parameters": plain.get("parameters", {"type": "object", "properties": {}}),
+        },
+    }
+
+
+def _response_format(schema: Any) -> Any:
+    if isinstance(schema, dict) and schema.get("type") in ("json_schema", "json_object", "text"):
+        return schema  # already in the provider's format
+    name = schema.get("title", "output") if isinstance(schema, dict) else "output"
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": re.sub(r"[^A-Za-z0-9_-]", "_", str(name)), "schema": schema},
+    }
+
+
+def _raw(response: Any) -> Any:
+    dump = getattr(response, "model_dump", None)
+    data = dump() if callable(dump) else response
+    return json.loads(json.dumps(data, default=str))
+
+
+class _Stream:
+    """Accumulates a streamed answer; reports each piece as it arrives."""
+
+    def __init__(self, attempt: int, on_delta: Callable[..., None] | None, keep_raw: bool):
+        self.attempt = attempt
+        self.on_delta = on_delta
+        self.text: list[str] = []
+        self.calls: dict[int, dict[str, Any]] = {}
+        self.finish_reason: str | None = None
+        self.usage: Any = None
+        self.model: str | None = None
+        self.raw: list[Any] | None = [] if keep_raw else None
+
+    def add(self, chunk: Any) -> None:
+        if self.raw is not None:
+            self.raw.append(_raw(chunk))
+        self.model = getattr(chunk, "model", None) or self.model
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            self.usage = usage
+        for choice in getattr(chunk, "choices", None) or ():
+            delta = choice.delta
+            if choice.finish_reason:
+                self.finish_reason = choice.finish_reason
+            content = getattr(delta, "content", None)
+            if content:
+                self.text.append(content)
+                if self.on_delta is not None:
+                    self.on_delta(content, self.attempt)
+            for piece in getattr(delta, "tool_calls", None) or ():
+                self._tool_piece(piece)
+
+    def _tool_piece(self, piece: Any) -> None:
+        index = getattr(piece, "index", None) or 0
+        call = self.calls.setdefault(index, {"id": None, "name": None, "arguments": []})
+        function = getattr(piece, "function", None)
+        name = getattr(function, "name", None) if function is not None else None
+        arguments = getattr(function, "arguments", None) if function is not None else None
+        if piece.id:
+            call["id"] = piece.id
+        if name:
+            call["name"] = name
+        if arguments:
+            call["arguments"].append(arguments)
+        if self.on_delta is not None:
+            self.on_delta(
+                "",
+                self.attempt,
+                tool_call_index=index,
+                tool_call_id=piece.id or None,
+                tool_name=name or None,
+                arguments=arguments or "",
+            )
+
+    def result(self) -> tuple[str, list[ToolCall], str | None, Any, str | None, Any]:
+        calls = [
+            _tool_call(call["id"], call["name"], "".join(call["arguments"]))
+            for _, call in sorted(self.calls.items())
+        ]
+        raw = {"chunks": self.raw} if self.raw is not None else None
+        return "".join(self.text), calls, self.finish_reason, self.usage, self.model, raw
