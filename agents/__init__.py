@@ -11,6 +11,7 @@ from agents.context import AgentContext, MessageStore
 from agents.drivers.base import AsyncDriver, Driver, SyncDriver
 from agents.drivers.function import FunctionDriver
 from agents.drivers.litellm import LiteLLMDriver
+from agents.drivers.replay import RecordingInterceptor, ReplayDriver
 from agents.errors import (
     AgentError,
     AuditLogTampered,
@@ -105,7 +106,9 @@ __all__ = [
     "ProviderError",
     "RandomIds",
     "Record",
+    "RecordingInterceptor",
     "ReplayDivergence",
+    "ReplayDriver",
     "RetryInterceptor",
     "Role",
     "ScriptExhausted",

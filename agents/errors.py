@@ -94,7 +94,22 @@ class ScriptExhausted(AgentError):
 
 
 class ReplayDivergence(AgentError):
-    """A replayed run asked the model something the recording did not."""
+    """A replayed run asked the model something the recording did not; ``step`` (1-based)
+    and ``field`` (``messages[4].content``, ``messages``, ``steps``) say where."""
+
+    def __init__(self, message: str, step: int = 0, field: str = "") -> None:
+        super().__init__(message)
+        self.step = step
+        self.field = field
+
+    @property
+    def error_info(self) -> ErrorInfo:
+        """The divergence as recorded in the run."""
+        return ErrorInfo(
+            type="ReplayDivergence",
+            message=str(self),
+            details={"step": self.step, "field": self.field},
+        )
 
 
 class SessionNotFound(AgentError):

@@ -387,6 +387,8 @@ def execute(
                 )
                 state = context.state
                 request = context.request or request
+                # The step records what the model was sent, hook rewrites included.
+                input_messages = request.messages
             result = yield _tuple_new(Infer, (request, agent_id, execution_id, number))
             if type(result) is Failed:
                 raise MachineFailure(result.error)
