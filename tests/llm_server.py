@@ -107,6 +107,7 @@ class LLMServer:
     def __exit__(self, *exc: object) -> None:
         self._server.shutdown()
         self._server.server_close()
+        close_litellm_clients()
 
     def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
         with self._lock:
@@ -229,3 +230,24 @@ def _chunks(reply: Reply, include_usage: bool) -> Iterator[dict[str, Any]]:
         final["choices"] = []
         final["usage"] = reply.usage
         yield final
+
+
+def close_litellm_clients() -> None:
+    """Close the HTTP clients litellm caches between calls (they would keep sockets to a
+    server that is gone, and the collector would warn about them later)."""
+    import sys
+
+    litellm = sys.modules.get("litellm")
+    cache = getattr(litellm, "in_memory_llm_clients_cache", None)
+    if cache is None:
+        return
+    for client in list(getattr(cache, "cache_dict", {}).values()):
+        close = getattr(client, "close", None)
+        if callable(close):
+            try:
+                result = close()
+            except Exception:  # an async client: its loop is gone; nothing to close here
+                continue
+            if hasattr(result, "close"):  # a coroutine from an async client's close()
+                result.close()
+    cache.flush_cache()
