@@ -7,7 +7,7 @@ import json
 
 import pytest
 from helpers import add, initial
-from llm_server import LLMServer, Reply, answer, fault, tool_calls
+from llm_server import LLMServer, Reply, aclose_litellm_clients, answer, fault, tool_calls
 from structlog.testing import capture_logs
 
 from agents import (
@@ -267,22 +267,28 @@ def test_stream_cut_midway_is_retried_and_the_partial_text_dropped(server):
     assert retry.error.details["status_code"] is None
 
 
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_async_driver_gives_the_same_history(server):
     """``arun`` through ``acompletion`` records the same history as ``run``.
 
-    litellm caches one async HTTP client per event loop and never closes it, so each
-    ``asyncio.run`` here leaves sockets for the collector to complain about: that warning
-    is litellm's, and ignored for this test only.
+    litellm caches one async HTTP client per event loop and never closes it: the test
+    closes them inside its loop, or their sockets would be left to the collector.
     """
     script = [tool_calls(("c1", "add", {"a": 1, "b": 2})), answer("3")]
     server.plan(*script)
     sync = loop(server).run(initial())
-    server.plan(*script)
-    async_ = asyncio.run(loop(server).arun(initial()))
+
+    async def both():
+        try:
+            server.plan(*script)
+            plain = await loop(server).arun(initial())
+            server.plan(*script)
+            streamed = await loop(server, stream=True).arun(initial())
+        finally:
+            await aclose_litellm_clients()
+        return plain, streamed
+
+    async_, streamed = asyncio.run(both())
     assert async_.to_json() == sync.to_json()
-    server.plan(*script)
-    streamed = asyncio.run(loop(server, stream=True).arun(initial()))
     assert streamed.to_json() == sync.to_json()
 
 
