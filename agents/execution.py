@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
-from typing import Final
+from typing import Any, Final
 
 import attrs
 
 from agents.errors import ErrorInfo
-from agents.persistent import History, to_history
+from agents.persistent import History, deep_freeze, to_history
 from agents.record import Record
 from agents.signals import EMPTY_CONTINUATION, ExecutionContinuation, StopReason, StopSignal
 from agents.step import AgentStep, StepExecution
@@ -56,6 +56,7 @@ class ExecutionState(Record):
     current_step: AgentStep | None = None
     continuation: ExecutionContinuation = EMPTY_CONTINUATION
     error: ErrorInfo | None = None
+    final_output: Any = attrs.field(default=None, converter=deep_freeze)
 
     @classmethod
     def pending(cls, execution_id: str | None = None) -> ExecutionState:

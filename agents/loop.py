@@ -71,6 +71,7 @@ class AgentLoop:
     ids: IdFactory | None = None
     listeners: tuple[Callable[[Event], None], ...] = attrs.field(default=(), converter=_to_tuple)
     logger: Any = None
+    output_retries: int = 2
     _machine: Machine = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -95,6 +96,9 @@ class AgentLoop:
             raise ConfigurationError(
                 f"tool_execution must be 'parallel' or 'sequential', got {self.tool_execution!r}"
             )
+        retries = self.output_retries
+        if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+            raise ConfigurationError(f"output_retries must be an int >= 0, got {retries!r}")
         unknown = set(self.stop_on_finish_reasons) - FINISH_REASONS
         if unknown:
             raise ConfigurationError(
@@ -125,6 +129,7 @@ class AgentLoop:
                 limits=limits,
                 stop_on_finish_reasons=frozenset(self.stop_on_finish_reasons),
                 stop_on_tool_error=self.stop_on_tool_error,
+                output_retries=self.output_retries,
                 parallel=self.tool_execution == "parallel",
                 clock=clock,
                 ids=ids,

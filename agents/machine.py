@@ -38,7 +38,8 @@ from agents.execution import ExecutionStatus
 from agents.hooks import Hook, HookContext, HookTrigger
 from agents.inference import InferenceRequest, InferenceResponse
 from agents.messages import Message, ToolCall
-from agents.persistent import EMPTY_MAP, EMPTY_VECTOR, History, to_pvector
+from agents.output import check_output, output_validator
+from agents.persistent import EMPTY_MAP, EMPTY_VECTOR, History, deep_freeze, deep_thaw, to_pvector
 from agents.record import maker
 from agents.signals import StopReason, StopSignal
 from agents.state import AgentState
@@ -104,6 +105,7 @@ class Machine:
     stop_on_finish_reasons: frozenset[str]
     stop_on_tool_error: bool
     parallel: bool
+    output_retries: int = 2
     clock: Clock
     ids: IdFactory
 
@@ -216,6 +218,7 @@ def execute(
     finish_reasons = machine.stop_on_finish_reasons
     stop_on_tool_error = machine.stop_on_tool_error
     compiler = _Compiler(to_pvector(machine.tools.schemas))
+    outputs = _Outputs(machine.output_retries)
     on_error_ran = False
 
     now = clock.now()
@@ -572,6 +575,11 @@ def execute(
         if cancellation is not None:
             state = cancel_if_asked(state, number)
         assert state.execution is not None
+        feedback: Message | None = None
+        if state.context.response_format is not None and not response.tool_calls:
+            state, feedback = _check_final_output(state, response, outputs, number)
+            signals_added(state, number)
+        assert state.execution is not None
         stop, natural = decide_stop(state.execution.continuation, bool(response.tool_calls))
         if natural is not None:
             state = add_signal(state, natural)
@@ -587,6 +595,8 @@ def execute(
             ),
             output,
         )
+        if feedback is not None:  # the model tries again, told what was wrong
+            state = state.with_message(feedback)
         if step_emit is not None:
             try:
                 _emit_step_completed(step_emit, state, agent_id, execution_id, number)
@@ -638,6 +648,52 @@ def execute(
                 record_error(state, failure.error), ExecutionStatus.FAILED, completed_at
             )
     return state
+
+
+class _Outputs:
+    """Structured output checks of one run: the validator (per schema) and failures so far."""
+
+    __slots__ = ("failures", "retries", "schema", "validator")
+
+    def __init__(self, retries: int) -> None:
+        self.retries = retries
+        self.failures = 0
+        self.schema: object = None
+        self.validator: Any = None
+
+    def check(self, schema: Any, content: str) -> tuple[Any, str | None]:
+        if schema is not self.schema:
+            self.schema, self.validator = schema, output_validator(deep_thaw(schema))
+        return check_output(content, self.validator)
+
+
+def _check_final_output(
+    state: AgentState, response: InferenceResponse, outputs: _Outputs, number: int
+) -> tuple[AgentState, Message | None]:
+    """A final answer under a response format: keep it, send it back, or give up."""
+    execution = state.execution
+    assert execution is not None
+    if execution.continuation.stop_signals:
+        return state, None  # the run stops anyway (a limit, an error): nothing to check
+    value, problem = outputs.check(state.context.response_format, response.content)
+    if problem is None:
+        return state._evolve(execution=execution._evolve(final_output=deep_freeze(value))), None
+    if outputs.failures >= outputs.retries:
+        return add_signal(
+            state,
+            StopSignal(
+                reason=StopReason.RETRY_LIMIT,
+                message=f"no valid structured answer after {outputs.failures + 1} tries: {problem}",
+                context={"output_retries": outputs.retries, "step": number},
+                source="response_format",
+            ),
+        ), None
+    outputs.failures += 1
+    feedback = Message.user(
+        f"Your answer could not be used: {problem}. Answer again with only a JSON value "
+        "that follows the requested schema."
+    ).with_metadata("agents", "output_feedback")
+    return state.with_execution_continued(), feedback
 
 
 def _emit_step_completed(

@@ -126,7 +126,7 @@ def _json_type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def compile_validator(schema: Mapping[str, Any]) -> Validator:
+def compile_validator(schema: Mapping[str, Any], root: str = "arguments") -> Validator:
     """A function checking a value against ``schema`` (the subset built by this module).
 
     The value may hold pyrsistent collections; the converted value it returns is plain
@@ -182,7 +182,7 @@ def compile_validator(schema: Mapping[str, Any]) -> Validator:
     if kind == "array":
         return _array_validator(schema, check)
     if kind == "object":
-        return _object_validator(schema, check)
+        return _object_validator(schema, check, root)
 
     def scalar(value: Any, path: str) -> tuple[Any, str | None]:
         if type(value) in exact or check(value):
@@ -216,7 +216,10 @@ def _array_validator(schema: Mapping[str, Any], check: Callable[[Any], bool]) ->
     return array
 
 
-def _object_validator(schema: Mapping[str, Any], check: Callable[[Any], bool]) -> Validator:
+def _object_validator(
+    schema: Mapping[str, Any], check: Callable[[Any], bool], root: str = "arguments"
+) -> Validator:
+    noun = "argument" if root == "arguments" else "field"
     properties = [
         (
             name,
@@ -254,14 +257,14 @@ def _object_validator(schema: Mapping[str, Any], check: Callable[[Any], bool]) -
         if missing:
             names = ", ".join(repr(name) for name in missing)
             plural = "s" if len(missing) > 1 else ""
-            return value, f"{path or 'arguments'}: missing required argument{plural} {names}"
+            return value, f"{path or root}: missing required {noun}{plural} {names}"
         if len(converted) == len(value):
             return converted, None
         for key, item in value.items():
             if key in known:
                 continue
             if extra is False:
-                return value, f"{path or 'arguments'}: unexpected argument {key!r}"
+                return value, f"{path or root}: unexpected {noun} {key!r}"
             if extra_validator is None:
                 converted[key] = deep_thaw(item)
                 continue

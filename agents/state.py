@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 from pyrsistent.typing import PMap
@@ -22,6 +22,7 @@ from agents.usage import ZERO_USAGE, Usage
 __all__ = ["AgentState"]
 
 _NO_STEPS: History[StepExecution] = to_history(())
+T = TypeVar("T")
 
 
 @attrs.frozen(kw_only=True)
@@ -58,11 +59,13 @@ class AgentState(Record):
         created_at: datetime | None = None,
     ) -> AgentState:
         """A fresh agent; pure (no clock, no ids: the loop fills what is unset)."""
+        from agents.output import output_schema  # schemas are derived outside the records
+
         history = to_history(_as_message(item) for item in messages)
         context = AgentContext(
             system_prompt=system_prompt,
             metadata=to_pmap(metadata),
-            response_format=response_format,
+            response_format=output_schema(response_format),
         ).with_messages(history)
         return cls(
             agent_id=agent_id,
@@ -219,6 +222,24 @@ class AgentState(Record):
             return None
         content = step.response.content
         return content if content.strip() else None
+
+    @property
+    def final_output(self) -> Any:
+        """The validated structured answer (JSON data) when a response format was asked for."""
+        return None if self.execution is None else self.execution.final_output
+
+    def output_as(self, cls: type[T]) -> T | None:
+        """``final_output`` as an instance of ``cls`` (an attrs class or dataclass)."""
+        from agents.output import build_output
+
+        value = self.final_output
+        return None if value is None else build_output(cls, value)
+
+    def with_response_format(self, spec: Any) -> AgentState:
+        """A copy asking for structured output (a JSON schema, or a class to derive one)."""
+        from agents.output import output_schema
+
+        return self._evolve(context=self.context.with_response_format(output_schema(spec)))
 
     @property
     def should_stop(self) -> bool:

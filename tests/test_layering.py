@@ -28,12 +28,11 @@ LAYERS = {
         0,
     ),
     # edges the lower layers lean on: JSON codec, structlog bridge
-    **dict.fromkeys(["codec", "log"], 1),
+    **dict.fromkeys(["codec", "log", "schema", "output"], 1),
     # pure core: effects, schemas, transitions, the step machine (+ its injected protocols)
     **dict.fromkeys(
         [
             "effects",
-            "schema",
             "transitions",
             "stopping",
             "hooks",
