@@ -126,6 +126,12 @@ class LLMServer:
             def log_message(self, *args: Any) -> None:  # keep test output quiet
                 pass
 
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in separate writes: without this, Nagle's
+                # algorithm and delayed ACKs add ~40 ms to every answer.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")

@@ -299,7 +299,14 @@ def test_cost_comes_from_litellm_prices_for_known_models(server):
     )
     known = LiteLLMDriver("openai/gpt-4o-mini", api_base=server.base_url, api_key=SECRET)
     usage = known.infer(InferenceRequest(messages=[Message.user("hi")])).usage
-    assert usage.cost > 0
+    import litellm
+
+    expected = sum(
+        litellm.cost_per_token(
+            model="openai/gpt-4o-mini", prompt_tokens=1000, completion_tokens=100
+        )
+    )
+    assert usage.cost == pytest.approx(expected) and usage.cost > 0
 
 
 def test_keep_raw_keeps_the_provider_answer(server):

@@ -48,7 +48,6 @@ _FINISH: Final = {
     "error": "error",
 }
 _KEY_PATTERN: Final = re.compile(r"\b(sk|pk|rk|key)-[A-Za-z0-9_\-]{6,}")
-_unpriced: set[str] = set()
 
 
 def _litellm() -> Any:
@@ -104,6 +103,7 @@ class LiteLLMDriver:
         self._sleep = sleep or time.sleep
         self._asleep = asleep or asyncio.sleep
         self._options = dict(litellm_options)
+        self._prices = _Prices()
         self._secrets = tuple(
             str(value)
             for key, value in litellm_options.items()
@@ -227,7 +227,7 @@ class LiteLLMDriver:
             input_tokens=prompt,
             output_tokens=completion,
             cache_read_tokens=cached,
-            cost=_cost(self.model, model, prompt, completion, cached),
+            cost=self._prices.cost((self.model, model), prompt, completion, cached),
         )
 
     def _streamed(
@@ -266,31 +266,63 @@ class LiteLLMDriver:
         return _KEY_PATTERN.sub("[redacted]", text)
 
 
-def _cost(
-    driver_model: str, answered_model: str | None, prompt: int, completion: int, cached: int
-) -> float:
+class _Prices:
+    """Per-token prices of the models a driver talks to, looked up once per model.
+
+    litellm's own ``cost_per_token`` takes ~100 µs per call; for models priced linearly the
+    rates are read once and applied here (same figures). Models with tiered prices (a
+    higher rate above some number of tokens) are priced by litellm every time; models
+    litellm does not know cost 0.0, with one logged note per driver and model.
+    """
+
+    def __init__(self) -> None:
+        self._rates: dict[str, tuple[float, float, float] | str | None] = {}
+
+    def cost(
+        self, models: Iterable[str | None], prompt: int, completion: int, cached: int
+    ) -> float:
+        for model in models:
+            if not model:
+                continue
+            if model not in self._rates:
+                self._rates[model] = _rates(model)
+            rates = self._rates[model]
+            if rates is None:
+                continue
+            if isinstance(rates, str):  # tiered
+                return _litellm_cost(model, prompt, completion, cached)
+            inputs, outputs, cache_reads = rates
+            return (prompt - cached) * inputs + cached * cache_reads + completion * outputs
+        return 0.0
+
+
+def _rates(model: str) -> tuple[float, float, float] | str | None:
     litellm = _litellm()
-    for name in (driver_model, answered_model):
-        if not name:
-            continue
-        try:
-            prompt_cost, completion_cost = litellm.cost_per_token(
-                model=name,
-                prompt_tokens=prompt,
-                completion_tokens=completion,
-                cache_read_input_tokens=cached,
-            )
-            return float(prompt_cost + completion_cost)
-        except Exception:  # litellm raises for models missing from its price list
-            continue
-    if driver_model not in _unpriced:
-        _unpriced.add(driver_model)
+    try:
+        info = litellm.get_model_info(model)
+    except Exception:  # litellm raises for models missing from its price list
         note(
             "model_not_priced",
-            model=driver_model,
+            model=model,
             detail="litellm has no price for this model; its cost is recorded as 0.0",
         )
-    return 0.0
+        return None
+    if any("above_" in key and "cost" in key and info.get(key) for key in info):
+        return "tiered"
+    inputs = float(info.get("input_cost_per_token") or 0.0)
+    outputs = float(info.get("output_cost_per_token") or 0.0)
+    cache_reads = info.get("cache_read_input_token_cost")
+    return inputs, outputs, float(cache_reads) if cache_reads is not None else inputs
+
+
+def _litellm_cost(model: str, prompt: int, completion: int, cached: int) -> float:
+    prompt_cost, completion_cost = _litellm().cost_per_token(
+        model=model,
+        prompt_tokens=prompt,
+        completion_tokens=completion,
+        cache_read_input_tokens=cached,
+    )
+    return float(prompt_cost + completion_cost)
 
 
 def _finish_reason(value: str | None, has_calls: bool) -> str:
