@@ -29,6 +29,7 @@ def test_every_page_is_checked():
 def test_examples_run(page, tmp_path, monkeypatch, capsys):
     """The page's Python blocks run in one namespace, top to bottom."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(ROOT / "tests"))  # pages may use the local LLM server
     text = page.read_text(encoding="utf-8")
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
     for number, match in enumerate(BLOCK.finditer(text), start=1):
