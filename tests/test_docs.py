@@ -21,6 +21,8 @@ def test_every_page_is_checked():
         "docs/tutorial.md",
         "docs/glossary.md",
         "docs/benchmarks.md",
+        "docs/how-to/llm-providers.md",
+        "docs/how-to/record-replay.md",
     } | {f"docs/concepts/{name}.md" for name in ("state", "loop", "hooks", "stopping", "tools")}
     assert expected <= names
 
