@@ -342,3 +342,39 @@ def test_provider_error_carries_the_error_info(server):
     with pytest.raises(ProviderError) as info:
         driver(server).infer(InferenceRequest(messages=[Message.user("x")]))
     assert info.value.error_info.details["status_code"] == 401
+
+
+def test_async_retries_use_the_async_sleep(server):
+    """``arun`` retries with ``asleep`` and records the same failure details."""
+    waited: list[float] = []
+
+    async def asleep(seconds: float) -> None:
+        waited.append(seconds)
+
+    async def main():
+        try:
+            server.plan(fault(429, retry_after="4"), answer("ok"))
+            driver_ = LiteLLMDriver(
+                "openai/test-model", api_base=server.base_url, api_key=SECRET, asleep=asleep
+            )
+            return await AgentLoop(driver_, clock=TickingClock(), ids=SequentialIds()).arun(
+                initial()
+            )
+        finally:
+            await aclose_litellm_clients()
+
+    final = asyncio.run(main())
+    assert final.final_response == "ok"
+    assert waited == [4.0]
+
+
+def test_unknown_models_cost_zero_with_a_logged_note(server):
+    """A model litellm cannot price costs 0.0 and is noted once in the log."""
+    server.plan(answer("a"), answer("b"))
+    unknown = driver(server)
+    request = InferenceRequest(messages=[Message.user("x")])
+    with capture_logs() as logs:
+        costs = [unknown.infer(request).usage.cost for _ in range(2)]
+    assert costs == [0.0, 0.0]
+    notes = [entry for entry in logs if entry["event"] == "model_not_priced"]
+    assert len(notes) == 1 and notes[0]["model"] == "openai/test-model"

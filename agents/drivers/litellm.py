@@ -277,9 +277,10 @@ class _Prices:
 
     def __init__(self) -> None:
         self._rates: dict[str, tuple[float, float, float] | str | None] = {}
+        self._noted = False
 
     def cost(
-        self, models: Iterable[str | None], prompt: int, completion: int, cached: int
+        self, models: tuple[str | None, ...], prompt: int, completion: int, cached: int
     ) -> float:
         for model in models:
             if not model:
@@ -293,6 +294,13 @@ class _Prices:
                 return _litellm_cost(model, prompt, completion, cached)
             inputs, outputs, cache_reads = rates
             return (prompt - cached) * inputs + cached * cache_reads + completion * outputs
+        if not self._noted:
+            self._noted = True
+            note(
+                "model_not_priced",
+                model=next((m for m in models if m), None),
+                detail="litellm has no price for this model; its cost is recorded as 0.0",
+            )
         return 0.0
 
 
@@ -301,11 +309,6 @@ def _rates(model: str) -> tuple[float, float, float] | str | None:
     try:
         info = litellm.get_model_info(model)
     except Exception:  # litellm raises for models missing from its price list
-        note(
-            "model_not_priced",
-            model=model,
-            detail="litellm has no price for this model; its cost is recorded as 0.0",
-        )
         return None
     if any("above_" in key and "cost" in key and info.get(key) for key in info):
         return "tiered"
