@@ -14,6 +14,13 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
     print_blob=True,
 )
+# A long hunt for counterexamples: the reference-model test alone runs 50,000 scripts.
+settings.register_profile(
+    "thorough",
+    max_examples=50_000,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 

@@ -55,6 +55,7 @@ OWNERS = {
     "structlog": "log.py",
     "hypothesis": "testing/strategies.py",
     "dbos": "durable/dbos.py",
+    "pytest": "testing/plugin.py",
 }
 
 
