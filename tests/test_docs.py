@@ -23,6 +23,7 @@ def test_every_page_is_checked():
         "docs/benchmarks.md",
         "docs/how-to/llm-providers.md",
         "docs/how-to/record-replay.md",
+        "docs/how-to/property-testing.md",
     } | {f"docs/concepts/{name}.md" for name in ("state", "loop", "hooks", "stopping", "tools")}
     assert expected <= names
 

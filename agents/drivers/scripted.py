@@ -24,31 +24,63 @@ from agents.usage import ZERO_USAGE, Usage
 __all__ = ["ScriptStep", "ScriptedDriver", "call", "calls", "fail", "reply"]
 
 
-@attrs.frozen(kw_only=True)
+def _usage_text(usage: Usage) -> str:
+    return "" if usage == ZERO_USAGE else f", usage={usage!r}"
+
+
+@attrs.frozen(kw_only=True, repr=False)
 class _Reply:
     content: str
     usage: Usage
     finish_reason: str
 
+    def __repr__(self) -> str:
+        finish = "" if self.finish_reason == "stop" else f", finish_reason={self.finish_reason!r}"
+        return f"reply({self.content!r}{_usage_text(self.usage)}{finish})"
 
-@attrs.frozen(kw_only=True)
+
+@attrs.frozen(kw_only=True, repr=False)
 class _Call:
     name: str
     arguments: Mapping[str, Any] | str
     id: str | None
 
+    def __repr__(self) -> str:
+        if isinstance(self.arguments, str):
+            shown = f", {self.arguments!r}"
+        elif all(str(key).isidentifier() and key != "id" for key in self.arguments):
+            shown = "".join(f", {key}={value!r}" for key, value in self.arguments.items())
+        else:
+            shown = f", {dict(self.arguments)!r}"
+        identifier = "" if self.id is None else f", id={self.id!r}"
+        return f"call({self.name!r}{shown}{identifier})"
 
-@attrs.frozen(kw_only=True)
+
+@attrs.frozen(kw_only=True, repr=False)
 class _Calls:
     calls: tuple[_Call, ...]
     content: str
     usage: Usage
     finish_reason: str
 
+    def __repr__(self) -> str:
+        content = f", content={self.content!r}" if self.content else ""
+        finish = (
+            "" if self.finish_reason == "tool_calls" else f", finish_reason={self.finish_reason!r}"
+        )
+        inner = ", ".join(repr(spec) for spec in self.calls)
+        return f"calls({inner}{content}{_usage_text(self.usage)}{finish})"
 
-@attrs.frozen(kw_only=True)
+
+@attrs.frozen(kw_only=True, repr=False)
 class _Fail:
     exception: BaseException | type[BaseException]
+
+    def __repr__(self) -> str:
+        shown = (
+            self.exception.__name__ if isinstance(self.exception, type) else repr(self.exception)
+        )
+        return f"fail({shown})"
 
 
 ScriptStep = _Reply | _Call | _Calls | _Fail | InferenceResponse
