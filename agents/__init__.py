@@ -61,6 +61,7 @@ from agents.retry import RetryInterceptor
 from agents.signals import ExecutionContinuation, StopReason, StopSignal
 from agents.state import AgentState
 from agents.step import AgentStep, StepExecution, StepType, ToolExecution
+from agents.timeline import TimelineRow
 from agents.tools import StopAgent, Tool, ToolContext, ToolResult, Tools, tool
 from agents.usage import Usage
 
@@ -125,6 +126,7 @@ __all__ = [
     "StopSignalReceived",
     "SyncDriver",
     "SystemClock",
+    "TimelineRow",
     "Tool",
     "ToolCall",
     "ToolCallBlocked",

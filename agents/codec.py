@@ -34,6 +34,7 @@ from agents.record import Record
 from agents.signals import ExecutionContinuation, StopSignal
 from agents.state import AgentState
 from agents.step import AgentStep, StepExecution, ToolExecution
+from agents.timeline import TimelineRow
 from agents.usage import Usage
 
 __all__ = [
@@ -57,6 +58,7 @@ RECORDS: Final[dict[str, type[Record]]] = {
     for cls in (
         AgentContext,
         AgentState,
+        TimelineRow,
         AgentStep,
         ErrorInfo,
         ExecutionContinuation,

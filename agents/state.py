@@ -15,8 +15,9 @@ from agents.execution import ExecutionState, ExecutionStatus
 from agents.messages import Message
 from agents.persistent import EMPTY_MAP, History, deep_freeze, to_history, to_pmap
 from agents.record import Record
-from agents.signals import StopReason, StopSignal
+from agents.signals import EMPTY_CONTINUATION, StopReason, StopSignal
 from agents.step import AgentStep, StepExecution, StepType, ToolExecution
+from agents.timeline import TimelineRow
 from agents.usage import ZERO_USAGE, Usage
 
 __all__ = ["AgentState"]
@@ -240,6 +241,105 @@ class AgentState(Record):
         from agents.output import output_schema
 
         return self._evolve(context=self.context.with_response_format(output_schema(spec)))
+
+    # -- history queries (SPEC §14) ----------------------------------------------------------
+
+    def timeline(self) -> list[TimelineRow]:
+        """One row per step of the current execution; the last row of a finished one carries
+        the stop reason."""
+        execution = self.execution
+        if execution is None:
+            return []
+        finished = execution.status.terminal
+        last = len(execution.step_executions)
+        rows = []
+        for step_execution in execution.step_executions:
+            step = step_execution.step
+            usage = step.usage
+            rows.append(
+                TimelineRow(
+                    step=step_execution.number,
+                    step_type=step.step_type,
+                    tools=[e.name for e in step.tool_executions],
+                    input_tokens=usage.input_tokens,
+                    output_tokens=usage.output_tokens,
+                    cost=usage.cost,
+                    duration=step_execution.duration,
+                    stop_reason=self.stop_reason
+                    if finished and step_execution.number == last
+                    else None,
+                )
+            )
+        return rows
+
+    def find_tool_executions(
+        self,
+        name: str | None = None,
+        failed: bool | None = None,
+        blocked: bool | None = None,
+        step: int | None = None,
+    ) -> list[ToolExecution]:
+        """Tool executions of the current execution matching every given criterion;
+        ``failed=True`` means an error that is not a block."""
+        found = []
+        for step_execution in self.step_executions:
+            if step is not None and step_execution.number != step:
+                continue
+            for execution in step_execution.step.tool_executions:
+                if name is not None and execution.name != name:
+                    continue
+                if failed is not None and execution.failed != failed:
+                    continue
+                if blocked is not None and execution.blocked != blocked:
+                    continue
+                found.append(execution)
+        return found
+
+    def at_step(self, k: int) -> AgentState:
+        """The state as it was after step ``k`` of the current execution.
+
+        For ``k`` below the step count the result is IN_PROGRESS and running it continues
+        at step ``k + 1``; ``at_step(n)`` of a finished execution is the state itself. Only
+        messages, steps and signals are rewound; the steps share structure with this state.
+        """
+        execution = self.execution
+        count = self.step_count
+        if execution is None or not 0 <= k <= count:
+            raise ValueError(f"at_step({k}): the execution has {count} steps")
+        if k == count:
+            return self
+        following = execution.step_executions[k].step  # step k + 1 (0-based index k)
+        messages = self.messages.prefix(len(following.input_messages.body()))
+        continuation = (
+            execution.step_executions[k - 1].continuation if k > 0 else EMPTY_CONTINUATION
+        )
+        rewound = execution._evolve(
+            status=ExecutionStatus.IN_PROGRESS,
+            completed_at=None,
+            step_executions=execution.step_executions.prefix(k),
+            continuation=continuation._evolve(continuation_requested=False)
+            if continuation.continuation_requested
+            else continuation,
+            error=None,
+            final_output=None,
+        )
+        return self._evolve(context=self.context.with_messages(messages), execution=rewound)
+
+    def fork(self, at_step: int | None = None) -> AgentState:
+        """A new agent continuing this one's history (from ``at_step`` when given): the
+        loop gives it new ids at its next run; ``parent_agent_id`` names this agent."""
+        source = self if at_step is None else self.at_step(at_step)
+        execution = source.execution
+        if execution is not None:
+            execution = execution._evolve(execution_id=None, status=ExecutionStatus.PENDING)
+        return source._evolve(
+            agent_id=None,
+            parent_agent_id=self.agent_id,
+            created_at=None,
+            updated_at=None,
+            execution=execution,
+            execution_count=0,
+        )
 
     @property
     def should_stop(self) -> bool:

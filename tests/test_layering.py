@@ -24,6 +24,7 @@ LAYERS = {
             "execution",
             "state",
             "events",
+            "timeline",
         ],
         0,
     ),

@@ -1,0 +1,28 @@
+"""``TimelineRow``: one line of a run's timeline, as the CLI and the report show it."""
+
+from __future__ import annotations
+
+import attrs
+from pyrsistent.typing import PVector
+
+from agents.persistent import EMPTY_VECTOR, to_pvector
+from agents.record import Record
+from agents.signals import StopReason
+from agents.step import StepType
+
+__all__ = ["TimelineRow"]
+
+
+@attrs.frozen(kw_only=True)
+class TimelineRow(Record):
+    """One step: number, type, tools called, tokens, cost, duration; the stop reason is set
+    on the last row of a finished execution."""
+
+    step: int
+    step_type: StepType
+    tools: PVector[str] = attrs.field(default=EMPTY_VECTOR, converter=to_pvector)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost: float = 0.0
+    duration: float = 0.0
+    stop_reason: StopReason | None = None
