@@ -5,6 +5,7 @@ interceptors and tools, and stop signals decide when the run ends. Start with
 ``AgentState.initial(...)`` and ``AgentLoop(driver, tools=..., hooks=...)``.
 """
 
+from agents.audit import AuditLog
 from agents.cancellation import CancellationToken
 from agents.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.context import AgentContext, MessageStore
@@ -74,6 +75,7 @@ __all__ = [
     "AgentState",
     "AgentStep",
     "AsyncDriver",
+    "AuditLog",
     "AuditLogTampered",
     "CancellationToken",
     "Clock",

@@ -40,6 +40,7 @@ from agents.usage import Usage
 __all__ = [
     "REDACTED",
     "SCHEMA_VERSION",
+    "encode_value",
     "from_dict",
     "from_json",
     "is_secret_key",
@@ -184,6 +185,11 @@ def _encode_record(record: Record, refs: _Refs | None) -> dict[str, Any]:
                 continue
         out[name] = _encode(value, refs)
     return out
+
+
+def encode_value(value: Any) -> Any:
+    """Any record or value as plain JSON data (records tagged with ``kind``)."""
+    return _encode(value, None)
 
 
 def to_dict(record: Record) -> dict[str, Any]:

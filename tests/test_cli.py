@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
-from agents import AgentState, ExecutionStatus, StepType
+import pytest
+
+from agents import AuditLog, ExecutionStatus, StepType
 from agents.cli import main
 from agents.cli.demo import build_demo
 
@@ -32,8 +35,9 @@ def test_demo_prints_the_timeline_and_answer_and_writes_the_run(tmp_path):
     assert re.search(r"^3\s+final_response\s+-\s+\d+\s+[\d.]+ ms\s+completed$", out, re.M)
     assert "answer: Your trip costs $231.20" in out
     path = Path(re.search(r"run written to (.+)$", out, re.M).group(1))
-    assert path.parent == tmp_path
-    state = AgentState.from_json(path.read_text(encoding="utf-8"))
+    assert path.parent == tmp_path and path.suffix == ".jsonl"
+    state = AuditLog.read(path)
+    assert AuditLog.verify(path) > 0
     assert state.status is ExecutionStatus.COMPLETED
     assert [s.step_type for s in state.steps] == [StepType.TOOL_EXECUTION] * 2 + [
         StepType.FINAL_RESPONSE
@@ -45,7 +49,8 @@ def test_demo_writes_to_the_current_directory_by_default(tmp_path):
     """Without ``--out`` the run file lands in the working directory."""
     result = agents_cli("demo", cwd=tmp_path)
     assert result.returncode == 0
-    assert len(list(tmp_path.glob("agents-demo-*.json"))) == 1
+    assert len(list(tmp_path.glob("agents-demo-*.jsonl"))) == 1
+    assert not list(tmp_path.glob(".agents-demo-*"))  # no temporary file left behind
 
 
 def test_console_script_is_installed(tmp_path):
@@ -84,3 +89,127 @@ def test_demo_agent_uses_two_tools_a_hook_and_a_step_limit():
     final = loop.run(state)
     blocked = [e for e in final.tool_executions if e.blocked]
     assert len(blocked) == 1 and "JPY" in blocked[0].error.message
+
+
+def demo_file(directory: Path) -> Path:
+    assert agents_cli("demo", "--out", str(directory), cwd=directory).returncode == 0
+    return next(directory.glob("agents-demo-*.jsonl"))
+
+
+def test_inspect_prints_the_timeline_status_and_answer(tmp_path):
+    """``inspect`` shows the TimelineRow columns, the status, stop reason and answer."""
+    path = demo_file(tmp_path)
+    result = agents_cli("inspect", str(path), cwd=tmp_path)
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == [
+        "step",
+        "type",
+        "tools",
+        "input_tokens",
+        "output_tokens",
+        "cost",
+        "duration",
+        "stop_reason",
+    ]
+    assert "status: completed" in lines and "stop reason: completed" in lines
+    assert any(line.startswith("final response: Your trip costs") for line in lines)
+    as_json = json.loads(agents_cli("inspect", str(path), "--json", cwd=tmp_path).stdout)
+    assert [row["step"] for row in as_json["timeline"]] == [1, 2, 3]
+    assert as_json["status"] == "completed"
+
+
+def test_verify_accepts_an_intact_log_and_rejects_a_tampered_one(tmp_path):
+    """``verify`` exits 0 for an intact log, 1 naming the line for an edited one."""
+    path = demo_file(tmp_path)
+    ok = agents_cli("verify", str(path), cwd=tmp_path)
+    assert ok.returncode == 0 and "intact and complete" in ok.stdout
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines[4] = lines[4].replace('"step":1', '"step":7', 1)
+    tampered = tmp_path / "tampered.jsonl"
+    tampered.write_text("".join(lines), encoding="utf-8")
+    before = tampered.read_bytes()
+    result = agents_cli("verify", str(tampered), cwd=tmp_path)
+    assert result.returncode == 1
+    assert "line 5" in result.stderr and "Traceback" not in result.stderr
+    assert tampered.read_bytes() == before  # nothing the CLI does modifies what it reads
+
+
+def test_report_writes_a_self_contained_page(tmp_path):
+    """``report`` writes one HTML file with no external URLs."""
+    path = demo_file(tmp_path)
+    out = tmp_path / "report.html"
+    result = agents_cli("report", str(path), "-o", str(out), cwd=tmp_path)
+    assert result.returncode == 0
+    page = out.read_text(encoding="utf-8")
+    assert page.count('class="step') == 3
+    assert "http://" not in page and "https://" not in page and "src=" not in page
+    assert "no rate for &#x27;JPY&#x27;" in page or "JPY" in page
+
+
+def test_replay_and_diff(tmp_path):
+    """``replay --verify`` matches the record; ``diff`` finds the first divergence."""
+    path = demo_file(tmp_path)
+    replay = agents_cli("replay", str(path), "--verify", cwd=tmp_path)
+    assert replay.returncode == 0 and "replay matches the record" in replay.stdout
+    (tmp_path / "again").mkdir()
+    other = demo_file(tmp_path / "again")
+    same = agents_cli("diff", str(path), str(other), cwd=tmp_path)
+    assert same.returncode == 0, same.stdout
+    from agents import AgentState
+
+    state = AuditLog.read(path)
+    changed = state.with_execution(
+        state.execution._evolve(
+            step_executions=[state.step_executions[0], state.step_executions[1]]
+        )
+    )
+    changed_file = tmp_path / "changed.json"
+    changed_file.write_text(changed.to_json(), encoding="utf-8")
+    different = agents_cli("diff", str(path), str(changed_file), cwd=tmp_path)
+    assert different.returncode == 1
+    assert "first divergence: step 3" in different.stdout
+    assert AgentState.from_json(changed_file.read_text(encoding="utf-8")) == changed
+
+
+def test_run_loads_a_loop_and_writes_its_run_file(tmp_path):
+    """``run MODULE:ATTR --input`` runs a user's loop and writes an audit log."""
+    (tmp_path / "my_agent.py").write_text(
+        "from agents import AgentLoop\n"
+        "from agents.testing import ScriptedDriver, reply\n"
+        "def make():\n"
+        "    return AgentLoop(ScriptedDriver([reply('hi there')]))\n",
+        encoding="utf-8",
+    )
+    result = agents_cli(
+        "run", "my_agent:make", "--input", "hello", "--out", "run.jsonl", cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert "final response: hi there" in result.stdout
+    assert AuditLog.read(tmp_path / "run.jsonl").final_response == "hi there"
+
+
+@pytest.mark.parametrize(
+    ("content", "fragment"),
+    [
+        (None, "no such file"),
+        ("not json at all", "line 1"),
+        ("{}", "line 1"),
+        (b"\xff\xfe garbage", "line 1"),
+        ('{"kind": "AgentState", "schema_version": 99}', "schema_version"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_code_two(tmp_path, content, fragment):
+    """Missing files, garbage, other kinds, future versions: one line on stderr, exit 2."""
+    path = tmp_path / "input.jsonl"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content, encoding="utf-8")
+    for command in (["inspect", str(path)], ["report", str(path), "-o", "out.html"]):
+        result = agents_cli(*command, cwd=tmp_path)
+        assert result.returncode == 2, (command, result.stderr)
+        assert result.stderr.count("\n") == 1 and fragment in result.stderr
+        assert "Traceback" not in result.stderr
+    assert not (tmp_path / "out.html").exists()  # a failed command leaves no output file
+    assert agents_cli("verify", str(path), cwd=tmp_path).returncode == 1

@@ -1,42 +1,268 @@
-"""The ``agents`` command line (also ``python -m agents``)."""
+"""The ``agents`` command line (also ``python -m agents``).
+
+Exit codes: 0 ok; 1 verification failed or runs differ; 2 bad input. Errors are one line on
+stderr, never a traceback; a command that fails leaves no output file; nothing here modifies
+the files it reads.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
 
 __all__ = ["main"]
 
+OK, DIFFERENT, BAD_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, exit code 2
+        self.exit(BAD_INPUT, f"{self.prog}: {message}\n")
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="agents",
-        description="Run and inspect agents built on the agents step engine.",
+    parser = _Parser(
+        prog="agents", description="Run, inspect, verify and report agents built on agents."
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    demo = commands.add_parser(
-        "demo",
-        help="run a small example agent offline and print its timeline",
-        description="Run a small example agent offline (scripted model, two tools, one hook, "
-        "a step limit), print its timeline and final answer, and write the run's JSON.",
-    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    demo = commands.add_parser("demo", help="run a small example agent offline")
     demo.add_argument(
         "--out",
         metavar="DIR",
         default=".",
         help="directory for the run file (default: the current directory)",
     )
+    run = commands.add_parser("run", help="run an agent: MODULE:ATTR is an AgentLoop")
+    run.add_argument("target", metavar="MODULE:ATTR")
+    run.add_argument("--input", default="Hello!", help="the user message")
+    run.add_argument("--model", help="a litellm model name to use instead of the loop's driver")
+    run.add_argument("--out", metavar="FILE", default="agents-run.jsonl", help="the run file")
+    inspect = commands.add_parser("inspect", help="print a run's timeline")
+    inspect.add_argument("file")
+    inspect.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    replay = commands.add_parser("replay", help="replay a run offline from its record")
+    replay.add_argument("file")
+    replay.add_argument(
+        "--verify", action="store_true", help="exit 1 unless the replay tells the same story"
+    )
+    diff = commands.add_parser("diff", help="the first divergence between two runs")
+    diff.add_argument("a")
+    diff.add_argument("b")
+    verify = commands.add_parser("verify", help="check an audit log is intact and complete")
+    verify.add_argument("file")
+    report = commands.add_parser("report", help="write a self-contained HTML audit page")
+    report.add_argument("file")
+    report.add_argument("-o", "--output", required=True, metavar="OUT.html")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point; returns the exit code (0 ok, 1 verification failed, 2 bad input)."""
+    """Entry point; returns the exit code."""
+    from agents.errors import AgentError
+
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.command == "demo":
-        from agents.cli.demo import run_demo
+    commands: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
+        "demo": _demo,
+        "run": _run,
+        "inspect": _inspect,
+        "replay": _replay,
+        "diff": _diff,
+        "verify": _verify,
+        "report": _report,
+    }
+    command = commands.get(args.command or "")
+    if command is None:
+        parser.print_help(sys.stderr)
+        return BAD_INPUT
+    try:
+        return command(args, sys.stdout)
+    except (AgentError, OSError, ValueError) as exc:
+        message = str(exc).replace("\n", " ")
+        sys.stderr.write(f"agents {args.command}: {message}\n")
+        return BAD_INPUT
 
-        return run_demo(out_dir=args.out, stdout=sys.stdout, stderr=sys.stderr)
-    parser.print_help(sys.stderr)
-    return 2
+
+def _write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` only once all of it is ready (no partial output file)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".agents-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def _demo(args: argparse.Namespace, out: TextIO) -> int:
+    from agents.cli.demo import run_demo
+
+    return run_demo(out_dir=args.out, stdout=out, stderr=sys.stderr)
+
+
+def _print_timeline(state: Any, out: TextIO) -> None:
+    from agents.cli.runfiles import table
+
+    rows = [
+        [
+            "step",
+            "type",
+            "tools",
+            "input_tokens",
+            "output_tokens",
+            "cost",
+            "duration",
+            "stop_reason",
+        ]
+    ]
+    rows.extend(
+        [
+            str(row.step),
+            row.step_type.value,
+            ", ".join(row.tools) or "-",
+            str(row.input_tokens),
+            str(row.output_tokens),
+            f"{row.cost:.6f}",
+            f"{row.duration * 1000:.2f} ms",
+            row.stop_reason.value if row.stop_reason else "",
+        ]
+        for row in state.timeline()
+    )
+    out.write(table(rows) + "\n\n")
+    status = state.status.value if state.status else "not run"
+    reason = state.stop_reason.value if state.stop_reason else ""
+    out.write(f"status: {status}\nstop reason: {reason}\n")
+    if state.execution is not None and state.execution.error is not None:
+        out.write(f"error: {state.execution.error.describe()}\n")
+    out.write(f"final response: {state.final_response or ''}\n")
+
+
+def _inspect(args: argparse.Namespace, out: TextIO) -> int:
+    from agents.cli.runfiles import load_state
+    from agents.codec import encode_value
+
+    state = load_state(args.file)
+    if args.json:
+        document = {
+            "timeline": [encode_value(row) for row in state.timeline()],
+            "status": state.status.value if state.status else None,
+            "stop_reason": state.stop_reason.value if state.stop_reason else None,
+            "final_response": state.final_response,
+            "usage": encode_value(state.usage),
+        }
+        out.write(json.dumps(document, indent=2, sort_keys=True) + "\n")
+        return OK
+    _print_timeline(state, out)
+    return OK
+
+
+def _verify(args: argparse.Namespace, out: TextIO) -> int:
+    from agents.audit import AuditLog
+    from agents.errors import AuditLogTampered, StateDecodeError
+
+    try:
+        count = AuditLog.verify(args.file)
+    except AuditLogTampered as exc:
+        sys.stderr.write(f"agents verify: {exc}\n")
+        return DIFFERENT
+    except StateDecodeError as exc:  # missing file, a directory
+        sys.stderr.write(f"agents verify: {exc.reason}\n")
+        return DIFFERENT
+    out.write(f"{args.file}: intact and complete, {count} records\n")
+    return OK
+
+
+def _report(args: argparse.Namespace, out: TextIO) -> int:
+    from agents.cli.report import render_report
+    from agents.cli.runfiles import load_state
+
+    state = load_state(args.file)
+    _write_atomically(args.output, render_report(state, args.file))
+    out.write(f"report written to {args.output}\n")
+    return OK
+
+
+def _diff(args: argparse.Namespace, out: TextIO) -> int:
+    from agents.cli.runfiles import compare, load_state
+
+    a, b = load_state(args.a), load_state(args.b)
+    difference = compare(a, b)
+    if difference is None:
+        out.write("the runs tell the same story (ids and timestamps aside)\n")
+        return OK
+    step, field = difference
+    out.write(f"first divergence: step {step}, field {field}\n")
+    return DIFFERENT
+
+
+def _replay(args: argparse.Namespace, out: TextIO) -> int:
+    from agents.cli.runfiles import compare, load_state
+    from agents.drivers.replay import ReplayDriver
+    from agents.hooks import tool_interceptor
+    from agents.loop import AgentLoop
+    from agents.step import ToolExecution
+
+    recorded = load_state(args.file)
+    executions = {e.tool_call.id: e for e in recorded.tool_executions}
+
+    @tool_interceptor
+    def recorded_tools(call: Any, call_next: Any) -> ToolExecution:
+        execution = executions.get(call.id)
+        if execution is None:
+            return call_next(call)  # type: ignore[no-any-return]
+        return execution
+
+    loop = AgentLoop(
+        ReplayDriver.from_state(recorded),
+        interceptors=[recorded_tools],
+        max_steps=max(recorded.step_count, 1),
+    )
+    replayed = loop.run(recorded.at_step(0))
+    _print_timeline(replayed, out)
+    if not args.verify:
+        return OK
+    difference = compare(recorded, replayed)
+    if difference is None:
+        out.write("replay matches the record\n")
+        return OK
+    step, field = difference
+    out.write(f"replay diverges at step {step}, field {field}\n")
+    return DIFFERENT
+
+
+def _run(args: argparse.Namespace, out: TextIO) -> int:
+    import importlib
+
+    from agents.audit import AuditLog
+    from agents.errors import ConfigurationError
+    from agents.loop import AgentLoop
+    from agents.state import AgentState
+
+    module_name, _, attribute = args.target.partition(":")
+    if not module_name or not attribute:
+        raise ConfigurationError(f"expected MODULE:ATTR, got {args.target!r}")
+    sys.path.insert(0, os.getcwd())
+    try:
+        target = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigurationError(f"cannot load {args.target}: {exc}") from None
+    loop = target() if callable(target) and not isinstance(target, AgentLoop) else target
+    if not isinstance(loop, AgentLoop):
+        raise ConfigurationError(f"{args.target} is not an AgentLoop (or a function making one)")
+    if args.model:
+        from agents.drivers.litellm import LiteLLMDriver
+
+        loop = loop.with_driver(LiteLLMDriver(args.model))
+    with AuditLog.open(args.out) as log:
+        final = loop.with_listeners(log).run(AgentState.initial(messages=[args.input]))
+    _print_timeline(final, out)
+    out.write(f"run written to {args.out}\n")
+    return OK

@@ -7,6 +7,7 @@ blocks a call, a step limit, usage accounting, and the run written as JSON.
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import TextIO
 
 from agents import (
@@ -18,6 +19,7 @@ from agents import (
     hook,
     tool,
 )
+from agents.audit import AuditLog
 from agents.drivers.scripted import ScriptedDriver, call, calls, reply
 from agents.errors import AgentError
 
@@ -92,9 +94,25 @@ def build_demo() -> tuple[AgentLoop, AgentState]:
 
 
 def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO) -> int:
-    """Run the demo, print its timeline and answer, write the run's JSON; the exit code."""
+    """Run the demo, print its timeline and answer, write its run file (an audit log)."""
     loop, state = build_demo()
-    final = loop.run(state)
+    try:
+        os.makedirs(out_dir, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=out_dir, prefix=".agents-demo-", suffix=".jsonl")
+        os.close(handle)
+    except OSError as exc:
+        stderr.write(f"agents demo: cannot write the run file in {out_dir!r}: {exc}\n")
+        return 2
+    try:
+        with AuditLog.open(temporary) as log:
+            final = loop.with_listeners(log).run(state)
+        path = os.path.join(out_dir, f"agents-demo-{final.agent_id}.jsonl")
+        os.replace(temporary, path)
+    except (OSError, AgentError) as exc:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        stderr.write(f"agents demo: cannot write the run file in {out_dir!r}: {exc}\n")
+        return 2
     rows = [("step", "type", "tools", "tokens", "duration", "stop")]
     last = final.step_count
     for step_execution in final.step_executions:
@@ -122,16 +140,9 @@ def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO) -> int:
     status = final.status.value if final.status else "none"
     stdout.write(f"\nstatus: {status}   tokens: {usage.total_tokens}   cost: ${usage.cost:.6f}\n")
     stdout.write(f"answer: {final.final_response}\n")
-    try:
-        os.makedirs(out_dir, exist_ok=True)
-        path = os.path.join(out_dir, f"agents-demo-{final.agent_id}.json")
-        temporary = f"{path}.tmp"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(final.to_json())
-            handle.write("\n")
-        os.replace(temporary, path)
-    except (OSError, AgentError) as exc:
-        stderr.write(f"agents demo: cannot write the run file in {out_dir!r}: {exc}\n")
-        return 2
     stdout.write(f"run written to {path}\n")
+    stdout.write(
+        f"next: agents inspect {path}   agents verify {path}   "
+        f"agents report {path} -o report.html\n"
+    )
     return 0

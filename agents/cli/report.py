@@ -1,0 +1,172 @@
+"""``agents report``: one self-contained HTML page auditing a run (no external URLs)."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from agents.execution import ExecutionStatus
+from agents.persistent import deep_thaw
+from agents.state import AgentState
+from agents.step import StepType
+
+__all__ = ["render_report"]
+
+_STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 70rem;
+       color: #1d232a; padding: 0 1rem; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
+table { border-collapse: collapse; width: 100%; }
+th, td { text-align: left; padding: .3rem .6rem; border-bottom: 1px solid #dde2e7; }
+th { background: #f3f5f7; }
+.error { color: #a4161a; } .ok { color: #2b6a30; } .blocked { color: #8a5a00; }
+details.step { border: 1px solid #dde2e7; border-radius: 6px; margin: .6rem 0;
+               padding: .4rem .8rem; }
+details.step.error-step { border-color: #a4161a; }
+pre { background: #f6f8fa; padding: .5rem; overflow-x: auto; white-space: pre-wrap; }
+.summary span { display: inline-block; margin-right: 1.5rem; }
+svg text { font-size: 10px; fill: #444; }
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _json(value: Any) -> str:
+    return _e(
+        json.dumps(deep_thaw(value), indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    )
+
+
+def _chart(state: AgentState) -> str:
+    """Tokens (bars) and duration (line) per step, as inline SVG."""
+    rows = state.timeline()
+    if not rows:
+        return "<p>No steps.</p>"
+    width, height, pad = 640, 160, 30
+    step_width = (width - 2 * pad) / len(rows)
+    most_tokens = max(r.input_tokens + r.output_tokens for r in rows) or 1
+    longest = max(r.duration for r in rows) or 1.0
+    bars, points = [], []
+    for index, row in enumerate(rows):
+        tokens = row.input_tokens + row.output_tokens
+        bar = (height - 2 * pad) * tokens / most_tokens
+        x = pad + index * step_width
+        bars.append(
+            f'<rect class="tokens" x="{x + 2:.1f}" y="{height - pad - bar:.1f}" '
+            f'width="{max(step_width - 4, 1):.1f}" height="{bar:.1f}" fill="#7aa6d8">'
+            f"<title>step {row.step}: {tokens} tokens</title></rect>"
+        )
+        y = height - pad - (height - 2 * pad) * row.duration / longest
+        points.append(f"{x + step_width / 2:.1f},{y:.1f}")
+    line = f'<polyline fill="none" stroke="#d8572a" stroke-width="2" points="{" ".join(points)}"/>'
+    return (
+        f'<svg id="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'role="img" aria-label="tokens and duration per step">'
+        f'<text x="{pad}" y="14">tokens per step (bars, max {most_tokens}); duration '
+        f"(line, max {longest * 1000:.2f} ms)</text>{''.join(bars)}{line}</svg>"
+    )
+
+
+def _message(message: Any) -> str:
+    calls = "".join(
+        f"<li>call <code>{_e(c.name)}</code> ({_e(c.id)}): <pre>{_json(c.arguments)}</pre></li>"
+        for c in message.tool_calls
+    )
+    extra = f" &rarr; {_e(message.tool_call_id)}" if message.tool_call_id else ""
+    return (
+        f"<li><b>{_e(message.role.value)}</b>{extra}: <pre>{_e(message.content)}</pre>"
+        f"{'<ul>' + calls + '</ul>' if calls else ''}</li>"
+    )
+
+
+def _step(state: AgentState, index: int) -> str:
+    step_execution = state.step_executions[index]
+    step = step_execution.step
+    kind = step.step_type
+    css = "step error-step" if kind is StepType.ERROR else "step"
+    executions = []
+    for execution in step.tool_executions:
+        if execution.blocked:
+            reason = execution.error.message if execution.error else ""
+            outcome = f'<span class="blocked">blocked: {_e(reason)}</span>'
+        elif execution.error is not None:
+            outcome = f'<span class="error">{_e(execution.error.describe())}</span>'
+        elif execution.stop_signal is not None:
+            outcome = f"stopped: {_e(execution.stop_signal.message)}"
+        else:
+            outcome = f'<span class="ok">ok</span> <pre>{_json(execution.value)}</pre>'
+        executions.append(
+            f"<tr><td><code>{_e(execution.name)}</code></td>"
+            f"<td><pre>{_json(execution.arguments)}</pre></td><td>{outcome}</td>"
+            f"<td>{execution.duration * 1000:.2f} ms</td></tr>"
+        )
+    errors = "".join(f'<li class="error">{_e(error.describe())}</li>' for error in step.errors)
+    response = step.response
+    answer = (
+        '<p class="error">no answer: the model call failed</p>'
+        if response is None
+        else f"<p>finish reason <code>{_e(response.finish_reason)}</code>, model "
+        f"<code>{_e(response.model)}</code></p><pre>{_e(response.content)}</pre>"
+    )
+    usage = step.usage
+    inputs = "".join(_message(m) for m in step.input_messages)
+    return f"""
+<details class="{css}" id="step-{step_execution.number}" data-step-type="{kind.value}">
+<summary>Step {step_execution.number} &middot; {_e(kind.value)} &middot;
+ {usage.input_tokens} in / {usage.output_tokens} out tokens &middot; ${usage.cost:.6f}
+ &middot; {step_execution.duration * 1000:.2f} ms</summary>
+<h3>Input messages</h3><ol>{inputs}</ol>
+<h3>Model answer</h3>{answer}
+<h3>Tool calls</h3>
+<table><tr><th>tool</th><th>arguments</th><th>result</th><th>duration</th></tr>
+{"".join(executions) or '<tr><td colspan="4">none</td></tr>'}</table>
+{f"<h3>Errors</h3><ul>{errors}</ul>" if errors else ""}
+</details>"""
+
+
+def render_report(state: AgentState, source: str) -> str:
+    """The audit page of ``state`` (read from ``source``)."""
+    execution = state.execution
+    status = state.status.value if state.status else "not run"
+    signal = state.stop_signal
+    usage = state.usage
+    rows = "".join(
+        f"<tr><td>{r.step}</td><td>{_e(r.step_type.value)}</td><td>{_e(', '.join(r.tools))}</td>"
+        f"<td>{r.input_tokens}</td><td>{r.output_tokens}</td><td>{r.cost:.6f}</td>"
+        f"<td>{r.duration * 1000:.2f} ms</td>"
+        f"<td>{_e(r.stop_reason.value) if r.stop_reason else ''}</td></tr>"
+        for r in state.timeline()
+    )
+    error = execution.error if execution is not None else None
+    failed = state.status is ExecutionStatus.FAILED
+    steps = "".join(_step(state, index) for index in range(state.step_count))
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Run {_e(state.agent_id)} &mdash; agents audit report</title>
+<style>{_STYLE}</style></head>
+<body>
+<h1>Agent run report</h1>
+<p>Source: <code>{_e(source)}</code></p>
+<div class="summary" id="summary">
+<span>agent <code>{_e(state.agent_id)}</code></span>
+<span>execution <code>{_e(execution.execution_id if execution else None)}</code></span>
+<span>status <b id="status" class="{"error" if failed else "ok"}">{_e(status)}</b></span>
+<span>stop reason <b id="stop-reason">{_e(signal.reason.value if signal else "")}</b>
+ {_e(signal.message if signal else "")}</span>
+<span>steps {state.step_count}</span>
+<span>tokens {usage.total_tokens}</span><span>cost ${usage.cost:.6f}</span>
+<span>duration {(state.execution_duration or 0) * 1000:.2f} ms</span>
+</div>
+{f'<p class="error" id="error">Error: {_e(error.describe())}</p>' if error else ""}
+<h2>Final response</h2><pre id="final-response">{_e(state.final_response or "")}</pre>
+<h2>Timeline</h2>
+<table id="timeline"><tr><th>step</th><th>type</th><th>tools</th><th>input tokens</th>
+<th>output tokens</th><th>cost</th><th>duration</th><th>stop reason</th></tr>{rows}</table>
+<h2>Tokens and duration per step</h2>{_chart(state)}
+<h2>Steps</h2>{steps}
+</body></html>
+"""

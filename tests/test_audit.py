@@ -1,0 +1,175 @@
+"""The audit log (SPEC §14): exact rebuild, and every kind of tampering caught."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import add, echo, initial, make_loop
+
+from agents import AuditLog, AuditLogTampered, ExecutionStatus, StateDecodeError
+from agents.audit import GENESIS, canonical
+from agents.testing import call, calls, fail, reply
+
+
+def write_log(path, *script, **options):
+    with AuditLog.open(path) as log:
+        final = make_loop(*script, tools=[add, echo], listeners=[log], **options).run(initial())
+    return final
+
+
+SCRIPT = [calls(call("add", a=1, b=2), call("echo", text="x")), call("nope"), reply("done")]
+
+
+@pytest.fixture
+def logged(tmp_path):
+    path = tmp_path / "run.jsonl"
+    return path, write_log(path, *SCRIPT)
+
+
+def lines_of(path):
+    return path.read_text(encoding="utf-8").splitlines(keepends=True)
+
+
+def test_read_rebuilds_the_final_state_exactly(logged):
+    """``read`` gives a state equal to the one the run returned."""
+    path, final = logged
+    assert AuditLog.read(path) == final
+    assert AuditLog.verify(path) == len(lines_of(path))
+
+
+def test_records_chain_by_hash(logged):
+    """Line 1 has seq 1 and a zero prev_hash; each hash covers its record; a terminal
+    record follows ExecutionCompleted."""
+    path, _ = logged
+    records = [json.loads(line) for line in lines_of(path)]
+    assert records[0]["seq"] == 1 and records[0]["prev_hash"] == GENESIS
+    for before, after in zip(records, records[1:], strict=False):
+        assert after["prev_hash"] == before["hash"]
+    import hashlib
+
+    body = {k: v for k, v in records[3].items() if k != "hash"}
+    assert hashlib.sha256(canonical(body)).hexdigest() == records[3]["hash"]
+    assert [r["type"] for r in records[-2:]] == ["ExecutionCompleted", "AgentState"]
+    assert records[-1]["record"] == "end"
+    assert {r["record"] for r in records} == {"event", "step", "end"}
+
+
+def tampered(path, lines, name="tampered.jsonl"):
+    target = path.parent / name
+    target.write_text("".join(lines), encoding="utf-8")
+    return target
+
+
+def assert_caught(path, line, fragment):
+    with pytest.raises(AuditLogTampered) as info:
+        AuditLog.verify(path)
+    assert info.value.line == line
+    assert fragment in str(info.value)
+
+
+def test_an_edited_byte_is_caught(logged):
+    """Changing one character of a record breaks its hash."""
+    path, _ = logged
+    lines = lines_of(path)
+    lines[5] = lines[5].replace('"step":1', '"step":2', 1)
+    assert_caught(tampered(path, lines), 6, "modified")
+
+
+def test_a_deleted_line_is_caught(logged):
+    """Removing a line breaks the sequence."""
+    path, _ = logged
+    lines = lines_of(path)
+    del lines[3]
+    assert_caught(tampered(path, lines), 4, "seq")
+
+
+def test_an_inserted_line_is_caught(logged):
+    """A copied line inserted elsewhere is caught."""
+    path, _ = logged
+    lines = lines_of(path)
+    lines.insert(2, lines[6])
+    assert_caught(tampered(path, lines), 3, "seq")
+
+
+def test_reordered_lines_are_caught(logged):
+    """Swapping two lines is caught."""
+    path, _ = logged
+    lines = lines_of(path)
+    lines[2], lines[3] = lines[3], lines[2]
+    assert_caught(tampered(path, lines), 3, "seq")
+
+
+def test_a_forged_record_with_a_fresh_hash_breaks_the_chain(logged):
+    """Rewriting a record and its own hash still breaks the next line's prev_hash."""
+    path, _ = logged
+    lines = lines_of(path)
+    record = json.loads(lines[4])
+    record["payload"] = {}
+    import hashlib
+
+    record["hash"] = hashlib.sha256(
+        canonical({k: v for k, v in record.items() if k != "hash"})
+    ).hexdigest()
+    lines[4] = json.dumps(record, separators=(",", ":")) + "\n"
+    assert_caught(tampered(path, lines), 6, "chain")
+
+
+def test_a_truncated_file_is_incomplete(logged):
+    """A log cut at a line boundary has no terminal record: incomplete."""
+    path, _ = logged
+    lines = lines_of(path)
+    assert_caught(tampered(path, lines[:-3]), len(lines) - 2, "incomplete")
+
+
+def test_a_torn_last_line_is_reported_and_the_prefix_stays_readable(logged):
+    """A write cut mid-line (a crash) is a torn last line; ``read`` gives the prefix."""
+    path, final = logged
+    lines = lines_of(path)
+    cut = lines[:10] + [lines[10][:25]]
+    torn = tampered(path, cut)
+    assert_caught(torn, 11, "torn last line")
+    partial = AuditLog.read(torn)
+    assert partial.status is ExecutionStatus.IN_PROGRESS
+    assert partial.step_count >= 1
+    assert partial.steps[0].tool_executions == final.steps[0].tool_executions
+
+
+def test_garbage_and_other_kinds_of_file(tmp_path):
+    """Not JSON, a JSON file of another kind, a missing file: typed errors with the line."""
+    garbage = tmp_path / "garbage.jsonl"
+    garbage.write_bytes(b"\x00\xffnot a log\n")
+    assert_caught(garbage, 1, "not a JSON record")
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"kind": "InferenceRecord"}\n', encoding="utf-8")
+    assert_caught(other, 1, "not an audit record")
+    with pytest.raises(StateDecodeError, match="no such file"):
+        AuditLog.verify(tmp_path / "missing.jsonl")
+
+
+def test_failed_runs_are_logged_and_read_back(tmp_path):
+    """A FAILED run is recorded like any other."""
+    path = tmp_path / "failed.jsonl"
+    final = write_log(path, call("add", a=1, b=1), fail(RuntimeError("down")))
+    assert final.status is ExecutionStatus.FAILED
+    assert AuditLog.read(path) == final
+    assert AuditLog.verify(path) > 0
+
+
+def test_an_existing_log_is_continued(tmp_path):
+    """Opening an existing log extends its chain; the last run is read back."""
+    path = tmp_path / "two.jsonl"
+    write_log(path, reply("first"))
+    second = write_log(path, reply("second"))
+    assert AuditLog.verify(path) == len(lines_of(path))
+    assert AuditLog.read(path) == second
+
+
+def test_an_unwritable_log_fails_the_run(tmp_path):
+    """The log is a critical listener: when it cannot write, the run ends FAILED."""
+    path = tmp_path / "closed.jsonl"
+    log = AuditLog.open(path)
+    log.close()
+    final = make_loop(reply("x"), listeners=[log]).run(initial())
+    assert final.status is ExecutionStatus.FAILED
+    assert final.execution.error.type == "ListenerFailed"
