@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -14,8 +15,7 @@ from agents.testing import call, calls, fail, reply
 
 def write_log(path, *script, **options):
     with AuditLog.open(path) as log:
-        final = make_loop(*script, tools=[add, echo], listeners=[log], **options).run(initial())
-    return final
+        return make_loop(*script, tools=[add, echo], listeners=[log], **options).run(initial())
 
 
 SCRIPT = [calls(call("add", a=1, b=2), call("echo", text="x")), call("nope"), reply("done")]
@@ -44,7 +44,7 @@ def test_records_chain_by_hash(logged):
     path, _ = logged
     records = [json.loads(line) for line in lines_of(path)]
     assert records[0]["seq"] == 1 and records[0]["prev_hash"] == GENESIS
-    for before, after in zip(records, records[1:], strict=False):
+    for before, after in itertools.pairwise(records):
         assert after["prev_hash"] == before["hash"]
     import hashlib
 
@@ -126,7 +126,7 @@ def test_a_torn_last_line_is_reported_and_the_prefix_stays_readable(logged):
     """A write cut mid-line (a crash) is a torn last line; ``read`` gives the prefix."""
     path, final = logged
     lines = lines_of(path)
-    cut = lines[:10] + [lines[10][:25]]
+    cut = [*lines[:10], lines[10][:25]]
     torn = tampered(path, cut)
     assert_caught(torn, 11, "torn last line")
     partial = AuditLog.read(torn)
