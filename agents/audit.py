@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Any, Final
@@ -31,12 +32,20 @@ from agents.events import (
     StepCompleted,
 )
 from agents.execution import ExecutionStatus
+from agents.persistent import to_history
 from agents.state import AgentState
 from agents.step import StepExecution
 
 __all__ = ["GENESIS", "AuditLog", "canonical"]
 
 GENESIS: Final = "0" * 64
+_NO_MESSAGES: Final = to_history(())
+_HASH_KEY: Final = b',"hash":"'
+# The end of a line as the log writes it (canonical JSON sorts the keys; the hash comes last).
+_TAIL: Final = re.compile(
+    rb',"prev_hash":"([0-9a-f]{64})","record":"(\w+)","seq":(\d+),"step":(?:null|\d+),'
+    rb'"type":"\w+","hash":"([0-9a-f]{64})"\}$'
+)
 _KEYS: Final = frozenset(
     {"seq", "record", "type", "agent_id", "execution_id", "step", "payload", "prev_hash", "hash"}
 )
@@ -49,8 +58,13 @@ def canonical(record: dict[str, Any]) -> bytes:
     )
 
 
-def _digest(record: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical({k: v for k, v in record.items() if k != "hash"})).hexdigest()
+def _line_digest(raw: bytes) -> str | None:
+    """The hash of the record on a line as written (``None`` if the line is not laid out
+    as the log writes it: any such change is a modification)."""
+    cut = raw.rfind(_HASH_KEY)
+    if cut < 0 or not raw.endswith(b'"}'):
+        return None
+    return hashlib.sha256(raw[:cut] + b"}").hexdigest()
 
 
 class AuditLog:
@@ -110,9 +124,11 @@ class AuditLog:
                 "payload": payload,
                 "prev_hash": self._last,
             }
-            digest = _digest(entry)
-            entry["hash"] = digest
-            self._handle.write(canonical(entry) + b"\n")
+            body = canonical(entry)
+            digest = hashlib.sha256(body).hexdigest()
+            # The hash goes last on the line, so verifying needs no re-serialisation: the
+            # bytes before it, closed with "}", are exactly the canonical record it covers.
+            self._handle.write(body[:-1] + _HASH_KEY + digest.encode() + b'"}\n')
             self._handle.flush()
             if sync:
                 os.fsync(self._handle.fileno())
@@ -160,7 +176,18 @@ class AuditLog:
         previous = GENESIS
         last_record = None
         for number, raw in enumerate(lines, start=1):
-            entry = _parse(raw, path, number)
+            fast = _TAIL.search(raw, max(0, len(raw) - 400))
+            if fast is not None:  # the layout the log writes: check without parsing
+                prev_hash, record, seq, digest = fast.groups()
+                if (
+                    int(seq) == number
+                    and prev_hash.decode() == previous
+                    and hashlib.sha256(raw[: fast.start(4) - len(_HASH_KEY)] + b"}").hexdigest()
+                    == digest.decode()
+                ):
+                    previous, last_record = digest.decode(), record.decode()
+                    continue
+            entry = _parse(raw, path, number)  # something is wrong: say precisely what
             if entry.get("seq") != number:
                 raise AuditLogTampered(
                     f"{path}: line {number} has seq {entry.get('seq')!r}, expected {number} "
@@ -173,7 +200,7 @@ class AuditLog:
                     "(the chain of hashes is broken)",
                     line=number,
                 )
-            if entry.get("hash") != _digest(entry):
+            if entry.get("hash") != _line_digest(raw):
                 raise AuditLogTampered(
                     f"{path}: line {number} was modified (its hash does not match)", line=number
                 )
@@ -277,10 +304,13 @@ def _event_payload(event: Event) -> dict[str, Any]:
 
 
 def _step_payload(step_execution: StepExecution) -> dict[str, Any]:
-    data = to_dict(step_execution)
+    """The step as JSON, its input messages as a reference (their number in the
+    conversation): writing them whole would make a long run's log quadratic."""
+    step = step_execution.step
+    data = to_dict(step_execution._evolve(step=step._evolve(input_messages=_NO_MESSAGES)))
     data.pop("schema_version", None)
-    step = dict(data["step"])
-    body = step_execution.step.input_messages.body()
-    step["input_messages"] = {"kind": "MessagesRef", "prefix": len(body)}
-    data["step"] = step
+    data["step"]["input_messages"] = {
+        "kind": "MessagesRef",
+        "prefix": len(step.input_messages.body()),
+    }
     return data
