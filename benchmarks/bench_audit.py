@@ -71,7 +71,7 @@ def main() -> None:
               f"{per_fsync / (plain / 1_000):.1f} plain steps")
 
         big = directory / "big.jsonl"
-        steps = 20_000 if args.quick else 33_400  # about 3 records per step
+        steps = 10_000 if args.quick else 16_700  # about 6 records per step
         driver = ScriptedDriver([call("add", a=i, b=1) for i in range(steps - 1)]
                                 + [reply("done")])
         with AuditLog.open(big) as log:
