@@ -22,10 +22,10 @@ import timeit
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_steps import ADD  # noqa: E402 -- a sibling script, not a package
+from bench_steps import ADD
 
-from agents import AgentLoop, AgentState, AuditLog  # noqa: E402
-from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, reply  # noqa: E402
+from agents import AgentLoop, AgentState, AuditLog
+from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, reply
 
 
 def run(n: int, directory: Path | None) -> float:
