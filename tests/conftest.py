@@ -7,10 +7,13 @@ import os
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("dev", max_examples=60, deadline=None)
+# CI explores a fixed sequence of examples (derandomized) so that a green build stays green;
+# the dev and thorough profiles draw new examples every run to keep finding new bugs.
 settings.register_profile(
     "ci",
     max_examples=200,
     deadline=None,
+    derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],
     print_blob=True,
 )
