@@ -39,6 +39,7 @@ LAYERS = {
             "hooks",
             "tools",
             "machine",
+            "phases",
             "clock",
             "cancellation",
             "bridge",
