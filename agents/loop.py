@@ -8,11 +8,7 @@ never raise for a failure inside the run.
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator
-from datetime import datetime
 from typing import Any, Final, TypeVar
 
 import attrs
@@ -20,19 +16,27 @@ import attrs
 from agents.bridge import run_coroutine
 from agents.cancellation import CancellationToken
 from agents.clock import Clock, IdFactory, RandomIds, SystemClock
-from agents.effects import Failed, Infer, InvokeTools, ToolInvocation
+from agents.effects import Failed, Infer, InvokeTools
 from agents.errors import ConfigurationError, ErrorInfo
 from agents.events import Event
 from agents.hooks import Hook, is_async_interceptor, sort_hooks
 from agents.inference import FINISH_REASONS, InferenceRequest, InferenceResponse
 from agents.log import event_logger, log_listener_failure, resolve_logger
 from agents.machine import Effect, Machine, MachineFailure, execute
-from agents.messages import ToolCall
-from agents.reporting import Reporter, current_reporter, reporting
+from agents.perform import (
+    AsyncTools,
+    SyncTools,
+    async_chain,
+    check_response,
+    reporter_for,
+    sync_chain,
+    threaded,
+    with_deltas,
+)
+from agents.reporting import reporting
 from agents.state import AgentState
-from agents.step import ToolExecution
 from agents.stopping import Limits
-from agents.tools import Tool, Tools, stamp, unknown_tool_execution
+from agents.tools import Tool, Tools
 
 __all__ = ["AgentLoop"]
 
@@ -298,10 +302,10 @@ class AgentLoop:
         progress: bool,
     ) -> Iterator[AgentState]:
         machine, step_emit = started
-        infer = _sync_chain(
+        infer = sync_chain(
             [layer for layer, _ in self._layers("intercept_inference")], self._sync_infer()
         )
-        tools = _SyncTools(
+        tools = SyncTools(
             self._machine.tools,
             [layer for layer, _ in self._layers("intercept_tool")],
             self._machine.clock.now,
@@ -320,10 +324,10 @@ class AgentLoop:
                         if step_emit is None:
                             result = infer(effect.request)  # type: ignore[union-attr]
                         else:
-                            with reporting(_reporter(step_emit, effect)):  # type: ignore[arg-type]
+                            with reporting(reporter_for(step_emit, effect)):  # type: ignore[arg-type]
                                 result = infer(effect.request)  # type: ignore[union-attr]
                         if type(result) is not InferenceResponse:
-                            result = _check_response(result)
+                            result = check_response(result)
                     except Exception as exc:
                         result = Failed(ErrorInfo.from_exception(exc))
                 elif kind is InvokeTools:
@@ -340,8 +344,8 @@ class AgentLoop:
         driver = self.driver
         infer = getattr(driver, "infer", None)
         if callable(infer):
-            return _with_deltas(infer)
-        ainfer = _with_deltas(driver.ainfer)
+            return with_deltas(infer)
+        ainfer = with_deltas(driver.ainfer)
         return lambda request: run_coroutine(ainfer(request))
 
     async def _adrive(
@@ -355,17 +359,17 @@ class AgentLoop:
         ainfer = getattr(driver, "ainfer", None)
         sync_infer = getattr(driver, "infer", None)
         if callable(sync_infer):
-            sync_infer = _with_deltas(sync_infer)
+            sync_infer = with_deltas(sync_infer)
         if callable(ainfer):
-            inner_async: Callable[[Any], Awaitable[Any]] = _with_deltas(ainfer)
+            inner_async: Callable[[Any], Awaitable[Any]] = with_deltas(ainfer)
         else:
-            inner_async = _threaded(sync_infer)  # type: ignore[arg-type]
-        infer = _async_chain(
+            inner_async = threaded(sync_infer)  # type: ignore[arg-type]
+        infer = async_chain(
             self._layers("intercept_inference"),
             inner_async,
             sync_infer if callable(sync_infer) else None,
         )
-        tools = _AsyncTools(
+        tools = AsyncTools(
             self._machine.tools, self._layers("intercept_tool"), self._machine.clock.now
         )
         try:
@@ -382,9 +386,9 @@ class AgentLoop:
                         if step_emit is None:
                             answer = await infer(effect.request)  # type: ignore[union-attr]
                         else:
-                            with reporting(_reporter(step_emit, effect)):  # type: ignore[arg-type]
+                            with reporting(reporter_for(step_emit, effect)):  # type: ignore[arg-type]
                                 answer = await infer(effect.request)  # type: ignore[union-attr]
-                        result = _check_response(answer)
+                        result = check_response(answer)
                     except Exception as exc:
                         result = Failed(ErrorInfo.from_exception(exc))
                 elif kind is InvokeTools:
@@ -395,247 +399,3 @@ class AgentLoop:
                         yield effect.state  # type: ignore[union-attr]
         finally:
             machine.close()
-
-
-# -- effects ----------------------------------------------------------------------------------
-
-
-def _reporter(emit: Callable[[Event], None], effect: Infer) -> Reporter:
-    return Reporter(emit, effect.agent_id, effect.execution_id, effect.step)
-
-
-def _with_deltas(infer: Callable[..., Any]) -> Callable[[Any], Any]:
-    """``infer`` passing ``on_delta`` when it accepts one and someone listens (SPEC §7)."""
-    try:
-        accepts = "on_delta" in inspect.signature(infer).parameters
-    except (TypeError, ValueError):
-        accepts = False
-    if not accepts:
-        return infer
-
-    def call(request: Any) -> Any:
-        reporter = current_reporter()
-        if reporter is None:
-            return infer(request)
-        return infer(request, on_delta=reporter.delta)
-
-    return call
-
-
-def _check_response(response: Any) -> InferenceResponse | Failed:
-    if type(response) is InferenceResponse:
-        return response
-    return Failed(
-        ErrorInfo(
-            type="InvalidResponse",
-            message=f"the driver returned {type(response).__name__}, expected InferenceResponse",
-        )
-    )
-
-
-def _sync_chain(layers: list[Layer], innermost: Callable[[X], Y]) -> Callable[[X], Y]:
-    """Interceptors around ``innermost``; the first layer is the outermost."""
-    chain: Callable[[Any], Any] = innermost
-    for layer in reversed(layers):
-        chain = _bind(layer, chain)
-    return chain
-
-
-def _bind(layer: Layer, call_next: Callable[[Any], Any]) -> Callable[[Any], Any]:
-    return lambda value: layer(value, call_next)
-
-
-def _async_chain(
-    layers: list[tuple[Layer, bool]],
-    inner_async: Callable[[Any], Awaitable[Any]],
-    inner_sync: Callable[[Any], Any] | None,
-) -> Callable[[Any], Awaitable[Any]]:
-    """Interceptors, sync or async, around an effect for the async runners.
-
-    An async layer gets an awaitable ``call_next``; a sync one gets a plain ``call_next``
-    (the inner chain run synchronously, or on a helper thread's event loop when only an
-    async path exists) and itself runs on a worker thread so the event loop stays free.
-    """
-    async_fn = inner_async
-    sync_fn = inner_sync
-    for layer, is_async in reversed(layers):
-        if is_async:
-            async_fn = _bind_async(layer, async_fn)
-            sync_fn = None
-        else:
-            sync_next = sync_fn if sync_fn is not None else _blocking(async_fn)
-            sync_fn = _bind(layer, sync_next)
-            async_fn = _threaded(sync_fn)
-    return async_fn
-
-
-def _bind_async(
-    layer: Layer, call_next: Callable[[Any], Awaitable[Any]]
-) -> Callable[[Any], Awaitable[Any]]:
-    async def call(value: Any) -> Any:
-        return await layer(value, call_next)
-
-    return call
-
-
-def _blocking(function: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Any]:
-    return lambda value: run_coroutine(function(value))  # type: ignore[arg-type]
-
-
-def _threaded(function: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
-    return lambda value: asyncio.to_thread(function, value)
-
-
-def _interceptor_result(result: Any) -> ToolExecution:
-    if type(result) is not ToolExecution:
-        raise TypeError(
-            f"a tool interceptor returned {type(result).__name__}, expected ToolExecution"
-        )
-    return result
-
-
-class _SyncTools:
-    """Performs ``InvokeTools`` for the sync runner: threads for a parallel batch.
-
-    Completion times are read from the loop's clock in call order: right after the call
-    for a batch of one, after the whole batch otherwise (never from worker threads, whose
-    timing varies), so the history is the same every time.
-    """
-
-    __slots__ = ("_layers", "_now", "_pool", "_tools")
-
-    def __init__(self, tools: Tools, layers: list[Layer], now: Callable[[], datetime]) -> None:
-        self._tools = tools
-        self._layers = layers
-        self._now = now
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
-
-    def _innermost(self, invocation: ToolInvocation) -> Callable[[ToolCall], ToolExecution]:
-        tools = self._tools
-
-        def innermost(call: ToolCall) -> ToolExecution:
-            current = (
-                invocation if call is invocation.tool_call else invocation._replace(tool_call=call)
-            )
-            tool = tools.get(call.name)
-            if tool is None:
-                return unknown_tool_execution(current, tools)
-            return tool.invoke(current)
-
-        return innermost
-
-    def _one(self, invocation: ToolInvocation) -> ToolExecution:
-        if not self._layers:
-            tool = self._tools.get(invocation.tool_call.name)
-            if tool is None:
-                return unknown_tool_execution(invocation, self._tools)
-            return tool.invoke(invocation)
-        chain = _sync_chain(self._layers, self._innermost(invocation))
-        return _interceptor_result(chain(invocation.tool_call))
-
-    def perform(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
-        invocations = effect.invocations
-        now = self._now
-        if len(invocations) == 1:
-            invocation = invocations[0]
-            try:
-                if not self._layers:
-                    tool = self._tools.get(invocation.tool_call.name)
-                    if tool is not None:
-                        return (tool.invoke(invocation, now),)
-                return (stamp(self._one(invocation), now),)
-            except Exception as exc:
-                return Failed(ErrorInfo.from_exception(exc))
-        if effect.sequential:
-            done: list[ToolExecution] = []
-            for invocation in invocations:
-                try:
-                    done.append(self._one(invocation))
-                except Exception as exc:
-                    return Failed(ErrorInfo.from_exception(exc), _stamped(done, now))
-            return _stamped(done, now)
-        if self._pool is None:
-            self._pool = concurrent.futures.ThreadPoolExecutor(
-                max_workers=_MAX_THREADS, thread_name_prefix="agents-tools"
-            )
-        futures = [self._pool.submit(self._one, invocation) for invocation in invocations]
-        return _gather([future.exception() or future.result() for future in futures], now)
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False)
-
-
-def _stamped(
-    executions: Iterable[ToolExecution], now: Callable[[], datetime]
-) -> tuple[ToolExecution, ...]:
-    """The executions with completion times read now, in call order."""
-    return tuple([stamp(execution, now) for execution in executions])
-
-
-def _gather(outcomes: list[Any], now: Callable[[], datetime]) -> tuple[ToolExecution, ...] | Failed:
-    error = next((o for o in outcomes if isinstance(o, BaseException)), None)
-    finished = _stamped((o for o in outcomes if isinstance(o, ToolExecution)), now)
-    if error is None:
-        return finished
-    return Failed(ErrorInfo.from_exception(error), finished)
-
-
-class _AsyncTools:
-    """Performs ``InvokeTools`` for the async runner: tasks for a parallel batch; completion
-    times are read as in ``_SyncTools``."""
-
-    __slots__ = ("_layers", "_now", "_tools")
-
-    def __init__(
-        self, tools: Tools, layers: list[tuple[Layer, bool]], now: Callable[[], datetime]
-    ) -> None:
-        self._tools = tools
-        self._layers = layers
-        self._now = now
-
-    async def _one(self, invocation: ToolInvocation) -> ToolExecution:
-        tools = self._tools
-
-        def current(call: ToolCall) -> ToolInvocation:
-            if call is invocation.tool_call:
-                return invocation
-            return invocation._replace(tool_call=call)
-
-        def inner_sync(call: ToolCall) -> ToolExecution:
-            tool = tools.get(call.name)
-            if tool is None:
-                return unknown_tool_execution(current(call), tools)
-            return tool.invoke(current(call))
-
-        async def inner_async(call: ToolCall) -> ToolExecution:
-            tool = tools.get(call.name)
-            if tool is None:
-                return unknown_tool_execution(current(call), tools)
-            return await tool.ainvoke(current(call))
-
-        if not self._layers:
-            return await inner_async(invocation.tool_call)
-        chain = _async_chain(self._layers, inner_async, inner_sync)
-        return _interceptor_result(await chain(invocation.tool_call))
-
-    async def perform(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
-        invocations = effect.invocations
-        now = self._now
-        if len(invocations) == 1:
-            try:
-                return (stamp(await self._one(invocations[0]), now),)
-            except Exception as exc:
-                return Failed(ErrorInfo.from_exception(exc))
-        if effect.sequential:
-            done: list[ToolExecution] = []
-            for invocation in invocations:
-                try:
-                    done.append(await self._one(invocation))
-                except Exception as exc:
-                    return Failed(ErrorInfo.from_exception(exc), _stamped(done, now))
-            return _stamped(done, now)
-        outcomes = await asyncio.gather(
-            *(self._one(i) for i in invocations), return_exceptions=True
-        )
-        return _gather(list(outcomes), now)

@@ -47,7 +47,7 @@ LAYERS = {
         2,
     ),
     # shell: runners and drivers
-    **dict.fromkeys(["loop", "drivers", "reporting", "retry"], 3),
+    **dict.fromkeys(["loop", "drivers", "reporting", "retry", "perform"], 3),
     # the outermost edges
     **dict.fromkeys(["testing", "cli", "audit", "__init__", "__main__"], 4),
 }
