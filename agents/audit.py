@@ -17,6 +17,7 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -156,7 +157,12 @@ class AuditLog:
     # -- reading ----------------------------------------------------------------------------
 
     @staticmethod
-    def verify(path: str | os.PathLike[str], *, complete: bool = True) -> int:
+    def verify(
+        path: str | os.PathLike[str],
+        *,
+        complete: bool = True,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
         """Check every line and the chain; the number of records checked.
 
         Raises ``AuditLogTampered`` with the first bad ``line`` (1-based): an edited,
@@ -175,7 +181,10 @@ class AuditLog:
             )
         previous = GENESIS
         last_record = None
+        total = len(lines)
         for number, raw in enumerate(lines, start=1):
+            if progress is not None and number % 20_000 == 0:
+                progress(number, total)
             fast = _TAIL.search(raw, max(0, len(raw) - 400))
             if fast is not None:  # the layout the log writes: check without parsing
                 prev_hash, record, seq, digest = fast.groups()

@@ -213,3 +213,43 @@ def test_bad_input_is_one_line_and_exit_code_two(tmp_path, content, fragment):
         assert "Traceback" not in result.stderr
     assert not (tmp_path / "out.html").exists()  # a failed command leaves no output file
     assert agents_cli("verify", str(path), cwd=tmp_path).returncode == 1
+
+
+def test_progress_goes_to_a_terminal_only(tmp_path):
+    """Verifying a long log shows progress on a terminal's stderr, and nowhere else."""
+    import os
+    import pty
+
+    from helpers import initial, make_loop
+
+    from agents.testing import call, reply
+
+    log = tmp_path / "long.jsonl"
+    with AuditLog.open(log) as audit:
+        make_loop(
+            *[call("add", a=i, b=1) for i in range(3_500)],
+            reply("done"),
+            max_steps=4_000,
+            listeners=[audit],
+        ).run(initial())
+    piped = agents_cli("verify", str(log), cwd=tmp_path)
+    assert piped.returncode == 0 and piped.stderr == ""
+    leader, follower = pty.openpty()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "agents", "verify", str(log)],
+            stderr=follower,
+            stdout=subprocess.PIPE,
+            timeout=120,
+        )
+        os.close(follower)
+        shown = b""
+        try:
+            while chunk := os.read(leader, 4096):
+                shown += chunk
+        except OSError:
+            pass
+    finally:
+        os.close(leader)
+    assert result.returncode == 0
+    assert b"verifying 20,000/" in shown

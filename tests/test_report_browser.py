@@ -14,8 +14,9 @@ from agents import AuditLog
 from agents.cli.report import render_report
 from agents.testing import call, calls, reply
 
-CHROMIUM = next((p for p in (shutil.which("chromium"), shutil.which("chromium-browser"))
-                 if p), None)
+CHROMIUM = next(
+    (p for p in (shutil.which("chromium"), shutil.which("chromium-browser")) if p), None
+)
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None,
@@ -23,10 +24,18 @@ pytestmark = pytest.mark.skipif(
 )
 
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-    "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--hide-scrollbars",
-    "--enable-logging=stderr", "--v=0",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--enable-logging=stderr",
+    "--v=0",
 ]
 
 
@@ -34,17 +43,25 @@ def chromium(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess[str
     profile = tmp_path / "profile"
     profile.mkdir(exist_ok=True)
     assert CHROMIUM is not None
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *arguments],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture
 def report(tmp_path: Path) -> Path:
     log = tmp_path / "run.jsonl"
     with AuditLog.open(log) as audit:
-        make_loop(calls(call("add", a=1, b=2), call("explode", reason="tool broke")),
-                  call("add", a=3, b=4), reply("finished"), tools=[add, explode],
-                  listeners=[audit]).run(initial())
+        make_loop(
+            calls(call("add", a=1, b=2), call("explode", reason="tool broke")),
+            call("add", a=3, b=4),
+            reply("finished"),
+            tools=[add, explode],
+            listeners=[audit],
+        ).run(initial())
     page = tmp_path / "report.html"
     page.write_text(render_report(AuditLog.read(log), str(log)), encoding="utf-8")
     return page
@@ -68,8 +85,7 @@ def test_every_step_renders_and_the_error_step_shows(report, tmp_path):
 def test_a_screenshot_is_written(report, tmp_path):
     """A screenshot of the report lands in the test's temporary directory."""
     shot = tmp_path / "report.png"
-    result = chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,1800",
-                      report.as_uri())
+    result = chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,1800", report.as_uri())
     assert result.returncode == 0, result.stderr[-2000:]
     assert shot.exists() and shot.stat().st_size > 10_000
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

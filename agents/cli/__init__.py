@@ -102,6 +102,19 @@ def _write_atomically(path: str, text: str) -> None:
         raise
 
 
+def _progress(label: str) -> Callable[[int, int], None] | None:
+    """A progress line on stderr when it is a terminal (never in pipes, files or CI logs)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\r{label} {done:,}/{total:,} records ({done * 100 // total}%){end}")
+        sys.stderr.flush()
+
+    return show
+
+
 def _demo(args: argparse.Namespace, out: TextIO) -> int:
     from agents.cli.demo import run_demo
 
@@ -169,7 +182,7 @@ def _verify(args: argparse.Namespace, out: TextIO) -> int:
     from agents.errors import AuditLogTampered, StateDecodeError
 
     try:
-        count = AuditLog.verify(args.file)
+        count = AuditLog.verify(args.file, progress=_progress("verifying"))
     except AuditLogTampered as exc:
         sys.stderr.write(f"agents verify: {exc}\n")
         return DIFFERENT
