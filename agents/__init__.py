@@ -56,6 +56,13 @@ from agents.hooks import (
 from agents.inference import InferenceRequest, InferenceResponse
 from agents.loop import AgentLoop
 from agents.messages import Message, Role, ToolCall
+from agents.persistence import (
+    InMemorySessionStore,
+    Session,
+    SessionRuntime,
+    SessionStore,
+    SQLiteSessionStore,
+)
 from agents.persistent import History
 from agents.record import Record
 from agents.retry import RetryInterceptor
@@ -96,6 +103,7 @@ __all__ = [
     "HookContext",
     "HookTrigger",
     "IdFactory",
+    "InMemorySessionStore",
     "InferenceCompleted",
     "InferenceDelta",
     "InferenceInterceptor",
@@ -114,9 +122,13 @@ __all__ = [
     "ReplayDriver",
     "RetryInterceptor",
     "Role",
+    "SQLiteSessionStore",
     "ScriptExhausted",
+    "Session",
     "SessionConflict",
     "SessionNotFound",
+    "SessionRuntime",
+    "SessionStore",
     "StateDecodeError",
     "StepCompleted",
     "StepExecution",

@@ -40,6 +40,7 @@ from agents.usage import Usage
 __all__ = [
     "REDACTED",
     "SCHEMA_VERSION",
+    "encode_step_execution",
     "encode_value",
     "from_dict",
     "from_json",
@@ -190,6 +191,12 @@ def _encode_record(record: Record, refs: _Refs | None) -> dict[str, Any]:
 def encode_value(value: Any) -> Any:
     """Any record or value as plain JSON data (records tagged with ``kind``)."""
     return _encode(value, None)
+
+
+def encode_step_execution(step_execution: StepExecution, context: AgentContext) -> Any:
+    """A step execution as JSON whose input messages refer to ``context``'s conversation
+    (``MessagesRef``) when they are a prefix of it, as inside an encoded ``AgentState``."""
+    return _encode_record(step_execution, _Refs(context))
 
 
 def to_dict(record: Record) -> dict[str, Any]:

@@ -1,0 +1,74 @@
+"""``InMemorySessionStore``: sessions in a dict (tests, single-process services)."""
+
+from __future__ import annotations
+
+import threading
+
+from agents.clock import Clock, IdFactory, RandomIds, SystemClock
+from agents.errors import SessionConflict, SessionNotFound
+from agents.persistence.session import Session
+from agents.state import AgentState
+from agents.step import StepExecution
+
+__all__ = ["InMemorySessionStore"]
+
+
+class InMemorySessionStore:
+    """A thread-safe in-process store; states are immutable values, so nothing is copied."""
+
+    def __init__(self, *, clock: Clock | None = None, ids: IdFactory | None = None) -> None:
+        self._clock = clock or SystemClock()
+        self._ids = ids or RandomIds()
+        self._sessions: dict[str, Session] = {}
+        self._lock = threading.Lock()
+
+    def create(
+        self, state: AgentState, session_id: str | None = None, parent_session_id: str | None = None
+    ) -> Session:
+        now = self._clock.now()
+        session = Session(
+            session_id=session_id or self._ids.new_id("session"),
+            version=1,
+            state=state,
+            parent_session_id=parent_session_id,
+            created_at=now,
+            updated_at=now,
+        )
+        with self._lock:
+            if session.session_id in self._sessions:
+                raise SessionConflict(f"session {session.session_id!r} already exists")
+            self._sessions[session.session_id] = session
+        return session
+
+    def load(self, session_id: str) -> Session:
+        with self._lock:
+            try:
+                return self._sessions[session_id]
+            except KeyError:
+                raise SessionNotFound(f"no session {session_id!r}") from None
+
+    def save(self, session: Session) -> Session:
+        with self._lock:
+            stored = self._sessions.get(session.session_id)
+            if stored is None:
+                raise SessionNotFound(f"no session {session.session_id!r}")
+            if stored.version != session.version:
+                raise SessionConflict(
+                    f"session {session.session_id!r} is at version {stored.version}; "
+                    f"the write was based on version {session.version}"
+                )
+            saved = session._evolve(version=session.version + 1, updated_at=self._clock.now())
+            self._sessions[session.session_id] = saved
+            return saved
+
+    def checkpoint(self, session: Session, step_execution: StepExecution) -> Session:
+        return self.save(session)
+
+    def list(self) -> list[Session]:
+        with self._lock:
+            return [s._evolve(state=None) for s in self._sessions.values()]
+
+    def delete(self, session_id: str) -> None:
+        with self._lock:
+            if self._sessions.pop(session_id, None) is None:
+                raise SessionNotFound(f"no session {session_id!r}")

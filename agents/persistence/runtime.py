@@ -1,0 +1,107 @@
+"""``SessionRuntime``: conversations that survive requests, processes and crashes.
+
+``send`` commits the user message (with a PENDING execution whose id is fixed) before
+running, then commits a checkpoint after every completed step: a process killed at any
+moment resumes from its last committed step, with the same execution id, so tools see the
+same idempotency keys ``(execution_id, step, tool_call_id)`` for a call that may have been
+in flight.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from agents.clock import IdFactory, RandomIds
+from agents.execution import ExecutionState, ExecutionStatus
+from agents.loop import AgentLoop
+from agents.messages import Message
+from agents.persistence.session import Session, SessionStore
+from agents.state import AgentState
+
+__all__ = ["SessionRuntime"]
+
+
+class SessionRuntime:
+    """Runs stored sessions with the loop ``loop_factory(session)`` gives."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        loop_factory: Callable[[Session], AgentLoop],
+        *,
+        ids: IdFactory | None = None,
+    ) -> None:
+        self.store = store
+        self.loop_factory = loop_factory
+        self._ids = ids or RandomIds()
+
+    def create(
+        self,
+        state: AgentState | None = None,
+        session_id: str | None = None,
+        parent_session_id: str | None = None,
+    ) -> Session:
+        """A new session (an empty agent unless ``state`` is given)."""
+        return self.store.create(state or AgentState.initial(), session_id, parent_session_id)
+
+    def get(self, session_id: str) -> Session:
+        """The stored session (``SessionNotFound`` if there is none)."""
+        return self.store.load(session_id)
+
+    def list(self) -> list[Session]:
+        """Session headers (``state`` is ``None``)."""
+        return self.store.list()
+
+    def delete(self, session_id: str) -> None:
+        """Forget a session."""
+        self.store.delete(session_id)
+
+    def send(self, session_id: str, message: str | Message) -> Session:
+        """Commit a user message, then run with a checkpoint after every step.
+
+        A session whose execution is still in progress gets the message appended and is
+        resumed (steering queues arrive with SPEC §12).
+        """
+        session = self.store.load(session_id)
+        state = session.state
+        assert state is not None
+        if state.status in (ExecutionStatus.IN_PROGRESS, ExecutionStatus.SUSPENDED):
+            state = state.with_user_message(message)
+        else:
+            state = (
+                state.for_next_execution()
+                .with_user_message(message)
+                .with_execution(ExecutionState.pending(self._ids.new_id("execution")))
+            )
+        session = self.store.save(session.with_state(state))
+        return self._run(session)
+
+    def resume(self, session_id: str) -> Session:
+        """Continue an unfinished session from its last committed step (a finished one is
+        returned unchanged)."""
+        session = self.store.load(session_id)
+        state = session.state
+        assert state is not None
+        if state.status is None or state.status.terminal:
+            return session
+        return self._run(session)
+
+    def fork(self, session_id: str, at_step: int) -> Session:
+        """A new session continuing this one's history from step ``at_step``."""
+        session = self.store.load(session_id)
+        assert session.state is not None
+        return self.store.create(session.state.fork(at_step=at_step), parent_session_id=session_id)
+
+    def _run(self, session: Session) -> Session:
+        loop = self.loop_factory(session)
+        committed = session.state.step_count if session.state is not None else 0
+        final: AgentState | None = None
+        for state in loop.iterate(session.state):  # type: ignore[arg-type]
+            final = state
+            if state.status is ExecutionStatus.IN_PROGRESS and state.step_count > committed:
+                last = state.step_executions.last()
+                assert last is not None
+                session = self.store.checkpoint(session.with_state(state), last)
+                committed = state.step_count
+        assert final is not None
+        return self.store.save(session.with_state(final))

@@ -1,0 +1,266 @@
+"""Sessions (SPEC §11): one contract for every store, the runtime, crashes and races."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+from helpers import add, echo, initial, make_loop
+
+from agents import (
+    AgentState,
+    InMemorySessionStore,
+    SessionConflict,
+    SessionNotFound,
+    SessionRuntime,
+    SQLiteSessionStore,
+    StateDecodeError,
+)
+from agents.testing import SequentialIds, TickingClock, call, calls, reply
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(params=["memory", "sqlite"])
+def store(request, tmp_path):
+    options = {"clock": TickingClock(), "ids": SequentialIds()}
+    if request.param == "memory":
+        return InMemorySessionStore(**options)
+    return SQLiteSessionStore(tmp_path / "sessions.db", **options)
+
+
+def finished_state() -> AgentState:
+    return make_loop(
+        calls(call("add", a=1, b=2), call("echo", text="x")), reply("done"), tools=[add, echo]
+    ).run(initial())
+
+
+# -- the store contract -------------------------------------------------------------------
+
+
+def test_create_load_round_trip(store):
+    """A created session loads back with version 1 and the same state."""
+    state = finished_state()
+    created = store.create(state, session_id="s-1")
+    assert created.version == 1
+    loaded = store.load("s-1")
+    assert loaded.state == state
+    assert loaded.version == 1 and loaded.created_at == created.created_at
+
+
+def test_save_bumps_the_version_and_stale_writes_conflict(store):
+    """A write from the stored version wins; one from an older version changes nothing."""
+    session = store.create(initial(), session_id="s-1")
+    newer = store.save(session.with_state(session.state.with_user_message("second")))
+    assert newer.version == 2
+    with pytest.raises(SessionConflict, match="version 2"):
+        store.save(session.with_state(session.state.with_user_message("stale")))
+    assert [m.content for m in store.load("s-1").state.messages] == ["hello", "second"]
+
+
+def test_unknown_sessions_and_duplicates(store):
+    """Unknown ids raise SessionNotFound; creating an existing id conflicts."""
+    with pytest.raises(SessionNotFound):
+        store.load("nope")
+    with pytest.raises(SessionNotFound):
+        store.delete("nope")
+    store.create(initial(), session_id="s-1")
+    with pytest.raises(SessionConflict):
+        store.create(initial(), session_id="s-1")
+
+
+def test_list_gives_headers_and_delete_removes(store):
+    """``list`` returns headers without states; ``delete`` forgets a session."""
+    store.create(initial(), session_id="a")
+    store.create(initial(), session_id="b", parent_session_id="a")
+    headers = store.list()
+    assert sorted(h.session_id for h in headers) == ["a", "b"]
+    assert all(h.state is None for h in headers)
+    assert {h.session_id: h.parent_session_id for h in headers}["b"] == "a"
+    store.delete("a")
+    assert [h.session_id for h in store.list()] == ["b"]
+
+
+def test_racing_writers_one_wins_per_version(store):
+    """20 writers from the same version: exactly one wins, the others conflict."""
+    base = store.create(initial(), session_id="race")
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def write(index: int) -> None:
+        try:
+            store.save(base.with_state(base.state.with_metadata("writer", index)))
+            result = "won"
+        except SessionConflict:
+            result = "conflict"
+        with lock:
+            outcomes.append(result)
+
+    threads = [threading.Thread(target=write, args=(i,)) for i in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert outcomes.count("won") == 1 and outcomes.count("conflict") == 19
+    assert store.load("race").version == 2
+
+
+# -- the runtime --------------------------------------------------------------------------
+
+
+def runtime_for(store, *script):
+    def loop_factory(session):
+        return make_loop(*script, tools=[add, echo], ids=SequentialIds("r-"))
+
+    return SessionRuntime(store, loop_factory, ids=SequentialIds("rt-"))
+
+
+def test_send_commits_and_checkpoints_every_step(store):
+    """``send`` runs the agent; every step was committed on the way (versions count them)."""
+    runtime = runtime_for(store, call("add", a=1, b=1), call("add", a=2, b=2), reply("done"))
+    session = runtime.create(AgentState.initial("sys"), session_id="chat")
+    final = runtime.send("chat", "hi")
+    assert final.state.final_response == "done"
+    # create (1) + user message (2) + two checkpoints (3, 4) + the final state (5)
+    assert final.version == 5
+    assert runtime.get("chat").state == final.state
+    assert session.version == 1
+    again = runtime_for(store, reply("second answer"))
+    assert again.send("chat", "more").state.final_response == "second answer"
+    assert [m.content for m in runtime.get("chat").state.messages][-2:] == ["more", "second answer"]
+
+
+def test_fork_and_resume(store):
+    """``fork`` starts a child session from a step; ``resume`` of a finished one is a no-op."""
+    runtime = runtime_for(store, call("add", a=1, b=1), reply("done"))
+    runtime.create(session_id="chat")
+    finished = runtime.send("chat", "hi")
+    assert runtime.resume("chat") == finished
+    child = runtime.fork("chat", at_step=1)
+    assert child.parent_session_id == "chat"
+    assert child.state.step_count == 1
+    resumed = runtime_for(store, reply("from the fork")).resume(child.session_id)
+    assert resumed.state.final_response == "from the fork"
+
+
+def test_sqlite_checkpoints_write_one_step_row(tmp_path):
+    """A checkpoint adds a step row and the new messages, not the whole history."""
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    runtime = runtime_for(store, *[call("add", a=i, b=1) for i in range(5)], reply("done"))
+    runtime.create(session_id="chat")
+    runtime.send("chat", "go")
+    db = sqlite3.connect(tmp_path / "s.db")
+    steps = db.execute("SELECT data FROM steps WHERE session_id = 'chat'").fetchall()
+    assert len(steps) == 6
+    inputs = [json.loads(row[0])["step"]["input_messages"] for row in steps]
+    assert all(isinstance(i, dict) and i["kind"] == "MessagesRef" for i in inputs)
+    count = db.execute("SELECT COUNT(*) FROM messages WHERE session_id = 'chat'").fetchone()
+    assert count[0] == len(store.load("chat").state.messages)
+
+
+def test_corrupt_files_and_future_schemas_are_typed_errors(tmp_path):
+    """A file that is not SQLite, or a store from the future, is a clear typed error."""
+    garbage = tmp_path / "garbage.db"
+    garbage.write_bytes(b"this is not a database" * 100)
+    with pytest.raises(StateDecodeError, match="not a usable SQLite store"):
+        SQLiteSessionStore(garbage)
+    future = tmp_path / "future.db"
+    SQLiteSessionStore(future).close()
+    db = sqlite3.connect(future)
+    db.execute("UPDATE agents_schema SET version = 99")
+    db.commit()
+    db.close()
+    with pytest.raises(StateDecodeError, match="schema version 99"):
+        SQLiteSessionStore(future)
+
+
+def test_a_corrupted_row_does_not_hide_the_other_sessions(tmp_path):
+    """One unreadable session raises; the others stay readable."""
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(path)
+    store.create(finished_state(), session_id="good")
+    store.create(finished_state(), session_id="bad")
+    db = sqlite3.connect(path)
+    db.execute("UPDATE messages SET data = '{broken' WHERE session_id = 'bad'")
+    db.commit()
+    db.close()
+    with pytest.raises(StateDecodeError, match="'bad'"):
+        store.load("bad")
+    assert store.load("good").state.final_response == "done"
+
+
+# -- crash safety ---------------------------------------------------------------------------
+
+CRASHING_AGENT = textwrap.dedent("""
+    import json, os, signal, sys
+    from pathlib import Path
+    from agents import AgentLoop, SQLiteSessionStore, SessionRuntime, ToolContext, tool
+    from agents.testing import ScriptedDriver, call, reply
+
+    database, effects, kill_at = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+
+    @tool
+    def charge(ctx: ToolContext, amount: int) -> str:
+        \"\"\"An idempotent side effect: done once per idempotency key.\"\"\"
+        key = json.dumps(list(ctx.idempotency_key))
+        done = effects.read_text().splitlines() if effects.exists() else []
+        if key not in done:
+            with effects.open("a") as out:
+                out.write(key + "\\n")
+                out.flush()
+                os.fsync(out.fileno())
+        step = ctx.idempotency_key[1]
+        if step == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)  # die after the effect, before the commit
+        return f"charged {amount}"
+
+    SCRIPT = [call("charge", amount=i, id=f"c{i}") for i in range(30)] + [reply("all done")]
+
+    def loop_factory(session):
+        done = session.state.step_count
+        return AgentLoop(ScriptedDriver(SCRIPT[done:]), tools=[charge], max_steps=40)
+
+    runtime = SessionRuntime(SQLiteSessionStore(database), loop_factory)
+    if sys.argv[4] == "start":
+        runtime.create(session_id="chat")
+        final = runtime.send("chat", "charge thirty times")
+    else:
+        final = runtime.resume("chat")
+    print(final.state.status.value, final.state.step_count)
+""")
+
+
+@pytest.mark.parametrize("kill_at", [1, 7, 18, 30])
+def test_a_killed_process_resumes_without_losing_or_repeating_work(tmp_path, kill_at):
+    """SIGKILL mid-run; the resumed run completes, steps contiguous, each effect once."""
+    script = tmp_path / "agent.py"
+    script.write_text(CRASHING_AGENT, encoding="utf-8")
+    database, effects = tmp_path / "s.db", tmp_path / "effects.txt"
+    first = subprocess.run(
+        [sys.executable, str(script), str(database), str(effects), str(kill_at), "start"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert first.returncode == -9, first.stderr
+    second = subprocess.run(
+        [sys.executable, str(script), str(database), str(effects), "0", "resume"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == ["completed", "31"]
+    state = SQLiteSessionStore(database).load("chat").state
+    assert [se.number for se in state.step_executions] == list(range(1, 32))
+    keys = effects.read_text().splitlines()
+    assert len(keys) == len(set(keys)) == 30  # every charge happened exactly once
+    assert len({json.loads(k)[0] for k in keys}) == 1  # one execution id throughout
