@@ -58,6 +58,7 @@ from agents.loop import AgentLoop
 from agents.messages import Message, Role, ToolCall
 from agents.persistence import (
     InMemorySessionStore,
+    PostgresSessionStore,
     Session,
     SessionRuntime,
     SessionStore,
@@ -114,6 +115,7 @@ __all__ = [
     "LiteLLMDriver",
     "Message",
     "MessageStore",
+    "PostgresSessionStore",
     "ProviderError",
     "RandomIds",
     "Record",

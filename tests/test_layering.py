@@ -58,6 +58,7 @@ OWNERS = {
     "hypothesis": "testing/strategies.py",
     "dbos": "durable/dbos.py",
     "pytest": "testing/plugin.py",
+    "psycopg": "persistence/postgres.py",
 }
 
 

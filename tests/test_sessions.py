@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
+import uuid
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from helpers import add, echo, initial, make_loop
 from agents import (
     AgentState,
     InMemorySessionStore,
+    PostgresSessionStore,
     SessionConflict,
     SessionNotFound,
     SessionRuntime,
@@ -27,12 +30,41 @@ from agents.testing import SequentialIds, TickingClock, call, calls, reply
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+POSTGRES_DSN = os.environ.get(
+    "AGENTS_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test"
+)
+
+
+@pytest.fixture
+def postgres_dsn():
+    """A DSN whose search_path is a fresh schema, dropped after the test."""
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
+    try:
+        admin = psycopg.connect(POSTGRES_DSN, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"no PostgreSQL server at {POSTGRES_DSN} ({exc}); .ci/run starts one")
+    schema = f"agents_test_{uuid.uuid4().hex[:12]}"
+    admin.execute(f"CREATE SCHEMA {schema}")
+    separator = "&" if "?" in POSTGRES_DSN else "?"
+    try:
+        yield f"{POSTGRES_DSN}{separator}options=-csearch_path%3D{schema}"
+    finally:
+        admin.execute(f"DROP SCHEMA {schema} CASCADE")
+        admin.close()
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
 def store(request, tmp_path):
     options = {"clock": TickingClock(), "ids": SequentialIds()}
     if request.param == "memory":
-        return InMemorySessionStore(**options)
-    return SQLiteSessionStore(tmp_path / "sessions.db", **options)
+        yield InMemorySessionStore(**options)
+        return
+    if request.param == "postgres":
+        opened = PostgresSessionStore(request.getfixturevalue("postgres_dsn"), **options)
+    else:
+        opened = SQLiteSessionStore(tmp_path / "sessions.db", **options)
+    yield opened
+    opened.close()
 
 
 def finished_state() -> AgentState:
