@@ -66,3 +66,76 @@ def test_real_model_example_without_a_model_explains_itself():
     )
     assert result.returncode == 0
     assert "AGENTS_MODEL=" in result.stdout
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _request(port: int, method: str, path: str, body: dict | None = None) -> dict:
+    import json
+    import urllib.request
+
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=data, method=method)
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def _start_service(database, port: int) -> subprocess.Popen:
+    import time
+    import urllib.error
+
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            str(ROOT / "examples" / "service.py"),
+            "--db",
+            str(database),
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    for _ in range(200):
+        try:
+            _request(port, "GET", "/conversations/none")
+        except urllib.error.HTTPError:
+            return process  # it answers (404): up
+        except OSError:
+            time.sleep(0.05)
+    _stop(process)
+    raise AssertionError("the service did not start")
+
+
+def _stop(process: subprocess.Popen) -> None:
+    process.kill()
+    process.communicate()  # reaps it and closes its pipes
+
+
+def test_service_survives_being_killed_mid_conversation(tmp_path):
+    """Drive the service over loopback, SIGKILL it, start it again: nothing is lost."""
+    database = tmp_path / "sessions.db"
+    port = _free_port()
+    service = _start_service(database, port)
+    try:
+        first = _request(port, "POST", "/conversations/c1", {"message": "What is 2 + 3?"})
+        assert first["status"] == "completed" and first["answer"] == "The sum is 5.0."
+    finally:
+        _stop(service)  # SIGKILL: no clean shutdown
+    service = _start_service(database, port)
+    try:
+        again = _request(port, "GET", "/conversations/c1")
+        assert [m["role"] for m in again["messages"]] == ["user", "assistant", "tool", "assistant"]
+        second = _request(port, "POST", "/conversations/c1", {"message": "And 10 and 20?"})
+        assert second["answer"] == "The sum is 30.0."
+        assert len(second["messages"]) == 8
+        assert _request(port, "POST", "/conversations/c1/resume")["version"] == (second["version"])
+    finally:
+        _stop(service)
