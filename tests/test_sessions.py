@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import sqlite3
 import subprocess
 import sys
@@ -236,6 +237,7 @@ CRASHING_AGENT = textwrap.dedent("""
     from agents.testing import ScriptedDriver, call, reply
 
     database, effects, kill_at = sys.argv[1], Path(sys.argv[2]), int(sys.argv[3])
+    from agents import PostgresSessionStore
 
     @tool
     def charge(ctx: ToolContext, amount: int) -> str:
@@ -258,7 +260,9 @@ CRASHING_AGENT = textwrap.dedent("""
         done = session.state.step_count
         return AgentLoop(ScriptedDriver(SCRIPT[done:]), tools=[charge], max_steps=40)
 
-    runtime = SessionRuntime(SQLiteSessionStore(database), loop_factory)
+    store = (PostgresSessionStore(database) if database.startswith("postgresql")
+             else SQLiteSessionStore(database))
+    runtime = SessionRuntime(store, loop_factory)
     if sys.argv[4] == "start":
         runtime.create(session_id="chat")
         final = runtime.send("chat", "charge thirty times")
@@ -268,12 +272,21 @@ CRASHING_AGENT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("kill_at", [1, 7, 18, 30])
-def test_a_killed_process_resumes_without_losing_or_repeating_work(tmp_path, kill_at):
+KILL_POINTS = sorted(random.Random(20).sample(range(1, 31), 20))
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+@pytest.mark.parametrize("kill_at", KILL_POINTS)
+def test_a_killed_process_resumes_without_losing_or_repeating_work(
+    tmp_path, kill_at, kind, request
+):
     """SIGKILL mid-run; the resumed run completes, steps contiguous, each effect once."""
     script = tmp_path / "agent.py"
     script.write_text(CRASHING_AGENT, encoding="utf-8")
-    database, effects = tmp_path / "s.db", tmp_path / "effects.txt"
+    effects = tmp_path / "effects.txt"
+    database = (
+        request.getfixturevalue("postgres_dsn") if kind == "postgres" else str(tmp_path / "s.db")
+    )
     first = subprocess.run(
         [sys.executable, str(script), str(database), str(effects), str(kill_at), "start"],
         capture_output=True,
@@ -291,7 +304,9 @@ def test_a_killed_process_resumes_without_losing_or_repeating_work(tmp_path, kil
     )
     assert second.returncode == 0, second.stderr
     assert second.stdout.split() == ["completed", "31"]
-    state = SQLiteSessionStore(database).load("chat").state
+    reader = PostgresSessionStore(database) if kind == "postgres" else SQLiteSessionStore(database)
+    state = reader.load("chat").state
+    reader.close()
     assert [se.number for se in state.step_executions] == list(range(1, 32))
     keys = effects.read_text().splitlines()
     assert len(keys) == len(set(keys)) == 30  # every charge happened exactly once
