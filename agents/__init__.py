@@ -42,7 +42,7 @@ from agents.events import (
     ToolCallCompleted,
     ToolCallStarted,
 )
-from agents.execution import ExecutionState, ExecutionStatus
+from agents.execution import ApprovalDecision, ExecutionState, ExecutionStatus
 from agents.hooks import (
     Hook,
     HookContext,
@@ -82,6 +82,7 @@ __all__ = [
     "AgentLoop",
     "AgentState",
     "AgentStep",
+    "ApprovalDecision",
     "AsyncDriver",
     "AuditLog",
     "AuditLogTampered",

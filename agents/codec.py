@@ -26,7 +26,7 @@ from pyrsistent import PMap, PVector
 
 from agents.context import AgentContext, MessageStore
 from agents.errors import ErrorInfo, StateDecodeError
-from agents.execution import ExecutionState
+from agents.execution import ApprovalDecision, ExecutionState
 from agents.inference import InferenceRequest, InferenceResponse
 from agents.messages import Message, ToolCall
 from agents.persistent import History, deep_freeze, to_history, to_pmap, to_pvector
@@ -58,6 +58,7 @@ R = TypeVar("R", bound=Record)
 RECORDS: Final[dict[str, type[Record]]] = {
     cls.__name__: cls
     for cls in (
+        ApprovalDecision,
         AgentContext,
         AgentState,
         TimelineRow,

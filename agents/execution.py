@@ -7,14 +7,16 @@ from datetime import datetime
 from typing import Any, Final
 
 import attrs
+from pyrsistent.typing import PVector
 
 from agents.errors import ErrorInfo
-from agents.persistent import History, deep_freeze, to_history
+from agents.messages import ToolCall
+from agents.persistent import EMPTY_VECTOR, History, deep_freeze, to_history, to_pvector
 from agents.record import Record
 from agents.signals import EMPTY_CONTINUATION, ExecutionContinuation, StopReason, StopSignal
 from agents.step import AgentStep, StepExecution
 
-__all__ = ["TERMINAL_STATUSES", "ExecutionState", "ExecutionStatus"]
+__all__ = ["TERMINAL_STATUSES", "ApprovalDecision", "ExecutionState", "ExecutionStatus"]
 
 
 class ExecutionStatus(enum.Enum):
@@ -40,6 +42,15 @@ _NO_STEPS: Final[History[StepExecution]] = to_history(())
 
 
 @attrs.frozen(kw_only=True)
+class ApprovalDecision(Record):
+    """A human's answer about a tool call that needs approval."""
+
+    call_id: str
+    approved: bool
+    reason: str = ""
+
+
+@attrs.frozen(kw_only=True)
 class ExecutionState(Record):
     """The current (or last) execution of an agent.
 
@@ -57,6 +68,8 @@ class ExecutionState(Record):
     continuation: ExecutionContinuation = EMPTY_CONTINUATION
     error: ErrorInfo | None = None
     final_output: Any = attrs.field(default=None, converter=deep_freeze)
+    pending_approvals: PVector[ToolCall] = attrs.field(default=EMPTY_VECTOR, converter=to_pvector)
+    approvals: PVector[ApprovalDecision] = attrs.field(default=EMPTY_VECTOR, converter=to_pvector)
 
     @classmethod
     def pending(cls, execution_id: str | None = None) -> ExecutionState:

@@ -33,9 +33,9 @@ from agents.events import (
 from agents.execution import ExecutionStatus
 from agents.hooks import Hook, HookContext, HookTrigger
 from agents.inference import InferenceRequest, InferenceResponse
-from agents.messages import Message
+from agents.messages import Message, ToolCall
 from agents.output import check_output, output_validator
-from agents.persistent import EMPTY_VECTOR, deep_freeze, deep_thaw, to_pvector
+from agents.persistent import EMPTY_VECTOR, History, deep_freeze, deep_thaw, to_pvector
 from agents.phases import (
     Machine,
     MachineFailure,
@@ -229,49 +229,64 @@ def execute(
         stopping = True
 
     # -- the steps -------------------------------------------------------------------------
+    approval_tools = frozenset(t.name for t in machine.tools.values() if t.requires_approval)
+    resuming: AgentStep | None = None
+    resumed_step_id: str | None = None  # decisions apply to the step they were asked for
+    assert state.execution is not None
+    if state.execution.current_step is not None:  # resumed after approvals were given
+        resuming = state.execution.current_step
+        resumed_step_id = resuming.id
+        state = state._evolve(
+            execution=state.execution._evolve(current_step=None, pending_approvals=EMPTY_VECTOR)
+        )
     while not stopping:
         assert state.execution is not None
         number = len(state.execution.step_executions) + 1
         step_started = read_clock()
 
-        # phase 2: BeforeStep
-        try:
-            if cancellation is not None:
-                state = cancel_if_asked(state, None)
-            if (max_steps is not None and number > max_steps) or (
-                other_limits and limits.due(number - 1, tokens, cost, started_at, step_started)
-            ):
-                before = state
-                assert state.execution is not None
-                for signal in limit_signals(
-                    limits,
-                    state.execution.continuation,
-                    steps=number - 1,
-                    tokens=tokens,
-                    cost=cost,
-                    started_at=started_at,
-                    now=step_started,
+        if resuming is None:  # a step suspended for approvals has passed BeforeStep
+            # phase 2: BeforeStep
+            try:
+                if cancellation is not None:
+                    state = cancel_if_asked(state, None)
+                if (max_steps is not None and number > max_steps) or (
+                    other_limits and limits.due(number - 1, tokens, cost, started_at, step_started)
                 ):
-                    state = add_signal(state, signal)
-                if state is not before:
-                    signals_added(state, None)
-            if before_step_hooks:
-                state = run_hooks(
-                    state,
-                    before_step_hooks,
-                    HookContext(trigger=_BEFORE_STEP, state=state),
-                    None,
-                ).state
-        except MachineFailure as failure:
-            state = fail(state, failure.error, None)
-            break
-        assert state.execution is not None
-        if state.execution.continuation.should_stop:
-            break
+                    before = state
+                    assert state.execution is not None
+                    for signal in limit_signals(
+                        limits,
+                        state.execution.continuation,
+                        steps=number - 1,
+                        tokens=tokens,
+                        cost=cost,
+                        started_at=started_at,
+                        now=step_started,
+                    ):
+                        state = add_signal(state, signal)
+                    if state is not before:
+                        signals_added(state, None)
+                if before_step_hooks:
+                    state = run_hooks(
+                        state,
+                        before_step_hooks,
+                        HookContext(trigger=_BEFORE_STEP, state=state),
+                        None,
+                    ).state
+            except MachineFailure as failure:
+                state = fail(state, failure.error, None)
+                break
+            assert state.execution is not None
+            if state.execution.continuation.should_stop:
+                break
 
         # phase 3: UseTools
-        step_id = new_id("step")
-        input_messages, request = compiler.compile(state)
+        if resuming is None:
+            step_id = new_id("step")
+            input_messages, request = compiler.compile(state)
+        else:
+            step_id, input_messages = resuming.id, resuming.input_messages
+            request = None
         response: InferenceResponse | None = None
         executions: tuple[ToolExecution, ...] = ()
         output: list[Message] | None = None
@@ -279,69 +294,86 @@ def execute(
         try:
             if step_emit is not None:
                 step_emit(StepStarted(agent_id=agent_id, execution_id=execution_id, step=number))
-            if before_inference_hooks:
-                context = run_hooks(
-                    state,
-                    before_inference_hooks,
-                    HookContext(
-                        trigger=_BEFORE_INFERENCE,
-                        state=state,
-                        step=AgentStep(id=step_id, input_messages=input_messages),
-                        request=request,
-                    ),
-                    number,
-                )
-                state = context.state
-                request = context.request or request
-                # The step records what the model was sent, hook rewrites included.
-                input_messages = request.messages
-            result = yield _tuple_new(Infer, (request, agent_id, execution_id, number))
-            if type(result) is Failed:
-                raise MachineFailure(result.error)
-            response = result
-            if step_emit is not None:
-                step_emit(
-                    InferenceCompleted(
-                        agent_id=agent_id, execution_id=execution_id, step=number, response=response
-                    )
-                )
-            if after_inference_hooks:
-                context = run_hooks(
-                    state,
-                    after_inference_hooks,
-                    HookContext(
-                        trigger=_AFTER_INFERENCE,
-                        state=state,
-                        step=AgentStep(
-                            id=step_id, input_messages=input_messages, response=response
+            if resuming is None:
+                assert request is not None
+                if before_inference_hooks:
+                    context = run_hooks(
+                        state,
+                        before_inference_hooks,
+                        HookContext(
+                            trigger=_BEFORE_INFERENCE,
+                            state=state,
+                            step=AgentStep(id=step_id, input_messages=input_messages),
+                            request=request,
                         ),
-                        request=request,
-                        response=response,
-                    ),
-                    number,
-                )
-                state = context.state
-                response = context.response or response
-            if response.finish_reason in finish_reasons:
-                state = add_signal(
-                    state,
-                    StopSignal(
-                        reason=StopReason.FINISH_REASON,
-                        message=f"finish_reason={response.finish_reason}",
-                        context={"finish_reason": response.finish_reason},
-                        source="stop_on_finish_reasons",
-                    ),
-                )
-                signals_added(state, number)
+                        number,
+                    )
+                    state = context.state
+                    request = context.request or request
+                    # The step records what the model was sent, hook rewrites included.
+                    input_messages = request.messages
+                result = yield _tuple_new(Infer, (request, agent_id, execution_id, number))
+                if type(result) is Failed:
+                    raise MachineFailure(result.error)
+                response = result
+                if step_emit is not None:
+                    step_emit(
+                        InferenceCompleted(
+                            agent_id=agent_id,
+                            execution_id=execution_id,
+                            step=number,
+                            response=response,
+                        )
+                    )
+                if after_inference_hooks:
+                    context = run_hooks(
+                        state,
+                        after_inference_hooks,
+                        HookContext(
+                            trigger=_AFTER_INFERENCE,
+                            state=state,
+                            step=AgentStep(
+                                id=step_id, input_messages=input_messages, response=response
+                            ),
+                            request=request,
+                            response=response,
+                        ),
+                        number,
+                    )
+                    state = context.state
+                    response = context.response or response
+                if response.finish_reason in finish_reasons:
+                    state = add_signal(
+                        state,
+                        StopSignal(
+                            reason=StopReason.FINISH_REASON,
+                            message=f"finish_reason={response.finish_reason}",
+                            context={"finish_reason": response.finish_reason},
+                            source="stop_on_finish_reasons",
+                        ),
+                    )
+                    signals_added(state, number)
+            else:  # resuming a step suspended for approvals: the model already answered
+                response = resuming.response
+                assert response is not None
+            resuming = None
 
             calls = response.tool_calls
+            denied: dict[str, str] = {}
+            if calls and approval_tools:
+                held, denied = _approval_gate(
+                    state, calls, approval_tools, decided=step_id == resumed_step_id
+                )
+                if held:  # suspend: the step waits, unarchived, for a human's decisions
+                    state = _suspend(state, step_id, input_messages, response, held)
+                    break
             if calls:
                 step = (
                     AgentStep(id=step_id, input_messages=input_messages, response=response)
                     if tool_hooks
                     else None
                 )
-                if plain_tools:  # no tool hooks, no listeners: the short path
+                if plain_tools and not denied:  # no hooks, listeners or denials: short path
                     if len(calls) == 1:
                         invocations: tuple[ToolInvocation, ...] = (
                             _tuple_new(
@@ -377,7 +409,9 @@ def execute(
                         raise MachineFailure(outcome.error, finished_before(outcome))
                     executions = outcome
                 else:
-                    batch = plan_tools(state, step, calls, number, execution_id, machine, run_hooks)
+                    batch = plan_tools(
+                        state, step, calls, number, execution_id, machine, run_hooks, denied
+                    )
                     state = batch.state
                     if batch.invocations:
                         if step_emit is not None:
@@ -595,6 +629,43 @@ def _check_final_output(
         "that follows the requested schema."
     ).with_metadata("agents", "output_feedback")
     return state.with_execution_continued(), feedback
+
+
+def _approval_gate(
+    state: AgentState, calls: Any, approval_tools: frozenset[str], *, decided: bool
+) -> tuple[list[ToolCall], dict[str, str]]:
+    """Calls that still wait for a decision, and the denied ones with their reasons.
+
+    Decisions count only for the step they were asked for (``decided``): a later call that
+    happens to reuse an id waits for a decision of its own."""
+    assert state.execution is not None
+    decisions = {d.call_id: d for d in state.execution.approvals} if decided else {}
+    held: list[ToolCall] = []
+    denied: dict[str, str] = {}
+    for call in calls:
+        if call.name not in approval_tools:
+            continue
+        decision = decisions.get(call.id)
+        if decision is None:
+            held.append(call)
+        elif not decision.approved:
+            denied[call.id] = f"denied: {decision.reason}" if decision.reason else "denied"
+    return held, denied
+
+
+def _suspend(
+    state: AgentState,
+    step_id: str,
+    input_messages: History[Message],
+    response: InferenceResponse,
+    held: list[ToolCall],
+) -> AgentState:
+    """The state with the step in progress kept and the calls waiting for approval."""
+    assert state.execution is not None
+    step = AgentStep(id=step_id, input_messages=input_messages, response=response)
+    return state._evolve(
+        execution=state.execution._evolve(current_step=step, pending_approvals=to_pvector(held))
+    )
 
 
 def _emit_step_completed(

@@ -168,12 +168,13 @@ def plan_tools(
     execution_id: str,
     machine: Machine,
     run_hooks: RunHooks,
+    denied: Mapping[str, str] | None = None,
 ) -> ToolBatch:
     """BEFORE_TOOL_USE hooks in call order, then ids and start times for the calls to run."""
     clock = machine.clock
     ids = machine.ids
     before = machine.hooks[_BEFORE_TOOL_USE]
-    if not before:  # the common case: every call runs as asked
+    if not before and not denied:  # the common case: every call runs as asked
         invocations = tuple(
             ToolInvocation(ids.new_id("tool"), call, clock.now(), execution_id, number, state)
             for call in calls
@@ -186,6 +187,11 @@ def plan_tools(
         )
     planned: list[tuple[ToolCall, ToolExecution | None]] = []
     for call in calls:
+        if denied and call.id in denied:  # a human said no: recorded as blocked
+            planned.append(
+                (call, blocked_execution(ids.new_id("tool"), call, denied[call.id], clock.now()))
+            )
+            continue
         if before:
             context = run_hooks(
                 state,

@@ -7,13 +7,21 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 import attrs
-from pyrsistent.typing import PMap
+from pyrsistent.typing import PMap, PVector
 
 from agents.context import AgentContext
 from agents.errors import ErrorInfo
-from agents.execution import ExecutionState, ExecutionStatus
-from agents.messages import Message
-from agents.persistent import EMPTY_MAP, History, deep_freeze, to_history, to_pmap
+from agents.execution import ApprovalDecision, ExecutionState, ExecutionStatus
+from agents.messages import Message, ToolCall
+from agents.persistent import (
+    EMPTY_MAP,
+    EMPTY_VECTOR,
+    History,
+    deep_freeze,
+    to_history,
+    to_pmap,
+    to_pvector,
+)
 from agents.record import Record
 from agents.signals import EMPTY_CONTINUATION, StopReason, StopSignal
 from agents.step import AgentStep, StepExecution, StepType, ToolExecution
@@ -223,6 +231,24 @@ class AgentState(Record):
             return None
         content = step.response.content
         return content if content.strip() else None
+
+    @property
+    def pending_approvals(self) -> PVector[ToolCall]:
+        """Tool calls waiting for a human's approval (the execution is SUSPENDED)."""
+        return EMPTY_VECTOR if self.execution is None else self.execution.pending_approvals
+
+    def with_approval(self, call_id: str, approved: bool, reason: str = "") -> AgentState:
+        """A copy with a decision about a pending call; running it then goes on without
+        asking the model again: approved calls run, denied ones are recorded as blocked."""
+        execution = self.execution
+        if execution is None or not any(c.id == call_id for c in execution.pending_approvals):
+            pending = [c.id for c in self.pending_approvals]
+            raise ValueError(f"no pending approval for call {call_id!r} (pending: {pending})")
+        decisions = [d for d in execution.approvals if d.call_id != call_id]
+        decision = ApprovalDecision(call_id=call_id, approved=approved, reason=reason)
+        return self._evolve(
+            execution=execution._evolve(approvals=to_pvector([*decisions, decision]))
+        )
 
     @property
     def final_output(self) -> Any:

@@ -122,6 +122,8 @@ def terminal_status(state: AgentState) -> ExecutionStatus:
     highest = execution.continuation.highest_signal
     if execution.error is not None or (highest is not None and highest.reason is StopReason.ERROR):
         return ExecutionStatus.FAILED
+    if execution.pending_approvals:
+        return ExecutionStatus.SUSPENDED
     if highest is not None and highest.reason.forced:
         return ExecutionStatus.STOPPED
     return ExecutionStatus.COMPLETED

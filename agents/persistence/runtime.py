@@ -86,6 +86,18 @@ class SessionRuntime:
             return session
         return self._run(session)
 
+    def approve(self, session_id: str, call_id: str, approved: bool, reason: str = "") -> Session:
+        """Decide about a call waiting for approval; once no call waits any more, the run
+        resumes (approved calls run, denied ones are recorded as blocked)."""
+        session = self.store.load(session_id)
+        assert session.state is not None
+        state = session.state.with_approval(call_id, approved, reason)
+        session = self.store.save(session.with_state(state))
+        decided = {d.call_id for d in state.execution.approvals} if state.execution else set()
+        if any(call.id not in decided for call in state.pending_approvals):
+            return session
+        return self._run(session)
+
     def fork(self, session_id: str, at_step: int) -> Session:
         """A new session continuing this one's history from step ``at_step``."""
         session = self.store.load(session_id)
