@@ -6,11 +6,19 @@ from collections.abc import Iterable
 from typing import Any, Final
 
 import attrs
-from pyrsistent.typing import PMap
+from pyrsistent.typing import PMap, PVector
 
 from agents.errors import ConfigurationError
 from agents.messages import Message
-from agents.persistent import EMPTY_MAP, History, deep_freeze, to_history, to_pmap
+from agents.persistent import (
+    EMPTY_MAP,
+    EMPTY_VECTOR,
+    History,
+    deep_freeze,
+    to_history,
+    to_pmap,
+    to_pvector,
+)
 from agents.record import Record
 
 __all__ = ["SECTIONS", "AgentContext", "MessageStore"]
@@ -63,6 +71,8 @@ class AgentContext(Record):
     system_prompt: str = ""
     metadata: PMap[str, Any] = attrs.field(default=EMPTY_MAP, converter=to_pmap)
     response_format: Any = attrs.field(default=None, converter=deep_freeze)
+    steering: PVector[Message] = attrs.field(default=EMPTY_VECTOR, converter=to_pvector)
+    follow_ups: PVector[Message] = attrs.field(default=EMPTY_VECTOR, converter=to_pvector)
 
     @property
     def messages(self) -> History[Message]:
@@ -106,6 +116,34 @@ class AgentContext(Record):
     def with_metadata(self, key: str, value: Any) -> AgentContext:
         """A copy with one metadata entry set."""
         return self._evolve(metadata=self.metadata.set(key, deep_freeze(value)))
+
+    def with_steering(self, message: Message) -> AgentContext:
+        """A copy with a message queued for right before the next inference."""
+        return self._evolve(steering=self.steering.append(message))
+
+    def with_follow_up(self, message: Message) -> AgentContext:
+        """A copy with a message queued for when the run would otherwise complete."""
+        return self._evolve(follow_ups=self.follow_ups.append(message))
+
+    def with_steering_delivered(self) -> AgentContext:
+        """The queued steering messages moved into the conversation."""
+        if not self.steering:
+            return self
+        store = self.store
+        return self._evolve(
+            store=store._evolve(messages=store.messages.extend(self.steering)),
+            steering=EMPTY_VECTOR,
+        )
+
+    def with_follow_ups_delivered(self) -> AgentContext:
+        """The queued follow-ups moved into the conversation, together."""
+        if not self.follow_ups:
+            return self
+        store = self.store
+        return self._evolve(
+            store=store._evolve(messages=store.messages.extend(self.follow_ups)),
+            follow_ups=EMPTY_VECTOR,
+        )
 
     def with_response_format(self, response_format: Any) -> AgentContext:
         """A copy asking for structured output."""

@@ -282,6 +282,8 @@ def execute(
 
         # phase 3: UseTools
         if resuming is None:
+            if state.context.steering:  # steering arrives right before the next inference
+                state = state.with_context(state.context.with_steering_delivered())
             step_id = new_id("step")
             input_messages, request = compiler.compile(state)
         else:
@@ -516,6 +518,9 @@ def execute(
             signals_added(state, number)
         assert state.execution is not None
         stop, natural = decide_stop(state.execution.continuation, bool(response.tool_calls))
+        follow_ups = state.context.follow_ups if natural is not None else ()
+        if follow_ups:  # the run would complete: the queued follow-ups start a new step
+            stop, natural = False, None
         if natural is not None:
             state = add_signal(state, natural)
             signals_added(state, number)
@@ -532,6 +537,8 @@ def execute(
         )
         if feedback is not None:  # the model tries again, told what was wrong
             state = state.with_message(feedback)
+        if follow_ups:
+            state = state.with_context(state.context.with_follow_ups_delivered())
         if step_emit is not None:
             try:
                 _emit_step_completed(step_emit, state, agent_id, execution_id, number)

@@ -100,6 +100,16 @@ class AgentState(Record):
         context = self.context.with_messages(messages)
         return self if context is self.context else self._evolve(context=context)
 
+    def with_steering_message(self, message: str | Message) -> AgentState:
+        """A copy with a message queued to join the conversation right before the next
+        inference (delivered even mid-run)."""
+        return self._evolve(context=self.context.with_steering(_as_message(message)))
+
+    def with_follow_up(self, message: str | Message) -> AgentState:
+        """A copy with a message queued to start a new step when the run would otherwise
+        complete; queued follow-ups are delivered together."""
+        return self._evolve(context=self.context.with_follow_up(_as_message(message)))
+
     def with_system_prompt(self, prompt: str) -> AgentState:
         """A copy with another system prompt."""
         context = self.context.with_system_prompt(prompt)

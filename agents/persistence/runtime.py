@@ -59,14 +59,14 @@ class SessionRuntime:
     def send(self, session_id: str, message: str | Message) -> Session:
         """Commit a user message, then run with a checkpoint after every step.
 
-        A session whose execution is still in progress gets the message appended and is
-        resumed (steering queues arrive with SPEC §12).
+        A session whose execution is still in progress (or suspended) gets the message as
+        steering — it joins the conversation before the next inference — and is resumed.
         """
         session = self.store.load(session_id)
         state = session.state
         assert state is not None
         if state.status in (ExecutionStatus.IN_PROGRESS, ExecutionStatus.SUSPENDED):
-            state = state.with_user_message(message)
+            state = state.with_steering_message(message)
         else:
             state = (
                 state.for_next_execution()
