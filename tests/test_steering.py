@@ -13,7 +13,7 @@ def test_steering_joins_the_conversation_before_the_next_inference():
     loop = make_loop(call("add", a=1, b=2), reply("ok, in euros"))
     after_first = next(iter(loop.iterate(initial())))
     steered = after_first.with_steering_message("Answer in euros, please.")
-    assert list(steered.context.steering)[0].content == "Answer in euros, please."
+    assert next(iter(steered.context.steering)).content == "Answer in euros, please."
     final = make_loop(reply("ok, in euros")).run(steered)
     second_input = final.steps[1].input_messages
     assert [m.role for m in second_input][-2:] == [Role.TOOL, Role.USER]
