@@ -43,6 +43,7 @@ from agents.events import (
     ToolCallStarted,
 )
 from agents.execution import ApprovalDecision, ExecutionState, ExecutionStatus
+from agents.goal import Goal
 from agents.hooks import (
     Hook,
     HookContext,
@@ -100,6 +101,7 @@ __all__ = [
     "ExecutionStatus",
     "ExecutionStopped",
     "FunctionDriver",
+    "Goal",
     "History",
     "Hook",
     "HookContext",

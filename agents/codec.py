@@ -27,6 +27,7 @@ from pyrsistent import PMap, PVector
 from agents.context import AgentContext, MessageStore
 from agents.errors import ErrorInfo, StateDecodeError
 from agents.execution import ApprovalDecision, ExecutionState
+from agents.goal import Goal
 from agents.inference import InferenceRequest, InferenceResponse
 from agents.messages import Message, ToolCall
 from agents.persistent import History, deep_freeze, to_history, to_pmap, to_pvector
@@ -58,6 +59,7 @@ R = TypeVar("R", bound=Record)
 RECORDS: Final[dict[str, type[Record]]] = {
     cls.__name__: cls
     for cls in (
+        Goal,
         ApprovalDecision,
         AgentContext,
         AgentState,

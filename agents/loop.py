@@ -19,6 +19,7 @@ from agents.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.effects import Failed, Infer, InvokeTools
 from agents.errors import ConfigurationError, ErrorInfo
 from agents.events import Event
+from agents.goal import COMPLETE_GOAL
 from agents.hooks import Hook, is_async_interceptor, sort_hooks
 from agents.inference import FINISH_REASONS, InferenceRequest, InferenceResponse
 from agents.log import event_logger, log_listener_failure, resolve_logger
@@ -36,7 +37,7 @@ from agents.perform import (
 from agents.reporting import reporting
 from agents.state import AgentState
 from agents.stopping import Limits
-from agents.tools import Tool, Tools
+from agents.tools import COMPLETE_GOAL_TOOL, Tool, Tools
 
 __all__ = ["AgentLoop"]
 
@@ -124,11 +125,15 @@ class AgentLoop:
             max_cost=self.max_cost,
             time_limit=self.time_limit,
         )
+        if COMPLETE_GOAL in self.tools:
+            raise ConfigurationError(
+                f"the tool name {COMPLETE_GOAL!r} is reserved for goals (SPEC §12)"
+            )
         object.__setattr__(
             self,
             "_machine",
             Machine(
-                tools=self.tools,
+                tools=self.tools.with_tool(COMPLETE_GOAL_TOOL),
                 hooks=sort_hooks(self.hooks),
                 limits=limits,
                 stop_on_finish_reasons=frozenset(self.stop_on_finish_reasons),

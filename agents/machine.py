@@ -11,6 +11,7 @@ run: failures are recorded in the state it returns.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from datetime import datetime
 from typing import Any, Final
 
 from pyrsistent import pvector
@@ -31,6 +32,7 @@ from agents.events import (
     ToolCallStarted,
 )
 from agents.execution import ExecutionStatus
+from agents.goal import COMPLETE_GOAL
 from agents.hooks import Hook, HookContext, HookTrigger
 from agents.inference import InferenceRequest, InferenceResponse
 from agents.messages import Message, ToolCall
@@ -120,7 +122,10 @@ def execute(
     )
     finish_reasons = machine.stop_on_finish_reasons
     stop_on_tool_error = machine.stop_on_tool_error
-    compiler = RequestCompiler(to_pvector(machine.tools.schemas))
+    compiler = RequestCompiler(
+        to_pvector([s for s in machine.tools.schemas if s["name"] != COMPLETE_GOAL]),
+        to_pvector(machine.tools.schemas),
+    )
     outputs = _Outputs(machine.output_retries)
     on_error_ran = False
 
@@ -266,6 +271,11 @@ def execute(
                         state = add_signal(state, signal)
                     if state is not before:
                         signals_added(state, None)
+                if state.goal is not None and state.goal.active:
+                    goal_state = _goal_budgets(state, step_started)
+                    if goal_state is not state:
+                        state = goal_state
+                        signals_added(state, None)
                 if before_step_hooks:
                     state = run_hooks(
                         state,
@@ -284,6 +294,12 @@ def execute(
         if resuming is None:
             if state.context.steering:  # steering arrives right before the next inference
                 state = state.with_context(state.context.with_steering_delivered())
+            goal = state.goal
+            if goal is not None and goal.active and goal.started_at is None:
+                # The objective arrives as a user message at the goal's first step.
+                state = state.with_goal(goal._evolve(started_at=step_started)).with_user_message(
+                    f"Goal: {goal.objective}"
+                )
             step_id = new_id("step")
             input_messages, request = compiler.compile(state)
         else:
@@ -517,10 +533,18 @@ def execute(
             state, feedback = _check_final_output(state, response, outputs, number)
             signals_added(state, number)
         assert state.execution is not None
+        goal_prompt: Message | None = None
+        if state.goal is not None and state.goal.active:
+            state, goal_prompt = _goal_after_step(state, step)
+            signals_added(state, number)
+        assert state.execution is not None
         stop, natural = decide_stop(state.execution.continuation, bool(response.tool_calls))
         follow_ups = state.context.follow_ups if natural is not None else ()
-        if follow_ups:  # the run would complete: the queued follow-ups start a new step
+        # The run would complete: queued follow-ups, or the goal's prompt, start a new step.
+        if follow_ups or (natural is not None and goal_prompt is not None):
             stop, natural = False, None
+        else:
+            goal_prompt = None
         if natural is not None:
             state = add_signal(state, natural)
             signals_added(state, number)
@@ -539,6 +563,8 @@ def execute(
             state = state.with_message(feedback)
         if follow_ups:
             state = state.with_context(state.context.with_follow_ups_delivered())
+        if goal_prompt is not None:
+            state = state.with_message(goal_prompt)
         if step_emit is not None:
             try:
                 _emit_step_completed(step_emit, state, agent_id, execution_id, number)
@@ -636,6 +662,44 @@ def _check_final_output(
         "that follows the requested schema."
     ).with_metadata("agents", "output_feedback")
     return state.with_execution_continued(), feedback
+
+
+def _goal_budgets(state: AgentState, now: datetime) -> AgentState:
+    """A spent goal budget stops the run (TOKEN_LIMIT or TIME_LIMIT, source "goal")."""
+    goal = state.goal
+    assert goal is not None
+    reason, message = None, ""
+    if goal.token_budget is not None and goal.tokens_used >= goal.token_budget:
+        reason = StopReason.TOKEN_LIMIT
+        message = f"goal used {goal.tokens_used} tokens of its budget of {goal.token_budget}"
+    elif goal.time_budget is not None and goal.started_at is not None:
+        elapsed = (now - goal.started_at).total_seconds()
+        if elapsed >= goal.time_budget:
+            reason = StopReason.TIME_LIMIT
+            message = f"goal ran {elapsed:g} s of its budget of {goal.time_budget:g} s"
+    if reason is None:
+        return state
+    state = state.with_goal(goal._evolve(status="budget_limited"))
+    return add_signal(state, StopSignal(reason=reason, message=message, source="goal"))
+
+
+def _goal_after_step(state: AgentState, step: AgentStep) -> tuple[AgentState, Message | None]:
+    """Count the step's tokens; a successful ``complete_goal`` completes the goal and the
+    run; otherwise the prompt that keeps the model on the goal."""
+    goal = state.goal
+    assert goal is not None
+    usage = step.usage
+    goal = goal._evolve(tokens_used=goal.tokens_used + usage.input_tokens + usage.output_tokens)
+    if any(e.name == COMPLETE_GOAL and e.ok for e in step.tool_executions):
+        state = state.with_goal(goal._evolve(status="complete"))
+        return add_signal(
+            state,
+            StopSignal(reason=StopReason.COMPLETED, message="the goal is complete", source="goal"),
+        ), None
+    prompt = Message.user(
+        f"Continue working on the goal: {goal.objective}. Call {COMPLETE_GOAL} when it is achieved."
+    ).with_metadata("agents", "goal_prompt")
+    return state.with_goal(goal), prompt
 
 
 def _approval_gate(

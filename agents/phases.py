@@ -110,10 +110,21 @@ class RequestCompiler:
     """Compiles each step's messages and request, caching what rarely changes: the head
     (system prompt, summary, buffer) and the model options."""
 
-    __slots__ = ("buffer", "head", "llm_config", "model", "options", "prompt", "schemas", "summary")
+    __slots__ = (
+        "buffer",
+        "goal_schemas",
+        "head",
+        "llm_config",
+        "model",
+        "options",
+        "prompt",
+        "schemas",
+        "summary",
+    )
 
-    def __init__(self, schemas: Any) -> None:
+    def __init__(self, schemas: Any, goal_schemas: Any = None) -> None:
         self.schemas = schemas
+        self.goal_schemas = schemas if goal_schemas is None else goal_schemas
         self.prompt: str | None = None
         self.summary: object = None
         self.buffer: object = None
@@ -143,7 +154,11 @@ class RequestCompiler:
             self.options = llm_config.discard("model") if llm_config else EMPTY_MAP
         messages = store.messages.with_head(self.head)
         request = _make_request(
-            messages, self.schemas, self.model, context.response_format, self.options
+            messages,
+            self.goal_schemas if state.goal is not None and state.goal.active else self.schemas,
+            self.model,
+            context.response_format,
+            self.options,
         )
         return messages, request
 

@@ -12,6 +12,7 @@ from pyrsistent.typing import PMap, PVector
 from agents.context import AgentContext
 from agents.errors import ErrorInfo
 from agents.execution import ApprovalDecision, ExecutionState, ExecutionStatus
+from agents.goal import Goal
 from agents.messages import Message, ToolCall
 from agents.persistent import (
     EMPTY_MAP,
@@ -51,6 +52,7 @@ class AgentState(Record):
     created_at: datetime | None = None
     updated_at: datetime | None = None
     execution: ExecutionState | None = None
+    goal: Goal | None = None
 
     # -- construction -----------------------------------------------------------------------
 
@@ -99,6 +101,11 @@ class AgentState(Record):
         """A copy with the conversation replaced."""
         context = self.context.with_messages(messages)
         return self if context is self.context else self._evolve(context=context)
+
+    def with_goal(self, goal: Goal | None) -> AgentState:
+        """A copy working on ``goal``: the loop offers a ``complete_goal`` tool and prompts the
+        model to go on until it calls it or a budget is spent."""
+        return self if goal is self.goal else self._evolve(goal=goal)
 
     def with_steering_message(self, message: str | Message) -> AgentState:
         """A copy with a message queued to join the conversation right before the next

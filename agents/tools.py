@@ -24,6 +24,7 @@ from pyrsistent import PMap, PVector, pmap
 from agents.bridge import run_coroutine
 from agents.effects import ToolInvocation
 from agents.errors import ConfigurationError, ErrorInfo
+from agents.goal import COMPLETE_GOAL
 from agents.messages import ToolCall
 from agents.persistent import deep_freeze, shallow_dict
 from agents.record import maker
@@ -222,7 +223,7 @@ def _failed(invocation: ToolInvocation, error_type: str, message: str) -> ToolEx
 
 def unknown_tool_execution(invocation: ToolInvocation, known: Iterable[str]) -> ToolExecution:
     """The failed execution of a call to a tool that does not exist."""
-    names = ", ".join(sorted(known)) or "none"
+    names = ", ".join(sorted(n for n in known if n != COMPLETE_GOAL)) or "none"
     return _failed(
         invocation,
         "UnknownTool",
@@ -514,3 +515,18 @@ class Tools(Mapping[str, Tool]):
     def without(self, name: str) -> Tools:
         """A copy without the tool ``name``."""
         return Tools([t for t in self._by_name.values() if t.name != name])
+
+
+def _complete_goal(summary: str = "") -> ToolResult:
+    """Call this once the goal is achieved; the run ends after this step.
+
+    Args:
+        summary: what was achieved
+    """
+    # The machine completes the goal and ends the run after the step (SPEC §12); called
+    # without an active goal (it is not offered then), it is a harmless no-op.
+    return ToolResult(summary or "goal complete")
+
+
+COMPLETE_GOAL_TOOL: Final = tool(_complete_goal, name="complete_goal")
+"""Offered to the model while the state's goal is active (SPEC §12)."""

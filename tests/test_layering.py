@@ -25,6 +25,7 @@ LAYERS = {
             "state",
             "events",
             "timeline",
+            "goal",
         ],
         0,
     ),
