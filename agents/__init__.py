@@ -58,6 +58,7 @@ from agents.inference import InferenceRequest, InferenceResponse
 from agents.loop import AgentLoop
 from agents.messages import Message, Role, ToolCall
 from agents.persistence import (
+    AsyncPostgresSessionStore,
     InMemorySessionStore,
     PostgresSessionStore,
     Session,
@@ -85,6 +86,7 @@ __all__ = [
     "AgentStep",
     "ApprovalDecision",
     "AsyncDriver",
+    "AsyncPostgresSessionStore",
     "AuditLog",
     "AuditLogTampered",
     "CancellationToken",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -18,6 +19,7 @@ from helpers import add, echo, initial, make_loop
 
 from agents import (
     AgentState,
+    AsyncPostgresSessionStore,
     InMemorySessionStore,
     PostgresSessionStore,
     SessionConflict,
@@ -54,11 +56,40 @@ def postgres_dsn():
         admin.close()
 
 
-@pytest.fixture(params=["memory", "sqlite", "postgres"])
+class BlockingAsyncStore:
+    """Drives a real ``AsyncPostgresSessionStore`` from blocking code, on an event loop in a
+    thread of its own, so the whole contract suite runs against the async store too."""
+
+    def __init__(self, dsn, **options):
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self._store = self._call(AsyncPostgresSessionStore.open(dsn, **options))
+
+    def _call(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=60)
+
+    def __getattr__(self, name):
+        method = getattr(self._store, name)
+        return lambda *args, **kwargs: self._call(method(*args, **kwargs))
+
+    def close(self):
+        self._call(self._store.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres", "postgres-async"])
 def store(request, tmp_path):
     options = {"clock": TickingClock(), "ids": SequentialIds()}
     if request.param == "memory":
         yield InMemorySessionStore(**options)
+        return
+    if request.param == "postgres-async":
+        opened = BlockingAsyncStore(request.getfixturevalue("postgres_dsn"), **options)
+        yield opened
+        opened.close()
         return
     if request.param == "postgres":
         opened = PostgresSessionStore(request.getfixturevalue("postgres_dsn"), **options)
@@ -142,6 +173,41 @@ def test_racing_writers_one_wins_per_version(store):
         thread.join()
     assert outcomes.count("won") == 1 and outcomes.count("conflict") == 19
     assert store.load("race").version == 2
+
+
+def test_async_store_writers_on_separate_connections_race(postgres_dsn):
+    """20 coroutines, each with its own connection, save from the same version: the row
+    lock serialises them and exactly one wins."""
+
+    async def scenario():
+        first = await AsyncPostgresSessionStore.open(postgres_dsn)
+        base = await first.create(initial(), session_id="race")
+        stores = [await AsyncPostgresSessionStore.open(postgres_dsn) for _ in range(20)]
+
+        async def write(store, index):
+            try:
+                await store.save(base.with_state(base.state.with_metadata("writer", index)))
+                return "won"
+            except SessionConflict:
+                return "conflict"
+
+        outcomes = await asyncio.gather(*(write(s, i) for i, s in enumerate(stores)))
+        loaded = await first.load("race")
+        for store in [first, *stores]:
+            await store.close()
+        return outcomes, loaded
+
+    outcomes, loaded = asyncio.run(scenario())
+    assert outcomes.count("won") == 1 and outcomes.count("conflict") == 19
+    assert loaded.version == 2
+    winner = outcomes.index("won")
+    assert loaded.state.metadata["writer"] == winner
+
+
+def test_async_store_must_be_opened(postgres_dsn):
+    store = AsyncPostgresSessionStore(postgres_dsn)
+    with pytest.raises(RuntimeError, match="not open"):
+        asyncio.run(store.load("x"))
 
 
 # -- the runtime --------------------------------------------------------------------------

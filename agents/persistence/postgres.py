@@ -1,23 +1,48 @@
-"""``PostgresSessionStore``: sessions in PostgreSQL (psycopg 3), for several processes or
-machines sharing them. The only module that imports psycopg, lazily.
+"""``PostgresSessionStore`` and ``AsyncPostgresSessionStore``: sessions in PostgreSQL
+(psycopg 3), for several processes or machines sharing them. The only module that imports
+psycopg, lazily.
 
 Same layout and rules as the SQLite store; the version check locks the session's row
 (``SELECT ... FOR UPDATE``), so concurrent writers to one session are serialised and exactly
-one wins per version.
+one wins per version. Both stores run the same sans-IO plans of ``agents.persistence.sql``:
+the blocking one on ``psycopg.Connection``, the async one on ``psycopg.AsyncConnection``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Self
 
-from agents.clock import Clock, IdFactory
+from agents.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, StateDecodeError
-from agents.persistence.sql import Handle, SQLSessionStore
+from agents.persistence.session import Session
+from agents.persistence.sql import (
+    Handle,
+    Many,
+    Plan,
+    Query,
+    SQLSessionStore,
+    T,
+    check_checkpoint,
+    create_plan,
+    delete_plan,
+    list_plan,
+    load_plan,
+    new_session,
+    save_plan,
+    schema_plan,
+)
+from agents.state import AgentState
+from agents.step import StepExecution
 
-__all__ = ["PostgresSessionStore"]
+__all__ = ["AsyncPostgresSessionStore", "PostgresSessionStore"]
+
+
+def _redacted(dsn: str) -> str:
+    return re.sub(r"(password=|:)([^@\s/]+)@", r"\1[redacted]@", dsn)
 
 
 class PostgresSessionStore(SQLSessionStore):
@@ -33,11 +58,11 @@ class PostgresSessionStore(SQLSessionStore):
         import psycopg
 
         self._errors = psycopg.errors
-        self.path = re.sub(r"(password=|:)([^@\s/]+)@", r"\1[redacted]@", dsn)
+        self.path = _redacted(dsn)
         try:
             self._db: Any = psycopg.connect(dsn, autocommit=True)
             with self._transaction() as db:
-                db.execute("SELECT pg_advisory_xact_lock(4242)")  # one schema creator
+                db.perform(Query("SELECT pg_advisory_xact_lock(4242)"))  # one schema creator
                 self._check_schema(db)
         except psycopg.Error as exc:
             raise StateDecodeError(f"{self.path}: cannot use the database ({exc})", "$") from None
@@ -63,3 +88,124 @@ class PostgresSessionStore(SQLSessionStore):
 
     def __repr__(self) -> str:
         return f"PostgresSessionStore({self.path!r})"
+
+
+class AsyncPostgresSessionStore:
+    """The asyncio twin of ``PostgresSessionStore``: same tables, same rules, every method a
+    coroutine. Open it with ``await AsyncPostgresSessionStore.open(dsn)`` (or
+    ``async with``); one connection, its statements serialised by an ``asyncio.Lock``."""
+
+    _for_update = " FOR UPDATE"
+
+    def __init__(
+        self, dsn: str, *, clock: Clock | None = None, ids: IdFactory | None = None
+    ) -> None:
+        self._dsn = dsn
+        self._clock = clock or SystemClock()
+        self._ids = ids or RandomIds()
+        self._lock = asyncio.Lock()
+        self._db: Any = None
+        self.path = _redacted(dsn)
+
+    @classmethod
+    async def open(
+        cls, dsn: str, *, clock: Clock | None = None, ids: IdFactory | None = None
+    ) -> Self:
+        """Connect and create the tables if missing."""
+        store = cls(dsn, clock=clock, ids=ids)
+        await store.connect()
+        return store
+
+    async def connect(self) -> None:
+        import psycopg
+
+        self._errors = psycopg.errors
+        try:
+            self._db = await psycopg.AsyncConnection.connect(self._dsn, autocommit=True)
+            await self._run(_locked_schema_plan(self.path), write=True)
+        except psycopg.Error as exc:
+            raise StateDecodeError(f"{self.path}: cannot use the database ({exc})", "$") from None
+
+    async def __aenter__(self) -> Self:
+        if self._db is None:
+            await self.connect()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Close the connection."""
+        async with self._lock:
+            if self._db is not None:
+                await self._db.close()
+
+    async def _run(self, plan: Plan[T], *, write: bool) -> T:
+        if self._db is None:
+            raise RuntimeError(
+                "the store is not open: use `await AsyncPostgresSessionStore.open(dsn)`"
+            )
+        async with self._lock:
+            if not write:
+                return await _drive(plan, self._db)
+            try:
+                async with self._db.transaction():
+                    return await _drive(plan, self._db)
+            except self._errors.UniqueViolation as exc:
+                raise SessionConflict(f"a concurrent write won ({exc})") from None
+
+    async def create(
+        self, state: AgentState, session_id: str | None = None, parent_session_id: str | None = None
+    ) -> Session:
+        session = new_session(state, session_id, parent_session_id, self._clock, self._ids)
+        return await self._run(create_plan(session), write=True)
+
+    async def save(self, session: Session) -> Session:
+        """Commit ``session.state`` if the stored version is still ``session.version``."""
+        return await self._run(save_plan(session, self._clock.now(), self._for_update), write=True)
+
+    async def checkpoint(self, session: Session, step_execution: StepExecution) -> Session:
+        """Commit a state whose last step is ``step_execution``: O(step)."""
+        check_checkpoint(session, step_execution)
+        return await self.save(session)
+
+    async def load(self, session_id: str) -> Session:
+        return await self._run(load_plan(self.path, session_id), write=False)
+
+    async def list(self) -> list[Session]:
+        return await self._run(list_plan(), write=False)
+
+    async def delete(self, session_id: str) -> None:
+        await self._run(delete_plan(session_id), write=True)
+
+    def __repr__(self) -> str:
+        return f"AsyncPostgresSessionStore({self.path!r})"
+
+
+def _locked_schema_plan(path: str) -> Plan[None]:
+    yield Query("SELECT pg_advisory_xact_lock(4242)")  # one schema creator at a time
+    yield from schema_plan(path)
+
+
+async def _drive(plan: Plan[T], connection: Any) -> T:
+    """Run ``plan`` on a ``psycopg.AsyncConnection``."""
+    result: Any = None
+    while True:
+        try:
+            op = plan.send(result)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        if type(op) is Many:
+            result = None
+            if op.rows:
+                async with connection.cursor() as cursor:
+                    await cursor.executemany(op.text.replace("?", "%s"), op.rows)
+            continue
+        assert type(op) is Query
+        cursor = await connection.execute(op.text.replace("?", "%s"), op.parameters)
+        if op.fetch == "one":
+            result = await cursor.fetchone()
+        elif op.fetch == "all":
+            result = await cursor.fetchall()
+        else:
+            result = cursor.rowcount if op.fetch == "count" else None

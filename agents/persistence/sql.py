@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Generator
 from contextlib import AbstractContextManager
-from typing import Any, Final
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final, TypeVar
 
 from agents.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.codec import encode_step_execution, encode_value, from_dict, to_dict
@@ -21,7 +24,18 @@ from agents.persistence.session import Session
 from agents.state import AgentState
 from agents.step import StepExecution
 
-__all__ = ["SCHEMA_VERSION", "Handle", "SQLSessionStore"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Handle",
+    "Many",
+    "Plan",
+    "Query",
+    "SQLSessionStore",
+    "T",
+    "drive",
+]
+
+T = TypeVar("T")
 
 SCHEMA_VERSION: Final = 1
 
@@ -53,8 +67,31 @@ def _json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
+@dataclass(frozen=True, slots=True)
+class Query:
+    """One statement of a plan, with ``?`` placeholders, and what it hands back: nothing,
+    ``"one"`` row, ``"all"`` rows or the ``"count"`` of rows changed."""
+
+    text: str
+    parameters: Any = ()
+    fetch: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Many:
+    """One statement run for each of ``rows``."""
+
+    text: str
+    rows: list[Any]
+
+
+Plan = Generator["Query | Many", Any, T]
+"""The store's logic as a generator of statements: sans-IO, so the same plan runs on a
+blocking connection (``drive``) and on an asyncio one (``AsyncPostgresSessionStore``)."""
+
+
 class Handle:
-    """A connection seen through ``?`` placeholders, whatever the driver's style."""
+    """A blocking connection seen through ``?`` placeholders, whatever the driver's style."""
 
     def __init__(self, connection: Any, placeholder: str) -> None:
         self._connection = connection
@@ -63,16 +100,262 @@ class Handle:
     def _sql(self, text: str) -> str:
         return text if self._placeholder == "?" else text.replace("?", self._placeholder)
 
-    def execute(self, text: str, parameters: Any = ()) -> Any:
-        return self._connection.execute(self._sql(text), parameters)
+    def perform(self, op: Query | Many) -> Any:
+        if type(op) is Many:
+            if op.rows:
+                self._connection.cursor().executemany(self._sql(op.text), op.rows)
+            return None
+        assert type(op) is Query
+        cursor = self._connection.execute(self._sql(op.text), op.parameters)
+        return fetched(cursor, op.fetch)
 
-    def executemany(self, text: str, rows: list[Any]) -> None:
-        if rows:
-            self._connection.cursor().executemany(self._sql(text), rows)
+
+def fetched(cursor: Any, fetch: str) -> Any:
+    """What a blocking cursor hands back for ``fetch``."""
+    if fetch == "one":
+        return cursor.fetchone()
+    if fetch == "all":
+        return cursor.fetchall()
+    return cursor.rowcount if fetch == "count" else None
+
+
+def drive(plan: Plan[T], db: Handle) -> T:
+    """Run ``plan`` on a blocking connection."""
+    result: Any = None
+    while True:
+        try:
+            op = plan.send(result)
+        except StopIteration as stop:
+            return stop.value  # type: ignore[no-any-return]
+        result = db.perform(op)
+
+
+# -- plans ------------------------------------------------------------------------------------
+
+
+def schema_plan(path: str) -> Plan[None]:
+    """Create the tables if missing; refuse a store of another schema version."""
+    for statement in _SCHEMA.split(";"):
+        if statement.strip():
+            yield Query(statement)
+    row = yield Query("SELECT version FROM agents_schema", fetch="one")
+    if row is None:
+        yield Query("INSERT INTO agents_schema VALUES (?)", (SCHEMA_VERSION,))
+    elif row[0] != SCHEMA_VERSION:
+        raise StateDecodeError(
+            f"{path}: store schema version {row[0]}, this version of agents reads {SCHEMA_VERSION}",
+            "agents_schema.version",
+        )
+
+
+def new_session(
+    state: AgentState,
+    session_id: str | None,
+    parent_session_id: str | None,
+    clock: Clock,
+    ids: IdFactory,
+) -> Session:
+    """The version-1 session ``create`` stores."""
+    now = clock.now()
+    return Session(
+        session_id=session_id or ids.new_id("session"),
+        version=1,
+        state=state,
+        parent_session_id=parent_session_id,
+        created_at=now,
+        updated_at=now,
+    )
+
+
+def create_plan(session: Session) -> Plan[Session]:
+    assert session.state is not None
+    assert session.created_at is not None
+    exists = yield Query(
+        "SELECT 1 FROM sessions WHERE session_id = ?", (session.session_id,), fetch="one"
+    )
+    if exists:
+        raise SessionConflict(f"session {session.session_id!r} already exists")
+    now = encode_value(session.created_at)
+    yield Query(
+        "INSERT INTO sessions VALUES (?, 1, ?, ?, ?, '{}', NULL, 0, 0)",
+        (session.session_id, session.parent_session_id, now, now),
+    )
+    yield from _write(session.session_id, session.state, 0, 0, None)
+    return session
+
+
+def save_plan(session: Session, now: datetime, for_update: str) -> Plan[Session]:
+    """Commit ``session.state`` if the stored version is still ``session.version``."""
+    state = session.state
+    if state is None:
+        raise ValueError("save() needs a session with a state")
+    row = yield Query(
+        "SELECT version, execution_id, message_count, step_count FROM sessions "
+        "WHERE session_id = ?" + for_update,
+        (session.session_id,),
+        fetch="one",
+    )
+    if row is None:
+        raise SessionNotFound(f"no session {session.session_id!r}")
+    version, execution_id, message_count, step_count = row
+    if version != session.version:
+        raise SessionConflict(
+            f"session {session.session_id!r} is at version {version}; the write was "
+            f"based on version {session.version}"
+        )
+    yield from _write(session.session_id, state, message_count, step_count, execution_id)
+    yield Query(
+        "UPDATE sessions SET version = ?, updated_at = ? WHERE session_id = ?",
+        (version + 1, encode_value(now), session.session_id),
+    )
+    return session._evolve(version=session.version + 1, updated_at=now)
+
+
+def check_checkpoint(session: Session, step_execution: StepExecution) -> None:
+    if session.state is None or session.state.step_executions.last() is not step_execution:
+        raise ValueError("checkpoint() commits a state whose last step is the one given")
+
+
+def _write(
+    session_id: str,
+    state: AgentState,
+    stored_messages: int,
+    stored_steps: int,
+    stored_execution: str | None,
+) -> Plan[None]:
+    """Write what changed since the stored counts (or everything, when the stored rows are
+    not a prefix of the new state)."""
+    messages = state.messages
+    execution = state.execution
+    steps = state.step_executions
+    execution_id = execution.execution_id if execution is not None else None
+    if not (yield from _is_prefix(session_id, messages, stored_messages)):
+        yield Query("DELETE FROM messages WHERE session_id = ?", (session_id,))
+        stored_messages = 0
+    if execution_id != stored_execution or not (
+        yield from _steps_prefix(session_id, state, stored_steps)
+    ):
+        yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
+        stored_steps = 0
+    yield Many(
+        "INSERT INTO messages VALUES (?, ?, ?)",
+        [
+            (session_id, position, _json(encode_value(messages[position])))
+            for position in range(stored_messages, len(messages))
+        ],
+    )
+    yield Many(
+        "INSERT INTO steps VALUES (?, ?, ?)",
+        [
+            (session_id, index + 1, _json(encode_step_execution(steps[index], state.context)))
+            for index in range(stored_steps, len(steps))
+        ],
+    )
+    yield Query(
+        "UPDATE sessions SET head = ?, execution_id = ?, message_count = ?, step_count = ? "
+        "WHERE session_id = ?",
+        (_json(_head(state)), execution_id, len(messages), len(steps), session_id),
+    )
+
+
+def _is_prefix(session_id: str, messages: Any, stored: int) -> Plan[bool]:
+    if stored == 0:
+        return True
+    if stored > len(messages):
+        return False
+    row = yield Query(
+        "SELECT data FROM messages WHERE session_id = ? AND position = ?",
+        (session_id, stored - 1),
+        fetch="one",
+    )
+    return row is not None and row[0] == _json(encode_value(messages[stored - 1]))
+
+
+def _steps_prefix(session_id: str, state: AgentState, stored: int) -> Plan[bool]:
+    steps = state.step_executions
+    if stored == 0:
+        return True
+    if stored > len(steps):
+        return False
+    row = yield Query(
+        "SELECT data FROM steps WHERE session_id = ? AND number = ?",
+        (session_id, stored),
+        fetch="one",
+    )
+    return row is not None and row[0] == _json(
+        encode_step_execution(steps[stored - 1], state.context)
+    )
+
+
+def load_plan(path: str, session_id: str) -> Plan[Session]:
+    row = yield Query(
+        "SELECT version, parent_session_id, created_at, updated_at, head "
+        "FROM sessions WHERE session_id = ?",
+        (session_id,),
+        fetch="one",
+    )
+    if row is None:
+        raise SessionNotFound(f"no session {session_id!r}")
+    messages = yield Query(
+        "SELECT data FROM messages WHERE session_id = ? ORDER BY position",
+        (session_id,),
+        fetch="all",
+    )
+    steps = yield Query(
+        "SELECT data FROM steps WHERE session_id = ? ORDER BY number", (session_id,), fetch="all"
+    )
+    version, parent, created_at, updated_at, head = row
+    where = f"{path}: session {session_id!r}"
+    try:
+        data = json.loads(head)
+        data["context"]["store"]["messages"] = [json.loads(m[0]) for m in messages]
+        if data.get("execution") is not None:
+            data["execution"]["step_executions"] = [json.loads(s[0]) for s in steps]
+        state = from_dict(data, AgentState)
+    except (ValueError, KeyError, TypeError) as exc:
+        raise StateDecodeError(f"{where}: unreadable rows ({exc})", "$") from None
+    except StateDecodeError as exc:
+        raise StateDecodeError(f"{where}: {exc.reason}", exc.path) from None
+    return Session(
+        session_id=session_id,
+        version=version,
+        state=state,
+        parent_session_id=parent,
+        created_at=_time(created_at),
+        updated_at=_time(updated_at),
+    )
+
+
+def list_plan() -> Plan[list[Session]]:
+    rows = yield Query(
+        "SELECT session_id, version, parent_session_id, created_at, updated_at "
+        "FROM sessions ORDER BY created_at, session_id",
+        fetch="all",
+    )
+    return [
+        Session(
+            session_id=r[0],
+            version=r[1],
+            state=None,
+            parent_session_id=r[2],
+            created_at=_time(r[3]),
+            updated_at=_time(r[4]),
+        )
+        for r in rows
+    ]
+
+
+def delete_plan(session_id: str) -> Plan[None]:
+    deleted = yield Query("DELETE FROM sessions WHERE session_id = ?", (session_id,), fetch="count")
+    if not deleted:
+        raise SessionNotFound(f"no session {session_id!r}")
+    yield Query("DELETE FROM messages WHERE session_id = ?", (session_id,))
+    yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
 
 
 class SQLSessionStore:
-    """Sessions in SQL tables; subclasses connect and run transactions."""
+    """Sessions in SQL tables through blocking connections; subclasses connect and run
+    transactions."""
 
     path: str
     _for_update = ""  # row locks where the database has them
@@ -89,221 +372,40 @@ class SQLSessionStore:
         raise NotImplementedError
 
     def _check_schema(self, db: Handle) -> None:
-        for statement in _SCHEMA.split(";"):
-            if statement.strip():
-                db.execute(statement)
-        row = db.execute("SELECT version FROM agents_schema").fetchone()
-        if row is None:
-            db.execute("INSERT INTO agents_schema VALUES (?)", (SCHEMA_VERSION,))
-        elif row[0] != SCHEMA_VERSION:
-            raise StateDecodeError(
-                f"{self.path}: store schema version {row[0]}, this version of agents "
-                f"reads {SCHEMA_VERSION}",
-                "agents_schema.version",
-            )
+        drive(schema_plan(self.path), db)
 
-    # -- writing ----------------------------------------------------------------------------
+    def _written(self, plan: Plan[T]) -> T:
+        with self._transaction() as db:
+            return drive(plan, db)
+
+    def _got(self, plan: Plan[T]) -> T:
+        with self._read() as db:
+            return drive(plan, db)
 
     def create(
         self, state: AgentState, session_id: str | None = None, parent_session_id: str | None = None
     ) -> Session:
-        now = self._clock.now()
-        session = Session(
-            session_id=session_id or self._ids.new_id("session"),
-            version=1,
-            state=state,
-            parent_session_id=parent_session_id,
-            created_at=now,
-            updated_at=now,
-        )
-        with self._transaction() as db:
-            exists = db.execute(
-                "SELECT 1 FROM sessions WHERE session_id = ?", (session.session_id,)
-            ).fetchone()
-            if exists:
-                raise SessionConflict(f"session {session.session_id!r} already exists")
-            db.execute(
-                "INSERT INTO sessions VALUES (?, 1, ?, ?, ?, '{}', NULL, 0, 0)",
-                (session.session_id, parent_session_id, encode_value(now), encode_value(now)),
-            )
-            self._write(db, session.session_id, state, 0, 0, None)
-        return session
+        session = new_session(state, session_id, parent_session_id, self._clock, self._ids)
+        return self._written(create_plan(session))
 
     def save(self, session: Session) -> Session:
         """Commit ``session.state`` if the stored version is still ``session.version``."""
-        state = session.state
-        if state is None:
-            raise ValueError("save() needs a session with a state")
-        now = self._clock.now()
-        with self._transaction() as db:
-            row = db.execute(
-                "SELECT version, execution_id, message_count, step_count FROM sessions "
-                "WHERE session_id = ?" + self._for_update,
-                (session.session_id,),
-            ).fetchone()
-            if row is None:
-                raise SessionNotFound(f"no session {session.session_id!r}")
-            version, execution_id, message_count, step_count = row
-            if version != session.version:
-                raise SessionConflict(
-                    f"session {session.session_id!r} is at version {version}; the write was "
-                    f"based on version {session.version}"
-                )
-            self._write(db, session.session_id, state, message_count, step_count, execution_id)
-            db.execute(
-                "UPDATE sessions SET version = ?, updated_at = ? WHERE session_id = ?",
-                (version + 1, encode_value(now), session.session_id),
-            )
-        return session._evolve(version=session.version + 1, updated_at=now)
+        return self._written(save_plan(session, self._clock.now(), self._for_update))
 
     def checkpoint(self, session: Session, step_execution: StepExecution) -> Session:
         """Commit a state whose last step is ``step_execution``: one step row, the new
         messages and the head."""
-        if session.state is None or session.state.step_executions.last() is not step_execution:
-            raise ValueError("checkpoint() commits a state whose last step is the one given")
+        check_checkpoint(session, step_execution)
         return self.save(session)
 
-    def _write(
-        self,
-        db: Handle,
-        session_id: str,
-        state: AgentState,
-        stored_messages: int,
-        stored_steps: int,
-        stored_execution: str | None,
-    ) -> None:
-        """Write what changed since the stored counts (or everything, when the stored rows
-        are not a prefix of the new state)."""
-        messages = state.messages
-        execution = state.execution
-        steps = state.step_executions
-        execution_id = execution.execution_id if execution is not None else None
-        if not self._is_prefix(db, session_id, messages, stored_messages):
-            db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-            stored_messages = 0
-        if execution_id != stored_execution or not self._steps_prefix(
-            db, session_id, state, stored_steps
-        ):
-            db.execute("DELETE FROM steps WHERE session_id = ?", (session_id,))
-            stored_steps = 0
-        db.executemany(
-            "INSERT INTO messages VALUES (?, ?, ?)",
-            [
-                (session_id, position, _json(encode_value(messages[position])))
-                for position in range(stored_messages, len(messages))
-            ],
-        )
-        db.executemany(
-            "INSERT INTO steps VALUES (?, ?, ?)",
-            [
-                (session_id, index + 1, _json(encode_step_execution(steps[index], state.context)))
-                for index in range(stored_steps, len(steps))
-            ],
-        )
-        db.execute(
-            "UPDATE sessions SET head = ?, execution_id = ?, message_count = ?, step_count = ? "
-            "WHERE session_id = ?",
-            (_json(_head(state)), execution_id, len(messages), len(steps), session_id),
-        )
-
-    @staticmethod
-    def _is_prefix(db: Handle, session_id: str, messages: Any, stored: int) -> bool:
-        if stored == 0:
-            return True
-        if stored > len(messages):
-            return False
-        row = db.execute(
-            "SELECT data FROM messages WHERE session_id = ? AND position = ?",
-            (session_id, stored - 1),
-        ).fetchone()
-        return row is not None and row[0] == _json(encode_value(messages[stored - 1]))
-
-    @staticmethod
-    def _steps_prefix(db: Handle, session_id: str, state: AgentState, stored: int) -> bool:
-        steps = state.step_executions
-        if stored == 0:
-            return True
-        if stored > len(steps):
-            return False
-        row = db.execute(
-            "SELECT data FROM steps WHERE session_id = ? AND number = ?", (session_id, stored)
-        ).fetchone()
-        return row is not None and row[0] == _json(
-            encode_step_execution(steps[stored - 1], state.context)
-        )
-
-    # -- reading ----------------------------------------------------------------------------
-
     def load(self, session_id: str) -> Session:
-        with self._read() as db:
-            row = db.execute(
-                "SELECT version, parent_session_id, created_at, updated_at, head "
-                "FROM sessions WHERE session_id = ?",
-                (session_id,),
-            ).fetchone()
-            if row is None:
-                raise SessionNotFound(f"no session {session_id!r}")
-            messages = [
-                r[0]
-                for r in db.execute(
-                    "SELECT data FROM messages WHERE session_id = ? ORDER BY position",
-                    (session_id,),
-                )
-            ]
-            steps = [
-                r[0]
-                for r in db.execute(
-                    "SELECT data FROM steps WHERE session_id = ? ORDER BY number", (session_id,)
-                )
-            ]
-        version, parent, created_at, updated_at, head = row
-        where = f"{self.path}: session {session_id!r}"
-        try:
-            data = json.loads(head)
-            data["context"]["store"]["messages"] = [json.loads(m) for m in messages]
-            if data.get("execution") is not None:
-                data["execution"]["step_executions"] = [json.loads(s) for s in steps]
-            state = from_dict(data, AgentState)
-        except (ValueError, KeyError, TypeError) as exc:
-            raise StateDecodeError(f"{where}: unreadable rows ({exc})", "$") from None
-        except StateDecodeError as exc:
-            raise StateDecodeError(f"{where}: {exc.reason}", exc.path) from None
-        return Session(
-            session_id=session_id,
-            version=version,
-            state=state,
-            parent_session_id=parent,
-            created_at=_time(created_at),
-            updated_at=_time(updated_at),
-        )
+        return self._got(load_plan(self.path, session_id))
 
     def list(self) -> list[Session]:
-        with self._read() as db:
-            rows = db.execute(
-                "SELECT session_id, version, parent_session_id, created_at, updated_at "
-                "FROM sessions ORDER BY created_at, session_id"
-            ).fetchall()
-        return [
-            Session(
-                session_id=r[0],
-                version=r[1],
-                state=None,
-                parent_session_id=r[2],
-                created_at=_time(r[3]),
-                updated_at=_time(r[4]),
-            )
-            for r in rows
-        ]
+        return self._got(list_plan())
 
     def delete(self, session_id: str) -> None:
-        with self._transaction() as db:
-            deleted = db.execute(
-                "DELETE FROM sessions WHERE session_id = ?", (session_id,)
-            ).rowcount
-            if not deleted:
-                raise SessionNotFound(f"no session {session_id!r}")
-            db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-            db.execute("DELETE FROM steps WHERE session_id = ?", (session_id,))
+        self._written(delete_plan(session_id))
 
 
 def _head(state: AgentState) -> Any:
@@ -316,7 +418,5 @@ def _head(state: AgentState) -> Any:
     return to_dict(light)
 
 
-def _time(text: str) -> Any:
-    from datetime import datetime
-
+def _time(text: str) -> datetime:
     return datetime.fromisoformat(text)
