@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -86,7 +88,7 @@ def _request(port: int, method: str, path: str, body: dict | None = None) -> dic
         return json.loads(response.read())
 
 
-def _start_service(database, port: int) -> subprocess.Popen:
+def _start_service(store: list[str], port: int) -> subprocess.Popen:
     import time
     import urllib.error
 
@@ -94,8 +96,7 @@ def _start_service(database, port: int) -> subprocess.Popen:
         [
             sys.executable,
             str(ROOT / "examples" / "service.py"),
-            "--db",
-            str(database),
+            *store,
             "--port",
             str(port),
         ],
@@ -119,9 +120,14 @@ def _stop(process: subprocess.Popen) -> None:
     process.communicate()  # reaps it and closes its pipes
 
 
-def test_service_survives_being_killed_mid_conversation(tmp_path):
-    """Drive the service over loopback, SIGKILL it, start it again: nothing is lost."""
-    database = tmp_path / "sessions.db"
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_service_survives_being_killed_mid_conversation(kind, tmp_path, request):
+    """Drive the service over loopback, SIGKILL it, start it again: nothing is lost — on
+    SQLite with no configuration, on PostgreSQL with a DSN."""
+    if kind == "postgres":
+        database = ["--dsn", request.getfixturevalue("postgres_dsn")]
+    else:
+        database = ["--db", str(tmp_path / "sessions.db")]
     port = _free_port()
     service = _start_service(database, port)
     try:

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import random
 import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
-import uuid
 from pathlib import Path
 
 import pytest
@@ -31,29 +29,6 @@ from agents import (
 from agents.testing import SequentialIds, TickingClock, call, calls, reply
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-POSTGRES_DSN = os.environ.get(
-    "AGENTS_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test"
-)
-
-
-@pytest.fixture
-def postgres_dsn():
-    """A DSN whose search_path is a fresh schema, dropped after the test."""
-    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
-    try:
-        admin = psycopg.connect(POSTGRES_DSN, autocommit=True, connect_timeout=5)
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"no PostgreSQL server at {POSTGRES_DSN} ({exc}); .ci/run starts one")
-    schema = f"agents_test_{uuid.uuid4().hex[:12]}"
-    admin.execute(f"CREATE SCHEMA {schema}")
-    separator = "&" if "?" in POSTGRES_DSN else "?"
-    try:
-        yield f"{POSTGRES_DSN}{separator}options=-csearch_path%3D{schema}"
-    finally:
-        admin.execute(f"DROP SCHEMA {schema} CASCADE")
-        admin.close()
 
 
 class BlockingAsyncStore:
