@@ -41,6 +41,9 @@ from agents.step import StepExecution
 __all__ = ["AsyncPostgresSessionStore", "PostgresSessionStore"]
 
 
+_SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+
+
 def _redacted(dsn: str) -> str:
     return re.sub(r"(password=|:)([^@\s/]+)@", r"\1[redacted]@", dsn)
 
@@ -78,7 +81,8 @@ class PostgresSessionStore(SQLSessionStore):
 
     @contextmanager
     def _read(self) -> Iterator[Handle]:
-        with self._lock:
+        with self._lock, self._db.transaction():  # one snapshot for all the read's SELECTs
+            self._db.execute(_SNAPSHOT)
             yield Handle(self._db, "%s")
 
     def close(self) -> None:
@@ -147,7 +151,9 @@ class AsyncPostgresSessionStore:
             )
         async with self._lock:
             if not write:
-                return await _drive(plan, self._db)
+                async with self._db.transaction():  # one snapshot for all the SELECTs
+                    await self._db.execute(_SNAPSHOT)
+                    return await _drive(plan, self._db)
             try:
                 async with self._db.transaction():
                     return await _drive(plan, self._db)

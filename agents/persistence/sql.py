@@ -4,7 +4,9 @@ Layout: a session row holds the version and the state's *head* (everything but t
 conversation and the archived steps); every message and every completed step is its own
 row, steps referring to the conversation instead of copying it. A checkpoint therefore
 writes one step row, the new messages and the head: O(step), not O(history). Every write is
-one transaction that first checks the version (``SessionConflict`` changes nothing).
+one transaction that first checks the version (``SessionConflict`` changes nothing), and
+every read sees one snapshot (a deferred SQLite transaction; a REPEATABLE READ, READ ONLY one
+in PostgreSQL), so a load racing a write never mixes two versions.
 """
 
 from __future__ import annotations

@@ -60,7 +60,11 @@ class SQLiteSessionStore(SQLSessionStore):
     @contextmanager
     def _read(self) -> Iterator[Handle]:
         with self._lock:
-            yield Handle(self._db, "?")
+            self._db.execute("BEGIN")  # deferred: one WAL snapshot for all the SELECTs
+            try:
+                yield Handle(self._db, "?")
+            finally:
+                self._db.execute("COMMIT")
 
     def close(self) -> None:
         """Close the database."""
