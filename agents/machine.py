@@ -11,7 +11,6 @@ run: failures are recorded in the state it returns.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from datetime import datetime
 from typing import Any, Final
 
 from pyrsistent import pvector
@@ -44,6 +43,8 @@ from agents.phases import (
     RequestCompiler,
     finish_tools,
     finished_before,
+    goal_after_step,
+    goal_budgets,
     plan_tools,
     run_hook_chain,
     runs_sequentially,
@@ -272,7 +273,7 @@ def execute(
                     if state is not before:
                         signals_added(state, None)
                 if state.goal is not None and state.goal.active:
-                    goal_state = _goal_budgets(state, step_started)
+                    goal_state = goal_budgets(state, step_started)
                     if goal_state is not state:
                         state = goal_state
                         signals_added(state, None)
@@ -535,7 +536,7 @@ def execute(
         assert state.execution is not None
         goal_prompt: Message | None = None
         if state.goal is not None and state.goal.active:
-            state, goal_prompt = _goal_after_step(state, step)
+            state, goal_prompt = goal_after_step(state, step)
             signals_added(state, number)
         assert state.execution is not None
         stop, natural = decide_stop(state.execution.continuation, bool(response.tool_calls))
@@ -662,44 +663,6 @@ def _check_final_output(
         "that follows the requested schema."
     ).with_metadata("agents", "output_feedback")
     return state.with_execution_continued(), feedback
-
-
-def _goal_budgets(state: AgentState, now: datetime) -> AgentState:
-    """A spent goal budget stops the run (TOKEN_LIMIT or TIME_LIMIT, source "goal")."""
-    goal = state.goal
-    assert goal is not None
-    reason, message = None, ""
-    if goal.token_budget is not None and goal.tokens_used >= goal.token_budget:
-        reason = StopReason.TOKEN_LIMIT
-        message = f"goal used {goal.tokens_used} tokens of its budget of {goal.token_budget}"
-    elif goal.time_budget is not None and goal.started_at is not None:
-        elapsed = (now - goal.started_at).total_seconds()
-        if elapsed >= goal.time_budget:
-            reason = StopReason.TIME_LIMIT
-            message = f"goal ran {elapsed:g} s of its budget of {goal.time_budget:g} s"
-    if reason is None:
-        return state
-    state = state.with_goal(goal._evolve(status="budget_limited"))
-    return add_signal(state, StopSignal(reason=reason, message=message, source="goal"))
-
-
-def _goal_after_step(state: AgentState, step: AgentStep) -> tuple[AgentState, Message | None]:
-    """Count the step's tokens; a successful ``complete_goal`` completes the goal and the
-    run; otherwise the prompt that keeps the model on the goal."""
-    goal = state.goal
-    assert goal is not None
-    usage = step.usage
-    goal = goal._evolve(tokens_used=goal.tokens_used + usage.input_tokens + usage.output_tokens)
-    if any(e.name == COMPLETE_GOAL and e.ok for e in step.tool_executions):
-        state = state.with_goal(goal._evolve(status="complete"))
-        return add_signal(
-            state,
-            StopSignal(reason=StopReason.COMPLETED, message="the goal is complete", source="goal"),
-        ), None
-    prompt = Message.user(
-        f"Continue working on the goal: {goal.objective}. Call {COMPLETE_GOAL} when it is achieved."
-    ).with_metadata("agents", "goal_prompt")
-    return state.with_goal(goal), prompt
 
 
 def _approval_gate(

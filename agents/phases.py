@@ -6,6 +6,7 @@ the signals tools carry). ``agents.machine`` sequences them into phases (SPEC §
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any, Final, NamedTuple
 
 import attrs
@@ -14,6 +15,7 @@ from agents.clock import Clock, IdFactory
 from agents.effects import Failed, ToolInvocation
 from agents.errors import ErrorInfo
 from agents.events import Event, ToolCallBlocked, ToolCallCompleted
+from agents.goal import COMPLETE_GOAL
 from agents.hooks import Hook, HookContext, HookTrigger
 from agents.inference import InferenceRequest
 from agents.messages import Message, ToolCall
@@ -34,6 +36,8 @@ __all__ = [
     "ToolBatch",
     "finish_tools",
     "finished_before",
+    "goal_after_step",
+    "goal_budgets",
     "plan_tools",
     "run_hook_chain",
     "runs_sequentially",
@@ -362,3 +366,44 @@ def tool_signals(
             ),
         )
     return state
+
+
+# -- goals (SPEC §12) -----------------------------------------------------------------------
+
+
+def goal_budgets(state: AgentState, now: datetime) -> AgentState:
+    """A spent goal budget stops the run (TOKEN_LIMIT or TIME_LIMIT, source "goal")."""
+    goal = state.goal
+    assert goal is not None
+    reason, message = None, ""
+    if goal.token_budget is not None and goal.tokens_used >= goal.token_budget:
+        reason = StopReason.TOKEN_LIMIT
+        message = f"goal used {goal.tokens_used} tokens of its budget of {goal.token_budget}"
+    elif goal.time_budget is not None and goal.started_at is not None:
+        elapsed = (now - goal.started_at).total_seconds()
+        if elapsed >= goal.time_budget:
+            reason = StopReason.TIME_LIMIT
+            message = f"goal ran {elapsed:g} s of its budget of {goal.time_budget:g} s"
+    if reason is None:
+        return state
+    state = state.with_goal(goal._evolve(status="budget_limited"))
+    return add_signal(state, StopSignal(reason=reason, message=message, source="goal"))
+
+
+def goal_after_step(state: AgentState, step: AgentStep) -> tuple[AgentState, Message | None]:
+    """Count the step's tokens; a successful ``complete_goal`` completes the goal and the
+    run; otherwise the prompt that keeps the model on the goal."""
+    goal = state.goal
+    assert goal is not None
+    usage = step.usage
+    goal = goal._evolve(tokens_used=goal.tokens_used + usage.input_tokens + usage.output_tokens)
+    if any(e.name == COMPLETE_GOAL and e.ok for e in step.tool_executions):
+        state = state.with_goal(goal._evolve(status="complete"))
+        return add_signal(
+            state,
+            StopSignal(reason=StopReason.COMPLETED, message="the goal is complete", source="goal"),
+        ), None
+    prompt = Message.user(
+        f"Continue working on the goal: {goal.objective}. Call {COMPLETE_GOAL} when it is achieved."
+    ).with_metadata("agents", "goal_prompt")
+    return state.with_goal(goal), prompt
