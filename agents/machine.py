@@ -135,7 +135,9 @@ def execute(
         state,
         now,
         None
-        if state.execution is not None and state.execution.execution_id
+        if state.execution is not None
+        and state.execution.execution_id
+        and not state.execution.status.terminal  # a finished execution is replaced
         else ids.new_id("execution"),
         None if state.agent_id is not None else ids.new_id("agent"),
     )

@@ -64,7 +64,8 @@ def test_a_finished_state_starts_a_new_execution():
     first = loop.run(initial())
     second = loop.run(first.with_user_message("again"))
     assert second.execution_count == 2
-    assert second.execution.execution_id != first.execution.execution_id
+    assert first.execution.execution_id == "execution-1"
+    assert second.execution.execution_id == "execution-2"  # a new id, never None
     assert second.step_count == 1
     assert [m.content for m in second.messages] == ["hello", "one", "again", "two"]
 
