@@ -21,7 +21,7 @@ from agents.errors import ConfigurationError, ErrorInfo
 from agents.events import Event
 from agents.goal import COMPLETE_GOAL
 from agents.hooks import Hook, is_async_interceptor, sort_hooks
-from agents.inference import FINISH_REASONS, InferenceRequest, InferenceResponse
+from agents.inference import FINISH_REASONS, InferenceRequest
 from agents.log import event_logger, log_listener_failure, resolve_logger
 from agents.machine import Effect, Machine, MachineFailure, execute
 from agents.perform import (
@@ -29,6 +29,7 @@ from agents.perform import (
     SyncTools,
     async_chain,
     check_response,
+    perform_inference,
     reporter_for,
     sync_chain,
     threaded,
@@ -307,14 +308,7 @@ class AgentLoop:
         progress: bool,
     ) -> Iterator[AgentState]:
         machine, step_emit = started
-        infer = sync_chain(
-            [layer for layer, _ in self._layers("intercept_inference")], self._sync_infer()
-        )
-        tools = SyncTools(
-            self._machine.tools,
-            [layer for layer, _ in self._layers("intercept_tool")],
-            self._machine.clock.now,
-        )
+        infer, tools = self._sync_performers()
         try:
             result: Any = None
             while True:
@@ -325,16 +319,7 @@ class AgentLoop:
                     return
                 kind = type(effect)
                 if kind is Infer:
-                    try:
-                        if step_emit is None:
-                            result = infer(effect.request)  # type: ignore[union-attr]
-                        else:
-                            with reporting(reporter_for(step_emit, effect)):  # type: ignore[arg-type]
-                                result = infer(effect.request)  # type: ignore[union-attr]
-                        if type(result) is not InferenceResponse:
-                            result = check_response(result)
-                    except Exception as exc:
-                        result = Failed(ErrorInfo.from_exception(exc))
+                    result = perform_inference(infer, effect, step_emit)  # type: ignore[arg-type]
                 elif kind is InvokeTools:
                     result = tools.perform(effect)  # type: ignore[arg-type]
                 else:
@@ -344,6 +329,21 @@ class AgentLoop:
         finally:
             tools.close()
             machine.close()
+
+    def _sync_performers(
+        self, now: Callable[[], Any] | None = None
+    ) -> tuple[Callable[[InferenceRequest], Any], SyncTools]:
+        """Inference through the interceptors, and the tool performer (completion times
+        from ``now``, by default the loop's clock), for a blocking runner."""
+        infer = sync_chain(
+            [layer for layer, _ in self._layers("intercept_inference")], self._sync_infer()
+        )
+        tools = SyncTools(
+            self._machine.tools,
+            [layer for layer, _ in self._layers("intercept_tool")],
+            now or self._machine.clock.now,
+        )
+        return infer, tools
 
     def _sync_infer(self) -> Callable[[InferenceRequest], Any]:
         driver = self.driver

@@ -17,7 +17,7 @@ from agents.errors import ErrorInfo
 from agents.events import Event
 from agents.inference import InferenceResponse
 from agents.messages import ToolCall
-from agents.reporting import Reporter, current_reporter
+from agents.reporting import Reporter, current_reporter, reporting
 from agents.step import ToolExecution
 from agents.tools import Tools, stamp, unknown_tool_execution
 
@@ -26,6 +26,7 @@ __all__ = [
     "SyncTools",
     "async_chain",
     "check_response",
+    "perform_inference",
     "reporter_for",
     "sync_chain",
     "threaded",
@@ -69,6 +70,22 @@ def check_response(response: Any) -> InferenceResponse | Failed:
             message=f"the driver returned {type(response).__name__}, expected InferenceResponse",
         )
     )
+
+
+def perform_inference(
+    infer: Callable[[Any], Any], effect: Infer, step_emit: Callable[[Event], None] | None
+) -> InferenceResponse | Failed:
+    """``Infer`` performed by a blocking runner: the response, or the failure as data;
+    streamed pieces and retries are reported to ``step_emit`` when someone listens."""
+    try:
+        if step_emit is None:
+            result = infer(effect.request)
+        else:
+            with reporting(reporter_for(step_emit, effect)):
+                result = infer(effect.request)
+        return result if type(result) is InferenceResponse else check_response(result)
+    except Exception as exc:
+        return Failed(ErrorInfo.from_exception(exc))
 
 
 def sync_chain(layers: list[Layer], innermost: Callable[[X], Y]) -> Callable[[X], Y]:

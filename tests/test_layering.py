@@ -50,7 +50,9 @@ LAYERS = {
     # shell: runners and drivers
     **dict.fromkeys(["loop", "drivers", "reporting", "retry", "perform"], 3),
     # the outermost edges
-    **dict.fromkeys(["testing", "cli", "audit", "persistence", "__init__", "__main__"], 4),
+    **dict.fromkeys(
+        ["testing", "cli", "audit", "persistence", "durable", "__init__", "__main__"], 4
+    ),
 }
 RECORDS = {name for name, layer in LAYERS.items() if layer == 0}
 OWNERS = {

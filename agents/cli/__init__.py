@@ -58,6 +58,40 @@ def _parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", help="write a self-contained HTML audit page")
     report.add_argument("file")
     report.add_argument("-o", "--output", required=True, metavar="OUT.html")
+    for name, text in (
+        ("worker", "run durable agents from a DBOS queue until stopped (SIGTERM or Ctrl-C)"),
+        ("recover", "finish the runs of a dead worker (DBOS executor), then exit"),
+    ):
+        command = commands.add_parser(name, help=text)
+        command.add_argument(
+            "targets",
+            metavar="MODULE:ATTR",
+            nargs="+",
+            help="where the DurableAgents are (importing it creates them)",
+        )
+        command.add_argument(
+            "--database",
+            default=os.environ.get("AGENTS_DATABASE_URL"),
+            metavar="URL",
+            help="the DBOS system database: sqlite:///FILE or postgresql://... "
+            "(default: $AGENTS_DATABASE_URL)",
+        )
+        if name == "worker":
+            command.add_argument("--queue", required=True, action="append", metavar="NAME")
+            command.add_argument(
+                "--executor-id", metavar="ID", help="this worker's DBOS executor id"
+            )
+            command.add_argument(
+                "--concurrency", type=int, metavar="N", help="runs at once in this worker"
+            )
+        else:
+            command.add_argument(
+                "--executor",
+                required=True,
+                action="append",
+                metavar="ID",
+                help="the dead worker's executor id",
+            )
     return parser
 
 
@@ -75,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "diff": _diff,
         "verify": _verify,
         "report": _report,
+        "worker": _worker,
+        "recover": _recover,
     }
     command = commands.get(args.command or "")
     if command is None:
@@ -278,4 +314,71 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
         final = loop.with_listeners(log).run(AgentState.initial(messages=[args.input]))
     _print_timeline(final, out)
     out.write(f"run written to {args.out}\n")
+    return OK
+
+
+def _load_durable(targets: Sequence[str], database: str | None) -> Any:
+    """Import the modules holding the DurableAgents (which registers them); the module."""
+    import importlib
+
+    from agents.errors import ConfigurationError
+
+    if not database:
+        raise ConfigurationError("--database URL is required (or set AGENTS_DATABASE_URL)")
+    sys.path.insert(0, os.getcwd())
+    try:
+        from agents.durable import dbos
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"DBOS is not installed ({exc}): pip install 'agents[dbos]'"
+        ) from None
+    for target in targets:
+        module_name, _, attribute = target.partition(":")
+        if not module_name or not attribute:
+            raise ConfigurationError(f"expected MODULE:ATTR, got {target!r}")
+        try:
+            found = getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigurationError(f"cannot load {target}: {exc}") from None
+        if not isinstance(found, dbos.DurableAgent):
+            raise ConfigurationError(f"{target} is not a DurableAgent")
+    return dbos
+
+
+def _worker(args: argparse.Namespace, out: TextIO) -> int:
+    import signal
+    import threading
+
+    dbos = _load_durable(args.targets, args.database)
+    stop = threading.Event()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda *_: stop.set())
+    dbos.launch(
+        args.database,
+        executor_id=args.executor_id,
+        queues=args.queue,
+        concurrency=args.concurrency,
+    )
+    executor = args.executor_id or "local"
+    sys.stderr.write(f"agents worker {executor}: taking runs from {', '.join(args.queue)}\n")
+    sys.stderr.flush()
+    try:
+        stop.wait()
+    finally:
+        dbos.shutdown()
+    sys.stderr.write(f"agents worker {executor}: stopped\n")
+    return OK
+
+
+def _recover(args: argparse.Namespace, out: TextIO) -> int:
+    dbos = _load_durable(args.targets, args.database)
+    dbos.launch(args.database, executor_id=f"recover-{os.getpid()}", queues=[])
+    try:
+        handles = dbos.recover(args.executor)
+        for handle in handles:
+            final = handle.result()
+            out.write(f"{handle.workflow_id}: {final.status.value if final.status else '-'}\n")
+        out.write(f"recovered {len(handles)} run(s) of {', '.join(args.executor)}\n")
+    finally:
+        dbos.shutdown()
     return OK

@@ -1,0 +1,5 @@
+"""Durable execution of agent runs on an external engine (SPEC §13).
+
+``agents.durable.dbos`` runs an ``AgentLoop`` as a DBOS workflow (install the ``dbos``
+extra). Nothing is imported here, so ``import agents`` never loads DBOS.
+"""

@@ -1,0 +1,536 @@
+"""Durable runs on DBOS (SPEC §13): real DBOS on SQLite and PostgreSQL system databases.
+
+The first tests run DBOS in this process (one launch for the module); the crash tests run
+agents in child processes and kill them with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("dbos", reason="DBOS is not installed (the dbos extra)")
+
+from conftest import POSTGRES_DSN
+from dbos import DBOS
+
+from agents import (
+    AgentError,
+    AgentLoop,
+    AgentState,
+    ExecutionStatus,
+    InferenceRequest,
+    Role,
+    ToolCall,
+    ToolContext,
+    tool,
+)
+from agents.cli.runfiles import compare
+from agents.durable.dbos import (
+    CodecSerializer,
+    DurableAgent,
+    launch,
+    shutdown,
+)
+from agents.persistence import InMemorySessionStore
+from agents.testing import FunctionDriver
+
+ROOT = Path(__file__).resolve().parent.parent
+TIMES = {"started_at", "completed_at", "created_at", "updated_at"}
+
+# -- an agent for the in-process tests ---------------------------------------------------------
+
+SEEN: list[tuple[str, int, str]] = []  # idempotency keys the tools received
+
+
+class StepOnlyClock:
+    """The loop's clock; it refuses to be read outside a DBOS step (SPEC §13)."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def now(self) -> datetime:
+        if DBOS.workflow_id is not None and DBOS.step_id is None:
+            raise AssertionError("the loop's clock was read in workflow code, outside a step")
+        self.reads += 1
+        return datetime.now(UTC)
+
+
+@tool
+def slow_echo(text: str, delay: float, context: ToolContext) -> str:
+    """Echo after a delay.
+
+    Args:
+        text: what to echo
+        delay: seconds to wait
+    """
+    SEEN.append(context.idempotency_key)
+    time.sleep(delay)
+    return text
+
+
+def echo_model(request: InferenceRequest) -> list[ToolCall] | str:
+    """Step 1: one call; step 2: three calls at once, the first slowest; then an answer."""
+    results = [m.content for m in request.messages if m.role is Role.TOOL]
+    if not results:
+        return [ToolCall(id="c1", name="slow_echo", arguments={"text": "one", "delay": 0})]
+    if len(results) == 1:
+        return [
+            ToolCall(id=f"p{i}", name="slow_echo", arguments={"text": f"p{i}", "delay": d})
+            for i, d in enumerate((0.3, 0.15, 0.0))
+        ]
+    if next(m.content for m in request.messages if m.role is Role.USER) == "fail":
+        raise RuntimeError("the model is down")
+    return "echoed " + ", ".join(results)
+
+
+CLOCK = StepOnlyClock()
+STORE = InMemorySessionStore()
+LOOP = AgentLoop(FunctionDriver(echo_model), tools=[slow_echo], clock=CLOCK, max_steps=6)
+
+
+@pytest.fixture(scope="module")
+def durable(tmp_path_factory):
+    """DBOS launched on a fresh SQLite system database, with the agents created before."""
+    name = uuid.uuid4().hex[:8]
+    agents = {
+        "echo": DurableAgent(LOOP, f"echo-{name}", store=STORE),
+        "plain": DurableAgent(LOOP.with_options(clock=None), f"plain-{name}"),
+    }
+    database = tmp_path_factory.mktemp("dbos") / "system.sqlite"
+    launch(f"sqlite:///{database}")
+    yield agents, database
+    shutdown()
+
+
+def initial(text: str = "go") -> AgentState:
+    return AgentState.initial("You echo.", messages=[text])
+
+
+def test_a_durable_run_tells_the_same_story_as_an_in_process_run(durable):
+    """Same model, same tools: the durable run's history equals the plain run's (ids and
+    times aside)."""
+    agents, _ = durable
+    final = agents["echo"].run(initial())
+    plain = LOOP.with_options(clock=None).run(initial())
+    assert final.status is ExecutionStatus.COMPLETED
+    assert final.final_response == "echoed one, p0, p1, p2"
+    assert compare(final, plain) is None
+    assert final == AgentState.from_json(final.to_json())
+
+
+def test_ids_derive_from_the_workflow_id(durable):
+    """The workflow id names the execution and the new agent; other ids count from it."""
+    agents, _ = durable
+    final = agents["echo"].run(initial(), workflow_id="ids-1")
+    assert final.agent_id == "ids-1"
+    assert final.execution.execution_id == "ids-1"
+    step_ids = [s.step.id for s in final.step_executions]
+    tool_ids = [e.id for s in final.step_executions for e in s.step.tool_executions]
+    assert step_ids == ["ids-1.step-1", "ids-1.step-3", "ids-1.step-7"]
+    assert tool_ids == ["ids-1.tool-2", "ids-1.tool-4", "ids-1.tool-5", "ids-1.tool-6"]
+
+
+def test_every_inference_and_tool_call_is_one_dbos_step(durable):
+    """start, infer per model call, one step per tool call (parallel ones included), save."""
+    agents, _ = durable
+    handle = agents["echo"].start(initial())
+    handle.result()
+    steps = agents["echo"].steps(handle.workflow_id)
+    assert [(s.kind, s.step, s.tool) for s in steps] == [
+        ("start", None, None),
+        ("infer", 1, None),
+        ("tool", 1, "slow_echo"),
+        ("infer", 2, None),
+        ("tool", 2, "slow_echo"),
+        ("tool", 2, "slow_echo"),
+        ("tool", 2, "slow_echo"),
+        ("infer", 3, None),
+        ("save", None, None),
+    ]
+    assert [s.function_id for s in steps] == list(range(1, 10))
+    assert all(s.error is None for s in steps)
+
+
+def test_a_parallel_batch_runs_at_once_and_keeps_call_order(durable):
+    """The three calls overlap in time (0.3 s, not 0.45 s) and each DBOS step records the
+    call it was reserved for, in call order, although the last call finishes first."""
+    agents, database = durable
+    handle = agents["echo"].start(initial())
+    final = handle.result()
+    batch = final.step_executions[1].step.tool_executions
+    assert [e.tool_call.id for e in batch] == ["p0", "p1", "p2"]
+    assert batch[2].completed_at < batch[0].completed_at  # p2 finished first
+    with sqlite3.connect(database) as db:
+        rows = db.execute(
+            "SELECT function_id, output, started_at_epoch_ms, completed_at_epoch_ms "
+            "FROM operation_outputs WHERE workflow_uuid = ? AND function_name LIKE "
+            "'agents.tool:2:%' ORDER BY function_id",
+            (handle.workflow_id,),
+        ).fetchall()
+    recorded = [json.loads(output)["executions"][0]["tool_call"]["id"] for _, output, *_ in rows]
+    assert recorded == ["p0", "p1", "p2"]
+    wall = (max(r[3] for r in rows) - min(r[2] for r in rows)) / 1000
+    assert wall < 0.42, f"the batch took {wall:.2f} s: the calls did not overlap"
+
+
+def test_tools_receive_the_idempotency_key(durable):
+    """(execution id, step, tool call id), stable for a call that runs again."""
+    agents, _ = durable
+    SEEN.clear()
+    agents["echo"].run(initial(), workflow_id="keys-1")
+    assert sorted(SEEN) == [
+        ("keys-1", 1, "c1"),
+        ("keys-1", 2, "p0"),
+        ("keys-1", 2, "p1"),
+        ("keys-1", 2, "p2"),
+    ]
+
+
+def test_the_loop_clock_is_read_only_inside_dbos_steps(durable):
+    """StepOnlyClock raises in workflow code; the run completes, so every read was in a
+    step: one at the start, one per inference and two per tool call (start and end)."""
+    agents, _ = durable
+    before = CLOCK.reads
+    final = agents["echo"].run(initial())
+    assert final.status is ExecutionStatus.COMPLETED, final.execution.error
+    assert CLOCK.reads - before == 1 + 3 + 4 * 2
+
+
+def test_what_dbos_stores_is_our_json(durable):
+    """The workflow's output is ``state.to_json()`` byte for byte; inputs and step outputs
+    are JSON too, marked with our serializer's name (no pickle anywhere)."""
+    agents, database = durable
+    handle = agents["echo"].start(initial())
+    final = handle.result()
+    with sqlite3.connect(database) as db:
+        (output,) = db.execute(
+            "SELECT output FROM workflow_output WHERE workflow_uuid = ?", (handle.workflow_id,)
+        ).fetchone()
+        (inputs,) = db.execute(
+            "SELECT inputs FROM workflow_input WHERE workflow_uuid = ?", (handle.workflow_id,)
+        ).fetchone()
+        (serialization,) = db.execute(
+            "SELECT serialization FROM workflow_status WHERE workflow_uuid = ?",
+            (handle.workflow_id,),
+        ).fetchone()
+        steps = db.execute(
+            "SELECT output, serialization FROM operation_outputs WHERE workflow_uuid = ?",
+            (handle.workflow_id,),
+        ).fetchall()
+    assert output == final.to_json()
+    assert AgentState.from_json(output) == final
+    assert AgentState.from_dict(json.loads(inputs)["args"][0]) == initial()
+    assert serialization == "agents_json"
+    assert {s for _, s in steps} == {"agents_json"}
+    for text, _ in steps:
+        json.loads(text)
+
+
+def test_the_final_state_lands_in_the_session_store(durable):
+    """With ``store=``, the session named by the agent id holds the final state."""
+    agents, _ = durable
+    final = agents["echo"].run(initial(), workflow_id="stored-1")
+    assert STORE.load("stored-1").state == final
+    again = agents["echo"].run(final.with_user_message("go on"), workflow_id="stored-2")
+    session = STORE.load("stored-1")  # the same conversation, one session
+    assert session.state == again and session.version == 2
+
+
+def test_fork_from_step_k_agrees_with_state_fork(durable):
+    """Forking workflow W at step 1 runs ``final.fork(at_step=1)``: step 1 kept as it was,
+    new ids, the parent named."""
+    agents, _ = durable
+    original = agents["echo"].run(initial(), workflow_id="fork-src")
+    forked = agents["echo"].fork("fork-src", at_step=1, new_workflow_id="fork-1").result()
+    assert forked.parent_agent_id == "fork-src"
+    assert forked.agent_id == "fork-1" and forked.execution.execution_id == "fork-1"
+    assert forked.step_executions[0] == original.step_executions[0]
+    assert compare(forked, original) is None  # the same model answers again from step 2
+    assert forked.step_executions[1].step.id.startswith("fork-1.")
+    with pytest.raises(AgentError, match="no workflow"):
+        agents["echo"].fork("no-such-run", at_step=1)
+
+
+def test_a_failure_inside_the_run_is_recorded_in_the_state(durable):
+    """A model that raises: the workflow succeeds and returns a FAILED state."""
+    agents, _ = durable
+    handle = agents["echo"].start(initial("fail"))
+    final = handle.result()
+    assert final.status is ExecutionStatus.FAILED
+    assert "the model is down" in final.execution.error.message
+    assert handle.status() == "SUCCESS"
+
+
+def test_enqueued_runs_are_taken_from_the_queue(durable):
+    """A queue named by a string is registered on first use; this process listens to it."""
+    agents, _ = durable
+    handles = [agents["plain"].enqueue(initial(), "local-queue") for _ in range(3)]
+    finals = [h.result() for h in handles]
+    assert [f.final_response for f in finals] == ["echoed one, p0, p1, p2"] * 3
+    assert len({f.agent_id for f in finals}) == 3
+
+
+def test_the_serializer_refuses_what_only_pickle_could_store():
+    """Records, JSON values and exceptions only; a state is stored as its to_json text."""
+    serializer = CodecSerializer()
+    state = initial()
+    assert serializer.serialize(state) == state.to_json()
+    assert serializer.deserialize(serializer.serialize({"s": state, "n": [1, None]})) == {
+        "s": state,
+        "n": [1, None],
+    }
+    error = serializer.deserialize(serializer.serialize(ValueError("bad")))
+    assert isinstance(error, AgentError) and str(error) == "ValueError: bad"
+    with pytest.raises(TypeError, match="not object"):
+        serializer.serialize(object())
+
+
+def test_a_durable_agent_checks_its_arguments(durable):
+    agents, _ = durable
+    with pytest.raises(AgentError, match="AgentLoop"):
+        DurableAgent("not a loop", "x")  # type: ignore[arg-type]
+    with pytest.raises(AgentError, match="exists already"):
+        DurableAgent(LOOP, agents["echo"].name)
+    with pytest.raises(AgentError, match="AgentState"):
+        agents["echo"].start("hello")  # type: ignore[arg-type]
+
+
+# -- crashes: child processes killed with SIGKILL -----------------------------------------------
+
+
+def _strip_times(value):
+    if isinstance(value, dict):
+        return {k: _strip_times(v) for k, v in value.items() if k not in TIMES}
+    if isinstance(value, list):
+        return [_strip_times(v) for v in value]
+    return value
+
+
+def _app(database: str, workflow_id: str, steps: int, *extra: str, env: dict[str, str]):
+    return subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "tests" / "durable_app.py"),
+            database,
+            workflow_id,
+            str(steps),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=ROOT,
+    )
+
+
+@pytest.mark.parametrize("kill_at", [1, 3, 5])
+def test_a_run_killed_inside_a_tool_is_recovered_by_the_next_process(tmp_path, kill_at):
+    """SQLite system database: the process dies inside the tool of step k; the next one
+    launched on the database finishes the run. Finished steps are not run again (one model
+    call per step, one side effect per finished call); the call in flight runs again; the
+    result equals an uninterrupted run's, ids included, times aside."""
+    env = {
+        **os.environ,
+        "DURABLE_LOG": str(tmp_path / "effects"),
+        "DURABLE_INFER_LOG": str(tmp_path / "infer"),
+    }
+    database = f"sqlite:///{tmp_path / 'system.sqlite'}"
+    killed = _app(database, "run-1", 5, str(kill_at), env=env)
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    recovered = _app(database, "run-1", 5, env=env)
+    assert recovered.returncode == 0, recovered.stderr
+
+    effects = Counter((tmp_path / "effects").read_text().splitlines())
+    assert effects == Counter(
+        {f"run-1 {k} call-{k}": 2 if k == kill_at else 1 for k in range(1, 6)}
+    )
+    assert (tmp_path / "infer").read_text().split() == ["1", "2", "3", "4", "5", "6"]
+
+    reference_env = {
+        **env,
+        "DURABLE_LOG": str(tmp_path / "ref-effects"),
+        "DURABLE_INFER_LOG": str(tmp_path / "ref-infer"),
+    }
+    reference = _app(f"sqlite:///{tmp_path / 'ref.sqlite'}", "run-1", 5, env=reference_env)
+    assert reference.returncode == 0, reference.stderr
+    final = AgentState.from_json(recovered.stdout)
+    assert final.final_response == "counted to 5"
+    assert _strip_times(json.loads(recovered.stdout)) == _strip_times(json.loads(reference.stdout))
+
+
+# -- PostgreSQL: two workers share a queue ------------------------------------------------------
+
+
+@pytest.fixture
+def postgres_database():
+    """A fresh PostgreSQL database (DBOS's tables, the sessions and the example's ledger)."""
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
+    try:
+        admin = psycopg.connect(POSTGRES_DSN, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"no PostgreSQL server at {POSTGRES_DSN} ({exc}); .ci/run starts one")
+    name = f"agents_dbos_{uuid.uuid4().hex[:12]}"
+    admin.execute(f"CREATE DATABASE {name}")
+    base, _, _ = POSTGRES_DSN.partition("?")
+    try:
+        yield base.rsplit("/", 1)[0] + "/" + name
+    finally:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+        admin.close()
+
+
+class Worker:
+    """``agents worker examples.scale_out:agent`` in a child process."""
+
+    def __init__(self, executor: str, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "agents",
+                "worker",
+                "examples.scale_out:agent",
+                "--queue",
+                "orders",
+                "--executor-id",
+                executor,
+                "--concurrency",
+                "2",
+            ],
+            cwd=ROOT,
+            env=env,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: list[str] = []
+        self.ready = threading.Event()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self.lines.append(line)
+            if "taking runs from orders" in line:
+                self.ready.set()
+
+    def wait_ready(self) -> None:
+        assert self.ready.wait(60), "".join(self.lines)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+        self.process.wait(30)
+        self.reader.join(30)
+        assert self.process.stderr is not None
+        self.process.stderr.close()
+
+
+def test_two_workers_share_a_queue_and_a_killed_workers_run_completes_once(postgres_database):
+    """examples/scale_out.py on PostgreSQL: ten runs split between two workers; one worker
+    is killed while it works; ``agents recover`` hands its runs on; every run completes
+    once, and every order is charged once although a call ran again."""
+    psycopg = pytest.importorskip("psycopg")
+    env = {**os.environ, "AGENTS_DATABASE_URL": postgres_database, "SCALE_OUT_PAUSE": "0.3"}
+    workers = [Worker("w1", env), Worker("w2", env)]
+    try:
+        for worker in workers:
+            worker.wait_ready()
+        enqueue = subprocess.run(
+            [sys.executable, "examples/scale_out.py", "enqueue", "10"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert enqueue.returncode == 0, enqueue.stderr
+        w1 = workers[0].process.pid
+        with psycopg.connect(postgres_database, autocommit=True) as db:
+            deadline = time.monotonic() + 60
+            while not db.execute("SELECT 1 FROM attempts WHERE pid = %s", (w1,)).fetchone():
+                assert time.monotonic() < deadline, "worker w1 never took a run"
+                time.sleep(0.05)
+        workers[0].process.send_signal(signal.SIGKILL)
+        workers[0].process.wait(30)
+        with psycopg.connect(postgres_database, autocommit=True) as db:
+            in_flight = {
+                order
+                for (order,) in db.execute(
+                    "SELECT DISTINCT order_id FROM attempts WHERE pid = %s", (w1,)
+                )
+            }
+        recover = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "agents",
+                "recover",
+                "examples.scale_out:agent",
+                "--executor",
+                "w1",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert recover.returncode == 0, recover.stderr
+        report = subprocess.run(
+            [sys.executable, "examples/scale_out.py", "report", "10"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert report.returncode == 0, report.stderr
+    finally:
+        for worker in workers:
+            worker.stop()
+    assert workers[1].process.returncode == 0, "".join(workers[1].lines)
+
+    lines = report.stdout.splitlines()
+    assert len(lines) == 10
+    for number, line in enumerate(lines, start=1):
+        assert line.startswith(f"order-{number}: 'order-{number} is on its way'"), line
+        assert line.endswith("charged 1 time(s))"), line
+    with psycopg.connect(postgres_database, autocommit=True) as db:
+        pids = {pid for (pid,) in db.execute("SELECT DISTINCT pid FROM attempts")}
+        charges = db.execute("SELECT order_id, count(*) FROM charges GROUP BY order_id").fetchall()
+        statuses = db.execute(
+            "SELECT status, count(*) FROM dbos.workflow_status "
+            "WHERE name = 'agents.orders' GROUP BY status"
+        ).fetchall()
+        sessions = db.execute("SELECT count(*) FROM sessions").fetchone()
+    assert {w.process.pid for w in workers} <= pids  # the work was split
+    assert sorted(charges) == sorted((f"order-{n}", 1) for n in range(1, 11))
+    assert statuses == [("SUCCESS", 10)]
+    assert in_flight, "w1 was killed with runs in flight"
+    recovered = re.search(r"recovered (\d+) run\(s\) of w1", recover.stdout)
+    assert recovered and int(recovered.group(1)) >= 1, recover.stdout
+    with psycopg.connect(postgres_database, autocommit=True) as db:
+        finished_elsewhere = {
+            order
+            for (order,) in db.execute(
+                "SELECT DISTINCT order_id FROM attempts WHERE pid <> %s", (w1,)
+            )
+        }
+    assert in_flight & finished_elsewhere  # a run w1 had started was finished by another
+    assert sessions == (10,)
