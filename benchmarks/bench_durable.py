@@ -1,0 +1,118 @@
+"""What durability costs: an agent run as a DBOS workflow against the same run in process.
+
+The FACTS workload (a model asking for one ``add`` call per step, then answering) at N = 10
+and N = 100 steps: in process (``loop.run``), then as a DBOS workflow on a SQLite system
+database and on PostgreSQL (a fresh database on the server of ``AGENTS_TEST_POSTGRES_DSN``,
+default ``postgresql://postgres@127.0.0.1:5432/test``; skipped when none answers). Every
+agent step is two DBOS steps (the model call and the tool call), each checkpointed before
+the run goes on. µs per agent step, side by side in one process.
+
+Run: ``.venv/bin/python benchmarks/bench_durable.py [--quick]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_steps import ADD
+
+from agents import AgentLoop, AgentState, InferenceRequest, ToolCall
+from agents.durable.dbos import DurableAgent, launch, shutdown
+from agents.testing import FunctionDriver
+
+DSN = os.environ.get("AGENTS_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test")
+
+
+def model(request: InferenceRequest) -> list[ToolCall] | str:
+    """Asks for ``add`` until the conversation holds the number of steps in the first user
+    message (read in O(1): the system prompt, the user message, then a pair per step)."""
+    goal = int(request.messages[1].content)
+    done = (len(request.messages) - 2) // 2
+    if done < goal - 1:
+        return [ToolCall(id=f"c{done}", name="add", arguments={"a": done, "b": 1})]
+    return "done"
+
+
+LOOP = AgentLoop(FunctionDriver(model), tools=[ADD], max_steps=None)
+AGENT = DurableAgent(LOOP, "bench")
+
+
+def initial(n: int) -> AgentState:
+    return AgentState.initial("You add numbers.", messages=[str(n)])
+
+
+def per_step(run: object, n: int, repeats: int) -> float:
+    """Median µs per step over ``repeats`` runs of ``n`` steps."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        final = run(initial(n))  # type: ignore[operator]
+        times.append(time.perf_counter() - start)
+        assert final.step_count == n, final.step_count
+    return statistics.median(times) / n * 1e6
+
+
+def measure(label: str, url: str, sizes: dict[int, int], plain: dict[int, float]) -> None:
+    launch(url)
+    try:
+        AGENT.run(initial(3))  # warm up: connections, tables
+        for n, repeats in sizes.items():
+            durable = per_step(AGENT.run, n, repeats)
+            print(
+                f"{label:>8}  N={n:<4} {durable:9.0f} µs/step   in process {plain[n]:6.0f} µs/step"
+                f"   {durable / plain[n]:6.0f}x   ({durable / 2:.0f} µs per DBOS step)"
+            )
+    finally:
+        shutdown()
+
+
+def postgres_url() -> str | None:
+    try:
+        import psycopg
+    except ImportError:
+        return None
+    try:
+        admin = psycopg.connect(DSN, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError:
+        return None
+    name = f"agents_bench_{uuid.uuid4().hex[:8]}"
+    admin.execute(f"CREATE DATABASE {name}")
+    admin.close()
+    return DSN.partition("?")[0].rsplit("/", 1)[0] + "/" + name
+
+
+def drop(url: str) -> None:
+    import psycopg
+
+    with psycopg.connect(DSN, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {url.rsplit('/', 1)[1]} WITH (FORCE)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    sizes = {10: 3, 100: 1} if args.quick else {10: 9, 100: 3}
+    plain = {n: per_step(LOOP.run, n, 50) for n in sizes}
+    with tempfile.TemporaryDirectory() as folder:
+        measure("sqlite", f"sqlite:///{folder}/system.sqlite", sizes, plain)
+    url = postgres_url()
+    if url is None:
+        print(f"postgres: no server at {DSN}; skipped")
+        return
+    try:
+        measure("postgres", url, sizes, plain)
+    finally:
+        drop(url)
+
+
+if __name__ == "__main__":
+    main()
