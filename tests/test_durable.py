@@ -309,6 +309,55 @@ def test_a_durable_agent_checks_its_arguments(durable):
         agents["echo"].start("hello")  # type: ignore[arg-type]
 
 
+# -- the command line ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["worker", "examples.scale_out:agent", "--queue", "q"], "--database URL is required"),
+        (
+            ["worker", "no_such_module:agent", "--queue", "q", "--database", "sqlite:///x.db"],
+            "cannot load no_such_module:agent: ModuleNotFoundError",
+        ),
+        (
+            [
+                "recover",
+                "tests.durable_app:agent",
+                "--executor",
+                "w1",
+                "--database",
+                "sqlite:///x.db",
+            ],
+            "cannot load tests.durable_app:agent: KeyError",
+        ),
+        (
+            ["recover", "agents.cli:main", "--executor", "w1", "--database", "sqlite:///x.db"],
+            "agents.cli:main is not a DurableAgent",
+        ),
+        (
+            ["worker", "examples.scale_out:agent", "--database", "sqlite:///x.db"],
+            "the following arguments are required: --queue",
+        ),
+    ],
+)
+def test_worker_and_recover_reject_bad_input_with_one_line(tmp_path, args, message):
+    """Exit code 2 and one line on stderr, no traceback, nothing written."""
+    env = {k: v for k, v in os.environ.items() if k not in ("AGENTS_DATABASE_URL", "DURABLE_LOG")}
+    result = subprocess.run(
+        [sys.executable, "-m", "agents", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert not (ROOT / "x.db").exists()
+
+
 # -- crashes: child processes killed with SIGKILL -----------------------------------------------
 
 

@@ -338,8 +338,8 @@ def _load_durable(targets: Sequence[str], database: str | None) -> Any:
             raise ConfigurationError(f"expected MODULE:ATTR, got {target!r}")
         try:
             found = getattr(importlib.import_module(module_name), attribute)
-        except (ImportError, AttributeError) as exc:
-            raise ConfigurationError(f"cannot load {target}: {exc}") from None
+        except Exception as exc:  # the user's module may fail in any way while importing
+            raise ConfigurationError(f"cannot load {target}: {type(exc).__name__}: {exc}") from None
         if not isinstance(found, dbos.DurableAgent):
             raise ConfigurationError(f"{target} is not a DurableAgent")
     return dbos
