@@ -80,6 +80,9 @@ RECORDS: Final[dict[str, type[Record]]] = {
     )
 }
 
+RECORDS_BY_TYPE: Final[frozenset[type]] = frozenset(RECORDS.values())
+PVector_type: Final = type(to_pvector(()))
+
 # -- secrets ----------------------------------------------------------------------------------
 
 _SECRET_KEYS: Final = frozenset(
@@ -113,6 +116,8 @@ def redact(value: Any) -> Any:
     if isinstance(value, str | int | float | bool) or value is None:
         return value
     if isinstance(value, Mapping | PMap):
+        if not value:  # most maps are empty; iterating even an empty PMap is not free
+            return {}
         return {
             str(key): REDACTED if is_secret_key(str(key)) else redact(item)
             for key, item in sorted(value.items(), key=lambda pair: str(pair[0]))
@@ -126,24 +131,33 @@ def redact(value: Any) -> Any:
 
 # -- encoding ---------------------------------------------------------------------------------
 
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+_PLAIN: Final = frozenset({str, int, float, bool, str | None, int | None, float | None})
 
 
-def _field_names(cls: type) -> tuple[str, ...]:
-    names = _FIELDS.get(cls)
-    if names is None:
-        names = _FIELDS[cls] = tuple(field.name for field in attrs.fields(cls))
-    return names
+def _field_plan(cls: type) -> tuple[tuple[str, bool], ...]:
+    """Each field's name, and whether its values are JSON scalars written as they are."""
+    plan = _FIELDS.get(cls)
+    if plan is None:
+        hints = typing.get_type_hints(cls)
+        plan = _FIELDS[cls] = tuple(
+            (field.name, hints.get(field.name) in _PLAIN) for field in attrs.fields(cls)
+        )
+    return plan
 
 
 class _Refs:
     """What step input messages may refer to: the head and conversation of their state."""
 
-    __slots__ = ("head", "messages")
+    __slots__ = ("encoded", "head", "messages")
 
     def __init__(self, context: AgentContext) -> None:
         self.head = context.head()
         self.messages = context.store.messages
+        # Records are shared across a state (a tool call sits in its response, its message
+        # and its execution; a step's output messages are the conversation's): each is
+        # encoded once per state, by identity, while the state keeps it alive.
+        self.encoded: dict[int, dict[str, Any]] = {}
 
     def prefix_of(self, messages: History[Message]) -> int | None:
         head = messages.head
@@ -153,7 +167,17 @@ class _Refs:
         return len(body) if body.is_prefix_of(self.messages) else None
 
 
+_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
+
+
 def _encode(value: Any, refs: _Refs | None) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:  # exact types first: the common cases without isinstance chains
+        return value
+    if kind in RECORDS_BY_TYPE:
+        return _encode_record(value, refs)
+    if kind is PVector_type or kind is list or kind is tuple:
+        return [_encode(item, refs) for item in value]
     if value is None or isinstance(value, str | bool | int | float):
         return value
     if isinstance(value, Record):
@@ -177,11 +201,20 @@ def _encode_datetime(value: datetime) -> str:
 
 def _encode_record(record: Record, refs: _Refs | None) -> dict[str, Any]:
     cls = type(record)
+    if refs is not None:
+        done = refs.encoded.get(id(record))
+        if done is not None:
+            return done
     out: dict[str, Any] = {"kind": cls.__name__}
     if cls is AgentState:
         refs = _Refs(record.context)  # type: ignore[attr-defined]
-    for name in _field_names(cls):
+    elif refs is not None:
+        refs.encoded[id(record)] = out  # filled in below
+    for name, plain in _field_plan(cls):
         value = getattr(record, name)
+        if plain:
+            out[name] = value
+            continue
         if name == "input_messages" and cls is AgentStep and refs is not None:
             prefix = refs.prefix_of(value)
             if prefix is not None:
@@ -221,12 +254,15 @@ Decoder = Callable[[Any, str, "_Context"], Any]
 
 
 class _Context:
-    """Decoding state: the context step input messages refer to."""
+    """Decoding state: the context step input messages refer to, and whether paths are
+    built (the first, optimistic pass builds none; an error sends decoding through a second
+    pass that builds them, and checks in the original order, to say exactly where)."""
 
-    __slots__ = ("refs",)
+    __slots__ = ("paths", "refs")
 
-    def __init__(self) -> None:
+    def __init__(self, paths: bool = True) -> None:
         self.refs: _Refs | None = None
+        self.paths = paths
 
 
 def _type_name(value: Any) -> str:
@@ -247,6 +283,8 @@ def _type_name(value: Any) -> str:
 
 def _scalar(kind: type, label: str) -> Decoder:
     def decode(value: Any, path: str, _: _Context) -> Any:
+        if type(value) is kind:
+            return value
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             return float(value)
         if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
@@ -289,6 +327,8 @@ def _sequence(inner: Decoder, build: Callable[[list[Any]], Any]) -> Decoder:
     def decode(value: Any, path: str, context: _Context) -> Any:
         if not isinstance(value, list):
             raise StateDecodeError(f"expected an array, got {_type_name(value)}", path)
+        if not context.paths:
+            return build([inner(item, path, context) for item in value])
         return build([inner(item, f"{path}[{index}]", context) for index, item in enumerate(value)])
 
     return decode
@@ -381,17 +421,36 @@ def _messages_ref(value: Any, path: str, context: _Context) -> History[Message]:
 
 
 def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
+    decoders = _field_decoders(cls)
+    if (
+        not context.paths
+        and cls not in _SPECIAL
+        and type(value) is dict
+        and len(value) == len(decoders) + 1
+        and value.get("kind") == cls.__name__
+    ):  # the optimistic pass: exactly the fields and "kind"; any doubt goes the long way
+        try:
+            return cls(
+                **{name: decode(value[name], path, context) for name, decode in decoders.items()}
+            )
+        except (KeyError, TypeError, ValueError):
+            raise StateDecodeError(f"invalid {cls.__name__}", path) from None
     if not isinstance(value, dict):
         raise StateDecodeError(f"expected a {cls.__name__} object, got {_type_name(value)}", path)
     kind = value.get("kind")
     if kind != cls.__name__:
         raise StateDecodeError(f"expected kind {cls.__name__!r}, got {kind!r}", path)
-    decoders = _field_decoders(cls)
-    unknown = [
-        key
-        for key in value
-        if key != "kind" and key not in decoders and not (key == "schema_version" and path == "$")
-    ]
+    paths = context.paths
+    if paths or len(value) != len(decoders) + (2 if "schema_version" in value else 1):
+        unknown = [
+            key
+            for key in value
+            if key != "kind"
+            and key not in decoders
+            and not (key == "schema_version" and path == "$")
+        ]
+    else:  # as many keys as fields: a missing field is caught below
+        unknown = []
     if unknown:
         where = f"{path}.{unknown[0]}" if path != "$" else unknown[0]
         raise StateDecodeError(f"unknown field for {cls.__name__}", where)
@@ -403,7 +462,7 @@ def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
         context.refs = _Refs(decoded_context)
     kwargs: dict[str, Any] = {}
     for name, decode in decoders.items():
-        field_path = _join(path, name)
+        field_path = _join(path, name) if paths else path
         if name not in value:
             raise StateDecodeError(f"missing field of {cls.__name__}", field_path)
         raw = value[name]
@@ -423,6 +482,9 @@ def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
         raise StateDecodeError(f"invalid {cls.__name__}: {exc}", path) from None
+
+
+_SPECIAL: Final = frozenset({AgentState, AgentStep})  # decoded with references
 
 
 def _join(path: str, name: str) -> str:
@@ -448,7 +510,10 @@ def from_dict(data: Any, cls: type[R] | None = None) -> R:
         if found is None:
             raise StateDecodeError(f"unknown kind {kind!r}", "kind")
         cls = found  # type: ignore[assignment]
-    return _decode_record(data, "$", _Context(), cls)  # type: ignore[arg-type]
+    try:
+        return _decode_record(data, "$", _Context(paths=False), cls)  # type: ignore[arg-type]
+    except StateDecodeError:
+        return _decode_record(data, "$", _Context(), cls)  # type: ignore[arg-type]
 
 
 def from_json(text: str | bytes, cls: type[R] | None = None) -> R:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
@@ -43,12 +44,23 @@ def reporter_for(emit: Callable[[Event], None], effect: Infer) -> Reporter:
     return Reporter(emit, effect.agent_id, effect.execution_id, effect.step)
 
 
+@functools.lru_cache(maxsize=256)
+def _accepts_on_delta(function: Callable[..., Any]) -> bool:
+    try:
+        return "on_delta" in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
 def with_deltas(infer: Callable[..., Any]) -> Callable[[Any], Any]:
     """``infer`` passing ``on_delta`` when it accepts one and someone listens (SPEC §7)."""
+    # A bound method is a new object at every access: its function is the stable key (the
+    # signature is read once per driver class, not once per run).
+    function = getattr(infer, "__func__", None)
     try:
-        accepts = "on_delta" in inspect.signature(infer).parameters
-    except (TypeError, ValueError):
-        accepts = False
+        accepts = _accepts_on_delta(function) if function is not None else _accepts_on_delta(infer)
+    except TypeError:  # an unhashable callable
+        accepts = _accepts_on_delta.__wrapped__(infer)
     if not accepts:
         return infer
 
