@@ -1,0 +1,1 @@
+"""Benchmarks: ``python -m benchmarks`` runs them side by side (see ``__main__``)."""

@@ -1,0 +1,464 @@
+"""One runner for the side-by-side benchmarks: ``python -m benchmarks [--quick]``.
+
+Measures, in one process and one run (the figures that matter are ratios):
+
+- the tool loop (FACTS workload) at N = 10, 100, 1,000, 10,000 on this engine, a bare
+  dict-and-list loop, LangGraph, pydantic-ai and the OpenAI Agents SDK (each with its own
+  offline test model; a peer's larger sizes are skipped when a run would exceed the time
+  budget);
+- memory: every intermediate state kept (time travel) against the final state alone;
+- the codec: ``to_json`` + ``from_json`` of a 1,000-step state against stdlib ``json`` on the
+  same data as plain dicts;
+- concurrency: 1,000 runs at once (``arun``), a model of 20 ms latency, 5 steps each;
+- import time of each system;
+
+checks the targets of issue 8, writes the generated part of ``docs/benchmarks.md`` (between
+its ``benchmarks:begin``/``end`` markers) and a plot of µs per step against N
+(``docs/benchmarks-steps.png``, with matplotlib). ``--quick`` (under a minute) is the CI
+smoke run: small sizes, few repeats, report written only where ``--report`` says.
+
+Peers come with the ``bench`` extra (``pip install -e ".[bench]"``); the OpenAI Agents SDK
+lives in its own virtualenv (``.bench/openai-agents``, made by ``--install-peers``) because
+its import name ``agents`` clashes with this package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import peers  # noqa: E402
+from bench_steps import ADD, bare_run, engine_run  # noqa: E402
+
+from agents import AgentLoop, AgentState, InferenceRequest, ToolCall  # noqa: E402
+from agents.testing import FunctionDriver  # noqa: E402
+
+ROOT = HERE.parent
+BEGIN, END = "<!-- benchmarks:begin -->", "<!-- benchmarks:end -->"
+OTHERS = (
+    "bench_llm.py",
+    "bench_logging.py",
+    "bench_audit.py",
+    "bench_sessions.py",
+    "bench_durable.py",
+)
+
+
+def _time(run: Callable[[], Any], n: int, repeats: int) -> float:
+    """Best µs per step over ``repeats`` whole runs (noise only ever adds time)."""
+    best = float("inf")
+    for _ in range(repeats):
+        gc.collect()
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best / n * 1e6
+
+
+def tool_loop(sizes: list[int], quick: bool, budget: float, install: bool) -> dict[str, Any]:
+    """µs per step for every system at every size (``None``: skipped, over the budget)."""
+    systems: dict[str, tuple[str | None, Callable[[int], Callable[[], Any]] | None]] = {
+        "agents": (peers.available("agents"), engine_run),
+        "bare loop": ("-", bare_run),
+        "LangGraph": (peers.available("langgraph"), peers.langgraph_run),
+        "pydantic-ai": (peers.available("pydantic-ai-slim"), peers.pydantic_ai_run),
+    }
+    table: dict[str, Any] = {}
+    for name, (version, factory) in systems.items():
+        if version is None or factory is None:
+            table[name] = {"version": None, "us": {}}
+            print(f"{name:>12}: not installed (pip install -e '.[bench]')")
+            continue
+        times: dict[int, float | None] = {}
+        previous: tuple[int, float] | None = None
+        growth = 1.0
+        for n in sizes:
+            peer = name not in ("agents", "bare loop")
+            if peer and previous is not None and previous[1] * 1e-6 * n * growth > budget:
+                times[n] = None
+                continue
+            run = factory(n)
+            run()  # warm up
+            repeats = 1 if quick or (n >= 1_000 and peer) else (3 if n >= 1_000 else 7)
+            us = _time(run, n, repeats)
+            if previous is not None:
+                growth = max(1.0, us / previous[1])
+            times[n] = us
+            previous = (n, us)
+        table[name] = {"version": version, "us": times}
+        print(f"{name:>12}: " + "  ".join(_us(times.get(n)) for n in sizes))
+    python = peers.openai_agents_python(install)
+    if python is None:
+        table["OpenAI Agents SDK"] = {"version": None, "us": {}}
+        print("OpenAI Agents SDK: no virtualenv (python -m benchmarks --install-peers)")
+    else:
+        found = peers.openai_agents_times(python, sizes, 1 if quick else 3, budget)
+        times = {int(k): v for k, v in found["us_per_step"].items()}
+        table["OpenAI Agents SDK"] = {
+            "version": found["version"],
+            "us": times,
+            "import_s": found["import_s"],
+        }
+        print("OpenAI Agents SDK: " + "  ".join(_us(times.get(n)) for n in sizes))
+    return table
+
+
+def _us(value: float | None) -> str:
+    return "skipped" if value is None else f"{value:,.1f} µs"
+
+
+def memory(n: int) -> dict[str, float]:
+    """Bytes retained by the final state alone and by every intermediate state (the final
+    one included) of an ``n``-step run, and the peak of each run."""
+    loop, initial = _loop_and_initial(n)
+    loop.run(initial)  # warm up
+    out: dict[str, float] = {}
+    for label, make in (
+        ("final", lambda: loop.run(initial)),
+        ("every state", lambda: list(loop.iterate(initial))),
+    ):
+        gc.collect()
+        tracemalloc.start()
+        kept = make()
+        gc.collect()
+        current, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        out[label] = current
+        out[f"{label} peak"] = peak
+        del kept
+    return out
+
+
+def _loop_and_initial(n: int) -> tuple[AgentLoop, AgentState]:
+    def model(request: InferenceRequest) -> list[ToolCall] | str:
+        done = (len(request.messages) - 2) // 2
+        if done < n - 1:
+            return [ToolCall(id=f"c{done}", name="add", arguments={"a": done, "b": 1})]
+        return "done"
+
+    loop = AgentLoop(FunctionDriver(model), tools=[ADD], max_steps=n)
+    return loop, AgentState.initial("You add numbers.", messages=["go"])
+
+
+def codec(n: int, repeats: int) -> dict[str, float]:
+    """Seconds for ``to_json`` + ``from_json`` of an ``n``-step state, and for stdlib
+    ``json.dumps`` + ``json.loads`` of the same data as plain dicts and lists."""
+    final = engine_run(n)()
+    plain = json.loads(final.to_json())
+    ours, stdlib = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        AgentState.from_json(final.to_json())
+        ours.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        json.loads(json.dumps(plain, ensure_ascii=False, separators=(",", ":")))
+        stdlib.append(time.perf_counter() - start)
+    return {"agents": min(ours), "stdlib json": min(stdlib), "bytes": len(final.to_json())}
+
+
+def concurrency(runs: int, latency: float, steps: int) -> dict[str, float]:
+    """Seconds for ``runs`` runs at once through ``arun``, the model taking ``latency``
+    seconds per call, ``steps`` steps each; the ideal is ``steps * latency``."""
+
+    async def model(request: InferenceRequest) -> list[ToolCall] | str:
+        await asyncio.sleep(latency)
+        done = (len(request.messages) - 2) // 2
+        if done < steps - 1:
+            return [ToolCall(id=f"c{done}", name="add", arguments={"a": done, "b": 1})]
+        return "done"
+
+    loop = AgentLoop(FunctionDriver(model), tools=[ADD], max_steps=steps)
+    initial = AgentState.initial("You add numbers.", messages=["go"])
+
+    async def everything() -> float:
+        start = time.perf_counter()
+        finals = await asyncio.gather(*(loop.arun(initial) for _ in range(runs)))
+        elapsed = time.perf_counter() - start
+        assert all(f.step_count == steps for f in finals)
+        return elapsed
+
+    asyncio.run(everything())  # warm up
+    return {"seconds": min(asyncio.run(everything()) for _ in range(3)), "ideal": steps * latency}
+
+
+def import_times(repeats: int) -> dict[str, float | None]:
+    statements = {
+        "agents": "import agents",
+        "LangGraph": "from langgraph.prebuilt import create_react_agent",
+        "pydantic-ai": "import pydantic_ai",
+    }
+    out: dict[str, float | None] = {}
+    for name, statement in statements.items():
+        samples = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            done = subprocess.run([sys.executable, "-c", statement], capture_output=True)
+            samples.append(time.perf_counter() - start)
+            if done.returncode != 0:
+                break
+        out[name] = statistics.median(samples) if done.returncode == 0 else None
+    return out
+
+
+# -- the report -------------------------------------------------------------------------------
+
+
+def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
+    steps = results["steps"]
+    ours = steps["agents"]["us"]
+    rows: list[tuple[str, str, bool | None]] = []
+    for name in ("LangGraph", "pydantic-ai", "OpenAI Agents SDK"):
+        theirs = steps.get(name, {}).get("us", {}).get(100)
+        if theirs is None or ours.get(100) is None:
+            rows.append((f"≥ 50x less per-step time than {name} at N = 100", "not measured", None))
+        else:
+            ratio = theirs / ours[100]
+            rows.append(
+                (f"≥ 50x less per-step time than {name} at N = 100", f"{ratio:,.0f}x", ratio >= 50)
+            )
+    bare = steps["bare loop"]["us"]
+    ratio = ours[100] / bare[100]
+    rows.append(("≤ 12x the bare dict loop (N = 100)", f"{ratio:.1f}x", ratio <= 12))
+    largest = max(n for n, v in ours.items() if v is not None)
+    growth = ours[largest] / ours[100]
+    rows.append(
+        (f"µs per step at N = {largest:,} ≤ 1.25x N = 100", f"{growth:.2f}x", growth <= 1.25)
+    )
+    mem = results["memory"]
+    ratio = mem["every state"] / mem["final"]
+    rows.append(
+        (
+            f"every intermediate state retained ≤ 1.5x the final state ({results['memory_n']:,} "
+            "steps)",
+            f"{ratio:.2f}x",
+            ratio <= 1.5,
+        )
+    )
+    cod = results["codec"]
+    ratio = cod["agents"] / cod["stdlib json"]
+    rows.append(
+        (f"codec ≤ 3x stdlib json ({results['codec_n']:,}-step state)", f"{ratio:.1f}x", ratio <= 3)
+    )
+    con = results["concurrency"]
+    ratio = con["seconds"] / con["ideal"]
+    rows.append(
+        (
+            f"{results['concurrency_runs']:,} concurrent runs ≤ 2x the ideal time",
+            f"{ratio:.1f}x",
+            ratio <= 2,
+        )
+    )
+    return rows
+
+
+def render(results: dict[str, Any]) -> str:
+    sizes = results["sizes"]
+    lines = [
+        BEGIN,
+        "",
+        f"Generated by `python -m benchmarks` on {results['date']}: {results['machine']}.",
+        "",
+        "### Tool loop: µs per step (best of the repeats)",
+        "",
+        "| system | version | " + " | ".join(f"N = {n:,}" for n in sizes) + " |",
+        "|---|---|" + "---:|" * len(sizes),
+    ]
+    for name, row in results["steps"].items():
+        version = row["version"] or "not installed"
+        cells = []
+        for n in sizes:
+            value = row["us"].get(n)
+            cells.append(
+                "—"
+                if row["version"] is None
+                else "over budget"
+                if value is None
+                else f"{value:,.1f}"
+            )
+        lines.append(f"| {name} | {version} | " + " | ".join(cells) + " |")
+    ours = results["steps"]["agents"]["us"]
+    lines += [
+        "",
+        "Per-step time against this engine's at the same N:",
+        "",
+        "| system | " + " | ".join(f"N = {n:,}" for n in sizes) + " |",
+        "|---|" + "---:|" * len(sizes),
+    ]
+    for name, row in results["steps"].items():
+        if name == "agents" or row["version"] is None:
+            continue
+        cells = [
+            "—"
+            if row["us"].get(n) is None or ours.get(n) is None
+            else f"{row['us'][n] / ours[n]:,.2f}x"
+            for n in sizes
+        ]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    mem, cod, con = results["memory"], results["codec"], results["concurrency"]
+    imports = results["imports"]
+    lines += [
+        "",
+        "### Memory, codec, concurrency, imports",
+        "",
+        f"- Memory, {results['memory_n']:,}-step run: final state alone "
+        f"{mem['final'] / 1e6:.2f} MB retained (peak {mem['final peak'] / 1e6:.2f} MB); every "
+        f"intermediate state kept {mem['every state'] / 1e6:.2f} MB (peak "
+        f"{mem['every state peak'] / 1e6:.2f} MB).",
+        f"- Codec, {results['codec_n']:,}-step state ({cod['bytes'] / 1e6:.2f} MB of JSON): "
+        f"`to_json` + `from_json` {cod['agents'] * 1e3:.1f} ms; stdlib `json` on the same "
+        f"data as plain dicts {cod['stdlib json'] * 1e3:.1f} ms.",
+        f"- Concurrency: {results['concurrency_runs']:,} runs at once (`arun`), 5 steps "
+        f"each, 20 ms per model call: {con['seconds'] * 1e3:.0f} ms (ideal "
+        f"{con['ideal'] * 1e3:.0f} ms).",
+        "- Import time (fresh interpreter): "
+        + "; ".join(
+            f"{k} {v:.2f} s" if v is not None else f"{k} not installed" for k, v in imports.items()
+        )
+        + ".",
+        "",
+        "### Targets",
+        "",
+        "| target | result | met |",
+        "|---|---|---|",
+    ]
+    for target, value, met in targets(results):
+        lines.append(
+            f"| {target} | {value} | {'—' if met is None else 'yes' if met else '**no**'} |"
+        )
+    others = results.get("others")
+    lines += ["", "### The other measurements", ""]
+    if others:
+        for script, output in others.items():
+            lines += [f"`benchmarks/{script}`:", "", "```text", output.rstrip(), "```", ""]
+    else:
+        lines.append(
+            "LLM driver, logging, auditing, sessions and DBOS: their own scripts and sections "
+            "below (`python -m benchmarks --all` runs them here too)."
+        )
+    if results.get("plot"):
+        lines += ["", f"![µs per step against N]({results['plot']})"]
+    lines += ["", END]
+    return "\n".join(lines)
+
+
+def write_report(path: Path, section: str) -> None:
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
+    if BEGIN in text and END in text:
+        head, _, rest = text.partition(BEGIN)
+        _, _, tail = rest.partition(END)
+        text = head + section + tail
+    else:
+        first, _, rest = text.partition("\n## ")
+        text = first.rstrip() + "\n\n" + section + "\n\n## " + rest if rest else text + section
+    path.write_text(text, encoding="utf-8")
+
+
+def plot(results: dict[str, Any], path: Path) -> bool:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("(no plot: matplotlib comes with the bench extra)")
+        return False
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    for name, row in results["steps"].items():
+        points = [(n, v) for n, v in sorted(row["us"].items()) if v is not None]
+        if points:
+            axes.plot(*zip(*points, strict=True), marker="o", label=name)
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("steps per run (N)")
+    axes.set_ylabel("µs per step")
+    axes.set_title("Tool loop: engine overhead per step (lower is better)")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return True
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a smoke run: under a minute")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        help="the markdown page to update (default: docs/benchmarks.md; none with --quick)",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="also run the LLM, logging, audit, session and DBOS benchmarks into the report",
+    )
+    parser.add_argument(
+        "--install-peers",
+        action="store_true",
+        help="make the OpenAI Agents SDK's virtualenv when it is missing",
+    )
+    args = parser.parse_args(argv)
+    quick = args.quick
+    report = args.report or (None if quick else ROOT / "docs" / "benchmarks.md")
+    sizes = [10, 100, 1_000] if quick else [10, 100, 1_000, 10_000]
+    results: dict[str, Any] = {
+        "date": datetime.now(UTC).strftime("%Y-%m-%d"),
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"CPython {platform.python_version()}",
+        "sizes": sizes,
+    }
+    # This engine's own workloads first, before the peers are imported: a heap grown by
+    # their modules makes every garbage collection slower, for whatever runs after them.
+    results["memory_n"] = 200 if quick else 1_000
+    results["memory"] = memory(results["memory_n"])
+    results["codec_n"] = 200 if quick else 1_000
+    results["codec"] = codec(results["codec_n"], 2 if quick else 7)
+    results["concurrency_runs"] = 100 if quick else 1_000
+    results["concurrency"] = concurrency(results["concurrency_runs"], 0.02, 5)
+    print("tool loop, µs per step at N = " + ", ".join(map(str, sizes)))
+    results["steps"] = tool_loop(sizes, quick, 2.0 if quick else 60.0, args.install_peers)
+    results["imports"] = import_times(1 if quick else 5)
+    if args.all:
+        results["others"] = {}
+        for script in OTHERS:
+            print(f"running benchmarks/{script} ...")
+            done = subprocess.run(
+                [sys.executable, str(HERE / script), *(["--quick"] if quick else [])],
+                capture_output=True,
+                text=True,
+                timeout=3600,
+            )
+            output = done.stdout if done.returncode == 0 else f"failed:\n{done.stderr}"
+            results["others"][script] = output
+    if report is not None:
+        image = report.parent / "benchmarks-steps.png"
+        if plot(results, image):
+            results["plot"] = image.name
+    section = render(results)
+    print()
+    print(section)
+    if report is not None:
+        write_report(report, section)
+        print(f"\nwritten to {report}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+"""``python -m benchmarks --quick``: the benchmark runner's smoke run (times are not checked;
+performance is measured by the runner itself, never asserted in tests)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_quick_run_measures_every_workload_and_writes_its_report(tmp_path):
+    report = tmp_path / "benchmarks.md"
+    report.write_text("# Benchmarks\n\nIntro.\n\n## Hand-written section\n\nKept.\n")
+    for _ in range(2):  # the second run replaces the generated part, keeping the rest
+        result = subprocess.run(
+            [sys.executable, "-m", "benchmarks", "--quick", "--report", str(report)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert result.returncode == 0, result.stderr
+    text = report.read_text()
+    assert text.count("<!-- benchmarks:begin -->") == 1
+    assert text.startswith("# Benchmarks\n\nIntro.\n\n<!-- benchmarks:begin -->")
+    assert text.endswith("## Hand-written section\n\nKept.\n")
+    for needle in (
+        "| agents | 0.1.0 |",
+        "| bare loop | - |",
+        "| LangGraph |",
+        "| pydantic-ai |",
+        "| OpenAI Agents SDK |",
+        "every intermediate state kept",
+        "`to_json` + `from_json`",
+        "runs at once (`arun`)",
+        "Import time (fresh interpreter): agents",
+        "| ≤ 12x the bare dict loop (N = 100) |",
+    ):
+        assert needle in text, needle
