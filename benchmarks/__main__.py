@@ -18,8 +18,8 @@ its ``benchmarks:begin``/``end`` markers) and a plot of µs per step against N
 smoke run: small sizes, few repeats, report written only where ``--report`` says.
 
 Peers come with the ``bench`` extra (``pip install -e ".[bench]"``); the OpenAI Agents SDK
-lives in its own virtualenv (``.bench/openai-agents``, made by ``--install-peers``) because
-its import name ``agents`` clashes with this package.
+lives in its own virtualenv (``.bench/openai-agents``, made by a full run when it is missing,
+unless ``--no-install``) because its import name ``agents`` clashes with this package.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def tool_loop(sizes: list[int], quick: bool, budget: float, install: bool) -> di
     python = peers.openai_agents_python(install)
     if python is None:
         table["OpenAI Agents SDK"] = {"version": None, "us": {}}
-        print("OpenAI Agents SDK: no virtualenv (python -m benchmarks --install-peers)")
+        print("OpenAI Agents SDK: no virtualenv (a full run without --no-install makes it)")
     else:
         found = peers.openai_agents_times(python, sizes, 1 if quick else 3, budget)
         times = {int(k): v for k, v in found["us_per_step"].items()}
@@ -410,9 +410,10 @@ def main(argv: list[str] | None = None) -> int:
         help="also run the LLM, logging, audit, session and DBOS benchmarks into the report",
     )
     parser.add_argument(
-        "--install-peers",
+        "--no-install",
         action="store_true",
-        help="make the OpenAI Agents SDK's virtualenv when it is missing",
+        help="do not make the OpenAI Agents SDK's virtualenv when it is missing "
+        "(--quick never makes it)",
     )
     args = parser.parse_args(argv)
     quick = args.quick
@@ -433,7 +434,9 @@ def main(argv: list[str] | None = None) -> int:
     results["concurrency_runs"] = 100 if quick else 1_000
     results["concurrency"] = concurrency(results["concurrency_runs"], 0.02, 5)
     print("tool loop, µs per step at N = " + ", ".join(map(str, sizes)))
-    results["steps"] = tool_loop(sizes, quick, 2.0 if quick else 60.0, args.install_peers)
+    results["steps"] = tool_loop(
+        sizes, quick, 2.0 if quick else 60.0, install=not (quick or args.no_install)
+    )
     results["imports"] = import_times(1 if quick else 5)
     if args.all:
         results["others"] = {}
