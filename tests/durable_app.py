@@ -1,6 +1,7 @@
 """A durable agent run in a child process by tests/test_durable.py (so it can be killed).
 
     python tests/durable_app.py DATABASE_URL WORKFLOW_ID STEPS [KILL_AT_STEP]
+    python tests/durable_app.py enqueue DATABASE_URL WORKFLOW_ID STEPS QUEUE
 
 Runs a counting agent for STEPS tool steps as workflow WORKFLOW_ID and prints its final
 state as JSON. Side effects go to the files named by ``DURABLE_LOG`` (one line per tool call
@@ -15,6 +16,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 
 from agents import AgentLoop, AgentState, InferenceRequest, Role, ToolCall, ToolContext, tool
 from agents.durable.dbos import DurableAgent, launch, retrieve, shutdown
@@ -22,7 +24,8 @@ from agents.testing import FunctionDriver
 
 LOG = os.environ["DURABLE_LOG"]
 INFER_LOG = os.environ["DURABLE_INFER_LOG"]
-KILL_AT = int(sys.argv[4]) if len(sys.argv) > 4 else None
+KILL_AT: int | None = None  # set by main() from the command line
+PAUSE = float(os.environ.get("DURABLE_PAUSE", "0"))  # seconds per tool call
 
 
 def _append(path: str, line: str) -> None:
@@ -41,6 +44,7 @@ def bump(n: int, context: ToolContext) -> int:
     """
     execution_id, step, call_id = context.idempotency_key
     _append(LOG, f"{execution_id} {step} {call_id}")
+    time.sleep(PAUSE)
     marker = f"{LOG}.killed"
     if step == KILL_AT and not os.path.exists(marker):
         _append(marker, "killed")
@@ -64,7 +68,17 @@ agent = DurableAgent(AgentLoop(FunctionDriver(model), tools=[bump], max_steps=50
 def main() -> None:
     from dbos import DBOS
 
+    if sys.argv[1] == "enqueue":  # put a run on a queue for a worker, and leave
+        database, workflow_id, steps, queue = sys.argv[2:6]
+        launch(database, executor_id="client", queues=[])
+        try:
+            agent.enqueue(AgentState.initial("You count.", messages=[steps]), queue, workflow_id)
+        finally:
+            shutdown()
+        return
+    global KILL_AT
     database, workflow_id, steps = sys.argv[1], sys.argv[2], sys.argv[3]
+    KILL_AT = int(sys.argv[4]) if len(sys.argv) > 4 else None
     launch(database)  # recovers this executor's pending runs, if any
     try:
         if DBOS.get_workflow_status(workflow_id) is None:

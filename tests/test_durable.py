@@ -358,6 +358,76 @@ def test_worker_and_recover_reject_bad_input_with_one_line(tmp_path, args, messa
     assert not (ROOT / "x.db").exists()
 
 
+def test_a_worker_stopped_with_sigterm_lets_its_run_finish(tmp_path):
+    """SIGTERM: the worker takes no more runs, finishes the one in flight (within
+    ``--grace``), says so and exits 0; every step ran once."""
+    env = {
+        **os.environ,
+        "DURABLE_LOG": str(tmp_path / "effects"),
+        "DURABLE_INFER_LOG": str(tmp_path / "infer"),
+        "DURABLE_PAUSE": "0.3",
+    }
+    database = f"sqlite:///{tmp_path / 'system.sqlite'}"
+    worker = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agents",
+            "worker",
+            "tests.durable_app:agent",
+            "--queue",
+            "q",
+            "--database",
+            database,
+            "--grace",
+            "60",
+        ],
+        cwd=ROOT,
+        env=env,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        enqueued = subprocess.run(
+            [
+                sys.executable,
+                str(ROOT / "tests" / "durable_app.py"),
+                "enqueue",
+                database,
+                "run-1",
+                "5",
+                "q",
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert enqueued.returncode == 0, enqueued.stderr
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "effects").exists():
+            assert time.monotonic() < deadline and worker.poll() is None, "the run never started"
+            time.sleep(0.05)
+        worker.send_signal(signal.SIGTERM)
+    finally:
+        try:
+            _, stderr = worker.communicate(timeout=120)
+        finally:
+            if worker.poll() is None:
+                worker.kill()
+                worker.communicate()
+    assert worker.returncode == 0, stderr
+    assert "stopping (up to 60 s)" in stderr and "stopped" in stderr
+    effects = (tmp_path / "effects").read_text().splitlines()
+    assert effects == [f"run-1 {k} call-{k}" for k in range(1, 6)]
+    with sqlite3.connect(tmp_path / "system.sqlite") as db:
+        (status,) = db.execute(
+            "SELECT status FROM workflow_status WHERE workflow_uuid = 'run-1'"
+        ).fetchone()
+    assert status == "SUCCESS"
+
+
 # -- crashes: child processes killed with SIGKILL -----------------------------------------------
 
 

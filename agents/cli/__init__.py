@@ -84,6 +84,14 @@ def _parser() -> argparse.ArgumentParser:
             command.add_argument(
                 "--concurrency", type=int, metavar="N", help="runs at once in this worker"
             )
+            command.add_argument(
+                "--grace",
+                type=float,
+                default=30.0,
+                metavar="SECONDS",
+                help="on SIGTERM or Ctrl-C, how long to let runs in flight finish "
+                "(the rest are recovered later; default 30)",
+            )
         else:
             command.add_argument(
                 "--executor",
@@ -364,8 +372,10 @@ def _worker(args: argparse.Namespace, out: TextIO) -> int:
     sys.stderr.flush()
     try:
         stop.wait()
+        sys.stderr.write(f"agents worker {executor}: stopping (up to {args.grace:g} s)\n")
+        sys.stderr.flush()
     finally:
-        dbos.shutdown()
+        dbos.shutdown(grace=args.grace)
     sys.stderr.write(f"agents worker {executor}: stopped\n")
     return OK
 

@@ -22,6 +22,7 @@ import contextlib
 import contextvars
 import json
 import logging
+import math
 import sys
 import threading
 from collections.abc import Callable, Iterable
@@ -523,9 +524,11 @@ def _log_to_current_stderr() -> None:
                 handler.stream = sys.stderr  # setStream would flush the closed stream
 
 
-def shutdown() -> None:
-    """Stop DBOS in this process (runs in flight are recovered by the next launch)."""
-    DBOS.destroy()
+def shutdown(grace: float = 0) -> None:
+    """Stop DBOS in this process: take no more runs, wait up to ``grace`` seconds for the
+    runs in flight, and leave the rest to recovery (the next launch with this executor id,
+    or ``recover``)."""
+    DBOS.destroy(workflow_completion_timeout_sec=math.ceil(grace))
 
 
 def retrieve(workflow_id: str) -> DurableHandle:
