@@ -183,6 +183,21 @@ class AgentLoop:
             raise ConfigurationError(f"with_limits() got unknown limits {sorted(unknown)}")
         return attrs.evolve(self, **limits)
 
+    # -- self-description -----------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        """Tools (with schemas), hooks (triggers, priorities), interceptors, limits, driver
+        and model, as JSON data — without secrets (see ``agents.describe``)."""
+        from agents.describe import describe
+
+        return describe(self)
+
+    def describe_markdown(self) -> str:
+        """``describe()`` as a Markdown page."""
+        from agents.describe import describe_markdown
+
+        return describe_markdown(self)
+
     # -- runners --------------------------------------------------------------------------
 
     def run(

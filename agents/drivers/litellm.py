@@ -110,6 +110,16 @@ class LiteLLMDriver:
             if is_secret_key(key) and isinstance(value, str) and value
         )
 
+    def describe(self) -> dict[str, Any]:
+        """The driver's settings for ``AgentLoop.describe()`` (secrets redacted there)."""
+        return {
+            "num_retries": self.num_retries,
+            "retry_backoff": self.retry_backoff,
+            "timeout": self.timeout,
+            "stream": self.stream,
+            "options": {k: v for k, v in self._options.items() if _plain_json(v)},
+        }
+
     def __repr__(self) -> str:
         shown = {k: ("[redacted]" if is_secret_key(k) else v) for k, v in self._options.items()}
         return f"LiteLLMDriver({self.model!r}, stream={self.stream}, options={shown})"
@@ -461,3 +471,11 @@ class _Stream:
         ]
         raw = {"chunks": self.raw} if self.raw is not None else None
         return "".join(self.text), calls, self.finish_reason, self.usage, self.model, raw
+
+
+def _plain_json(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
