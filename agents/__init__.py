@@ -72,6 +72,7 @@ from agents.retry import RetryInterceptor
 from agents.signals import ExecutionContinuation, StopReason, StopSignal
 from agents.state import AgentState
 from agents.step import AgentStep, StepExecution, StepType, ToolExecution
+from agents.subagents import SubagentFailed, subagent_tool
 from agents.timeline import TimelineRow
 from agents.tools import StopAgent, Tool, ToolContext, ToolResult, Tools, tool
 from agents.usage import Usage
@@ -145,6 +146,7 @@ __all__ = [
     "StopReason",
     "StopSignal",
     "StopSignalReceived",
+    "SubagentFailed",
     "SyncDriver",
     "SystemClock",
     "TimelineRow",
@@ -161,6 +163,7 @@ __all__ = [
     "Usage",
     "hook",
     "inference_interceptor",
+    "subagent_tool",
     "tool",
     "tool_interceptor",
 ]

@@ -131,17 +131,30 @@ def redact(value: Any) -> Any:
 
 # -- encoding ---------------------------------------------------------------------------------
 
-_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+_FIELDS: dict[type, tuple[tuple[str, bool, bool], ...]] = {}
+# Fields added after schema version 1 was published: written only when set, read as their
+# default (None) when absent, so documents without them read as before and documents
+# that do not use them stay byte for byte what they were.
+_OPTIONAL: Final[dict[type, frozenset[str]]] = {ToolExecution: frozenset({"child"})}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    # ToolExecution.child names AgentState, which step.py can only import for type checking.
+    return typing.get_type_hints(cls, localns={"AgentState": AgentState})
+
+
 _PLAIN: Final = frozenset({str, int, float, bool, str | None, int | None, float | None})
 
 
-def _field_plan(cls: type) -> tuple[tuple[str, bool], ...]:
+def _field_plan(cls: type) -> tuple[tuple[str, bool, bool], ...]:
     """Each field's name, and whether its values are JSON scalars written as they are."""
     plan = _FIELDS.get(cls)
     if plan is None:
-        hints = typing.get_type_hints(cls)
+        hints = _hints(cls)
+        optional = _OPTIONAL.get(cls, frozenset())
         plan = _FIELDS[cls] = tuple(
-            (field.name, hints.get(field.name) in _PLAIN) for field in attrs.fields(cls)
+            (field.name, hints.get(field.name) in _PLAIN, field.name in optional)
+            for field in attrs.fields(cls)
         )
     return plan
 
@@ -210,10 +223,12 @@ def _encode_record(record: Record, refs: _Refs | None) -> dict[str, Any]:
         refs = _Refs(record.context)  # type: ignore[attr-defined]
     elif refs is not None:
         refs.encoded[id(record)] = out  # filled in below
-    for name, plain in _field_plan(cls):
+    for name, plain, optional in _field_plan(cls):
         value = getattr(record, name)
         if plain:
             out[name] = value
+            continue
+        if optional and value is None:
             continue
         if name == "input_messages" and cls is AgentStep and refs is not None:
             prefix = refs.prefix_of(value)
@@ -396,12 +411,17 @@ def _record_decoder(cls: type[Record]) -> Decoder:
 def _field_decoders(cls: type[Record]) -> dict[str, Decoder]:
     decoders = _DECODERS.get(cls)
     if decoders is None:
-        hints = typing.get_type_hints(cls)
+        hints = _hints(cls)
         decoders = {}
         for field in attrs.fields(cls):  # type: ignore[arg-type]
             decoders[field.name] = _decoder_for(hints[field.name], cls.__name__)
         _DECODERS[cls] = decoders
+        optional = _OPTIONAL.get(cls, frozenset())
+        _REQUIRED[cls] = {k: v for k, v in decoders.items() if k not in optional}
     return decoders
+
+
+_REQUIRED: dict[type, dict[str, Decoder]] = {}
 
 
 def _messages_ref(value: Any, path: str, context: _Context) -> History[Message]:
@@ -422,19 +442,23 @@ def _messages_ref(value: Any, path: str, context: _Context) -> History[Message]:
 
 def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
     decoders = _field_decoders(cls)
-    if (
-        not context.paths
-        and cls not in _SPECIAL
-        and type(value) is dict
-        and len(value) == len(decoders) + 1
-        and value.get("kind") == cls.__name__
-    ):  # the optimistic pass: exactly the fields and "kind"; any doubt goes the long way
-        try:
-            return cls(
-                **{name: decode(value[name], path, context) for name, decode in decoders.items()}
-            )
-        except (KeyError, TypeError, ValueError):
-            raise StateDecodeError(f"invalid {cls.__name__}", path) from None
+    if not context.paths and cls not in _SPECIAL and type(value) is dict:
+        # The optimistic pass: exactly the fields (or the required ones) and "kind"; any
+        # doubt goes the long way.
+        fields = (
+            decoders
+            if len(value) == len(decoders) + 1
+            else _REQUIRED[cls]
+            if len(value) == len(_REQUIRED[cls]) + 1
+            else None
+        )
+        if fields is not None and value.get("kind") == cls.__name__:
+            try:
+                return cls(
+                    **{name: decode(value[name], path, context) for name, decode in fields.items()}
+                )
+            except (KeyError, TypeError, ValueError):
+                raise StateDecodeError(f"invalid {cls.__name__}", path) from None
     if not isinstance(value, dict):
         raise StateDecodeError(f"expected a {cls.__name__} object, got {_type_name(value)}", path)
     kind = value.get("kind")
@@ -454,16 +478,20 @@ def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
     if unknown:
         where = f"{path}.{unknown[0]}" if path != "$" else unknown[0]
         raise StateDecodeError(f"unknown field for {cls.__name__}", where)
+    outer_refs = context.refs  # a sub-agent's state nests inside its parent's
     if cls is AgentState:
         context_path = _join(path, "context")
         if "context" not in value:
             raise StateDecodeError(f"missing field of {cls.__name__}", context_path)
         decoded_context = _decode_record(value["context"], context_path, context, AgentContext)
         context.refs = _Refs(decoded_context)
+    optional = _OPTIONAL.get(cls, frozenset())
     kwargs: dict[str, Any] = {}
     for name, decode in decoders.items():
         field_path = _join(path, name) if paths else path
         if name not in value:
+            if name in optional:
+                continue
             raise StateDecodeError(f"missing field of {cls.__name__}", field_path)
         raw = value[name]
         if cls is AgentState and name == "context":
@@ -478,6 +506,7 @@ def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
             kwargs[name] = _messages_ref(raw, field_path, context)
             continue
         kwargs[name] = decode(raw, field_path, context)
+    context.refs = outer_refs
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:

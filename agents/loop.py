@@ -35,7 +35,7 @@ from agents.perform import (
     threaded,
     with_deltas,
 )
-from agents.reporting import reporting
+from agents.reporting import forwarding, reporting
 from agents.state import AgentState
 from agents.stopping import Limits
 from agents.tools import COMPLETE_GOAL_TOOL, Tool, Tools
@@ -336,7 +336,11 @@ class AgentLoop:
                 if kind is Infer:
                     result = perform_inference(infer, effect, step_emit)  # type: ignore[arg-type]
                 elif kind is InvokeTools:
-                    result = tools.perform(effect)  # type: ignore[arg-type]
+                    if step_emit is None:
+                        result = tools.perform(effect)  # type: ignore[arg-type]
+                    else:  # a sub-agent started by a tool reports to this run's listeners
+                        with forwarding(step_emit):
+                            result = tools.perform(effect)  # type: ignore[arg-type]
                 else:
                     result = None
                     if progress:
@@ -412,7 +416,11 @@ class AgentLoop:
                     except Exception as exc:
                         result = Failed(ErrorInfo.from_exception(exc))
                 elif kind is InvokeTools:
-                    result = await tools.perform(effect)  # type: ignore[arg-type]
+                    if step_emit is None:
+                        result = await tools.perform(effect)  # type: ignore[arg-type]
+                    else:
+                        with forwarding(step_emit):
+                            result = await tools.perform(effect)  # type: ignore[arg-type]
                 else:
                     result = None
                     if progress:

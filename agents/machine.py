@@ -552,7 +552,7 @@ def execute(
             state = add_signal(state, natural)
             signals_added(state, number)
         assert state.execution is not None
-        usage = response.usage
+        usage = step.usage if executions else response.usage  # sub-agents' usage counts
         tokens += usage.input_tokens + usage.output_tokens
         cost += usage.cost
         state = archive_step(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Iterable
@@ -225,7 +226,10 @@ class SyncTools:
             self._pool = concurrent.futures.ThreadPoolExecutor(
                 max_workers=_MAX_THREADS, thread_name_prefix="agents-tools"
             )
-        futures = [self._pool.submit(self._one, invocation) for invocation in invocations]
+        futures = [  # each thread sees this context (a sub-agent's listeners, for one)
+            self._pool.submit(contextvars.copy_context().run, self._one, invocation)
+            for invocation in invocations
+        ]
         return _gather([future.exception() or future.result() for future in futures], now)
 
     def close(self) -> None:

@@ -17,7 +17,15 @@ import attrs
 from agents.errors import ErrorInfo
 from agents.events import Event, InferenceDelta, InferenceRetry
 
-__all__ = ["Reporter", "current_reporter", "report_delta", "report_retry", "reporting"]
+__all__ = [
+    "Reporter",
+    "current_forward",
+    "current_reporter",
+    "forwarding",
+    "report_delta",
+    "report_retry",
+    "reporting",
+]
 
 
 @attrs.frozen
@@ -98,3 +106,22 @@ def report_retry(attempt: int, error: ErrorInfo, delay: float) -> None:
     reporter = _CURRENT.get()
     if reporter is not None:
         reporter.retry(attempt, error, delay)
+
+
+_FORWARD: ContextVar[Callable[[Event], None] | None] = ContextVar("agents_forward", default=None)
+
+
+def current_forward() -> Callable[[Event], None] | None:
+    """Inside a tool call: where the events of a run the tool starts (a sub-agent) go — the
+    calling run's listeners and log; ``None`` when nobody listens."""
+    return _FORWARD.get()
+
+
+@contextmanager
+def forwarding(emit: Callable[[Event], None] | None) -> Iterator[None]:
+    """Tool calls made in this block forward nested runs' events to ``emit``."""
+    token = _FORWARD.set(emit)
+    try:
+        yield
+    finally:
+        _FORWARD.reset(token)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 from pyrsistent.typing import PMap, PVector
@@ -16,6 +16,9 @@ from agents.persistent import EMPTY_VECTOR, History, deep_freeze, to_history, to
 from agents.record import Record
 from agents.signals import EMPTY_CONTINUATION, ExecutionContinuation, StopSignal
 from agents.usage import ZERO_USAGE, Usage
+
+if TYPE_CHECKING:
+    from agents.state import AgentState
 
 __all__ = ["AgentStep", "StepExecution", "StepType", "ToolExecution"]
 
@@ -41,6 +44,9 @@ class ToolExecution(Record):
     stop_signal: StopSignal | None = None
     started_at: datetime
     completed_at: datetime
+    # A sub-agent's whole run (its final state), kept for audit; its usage counts in the
+    # step that called it. Written by the codec only when set.
+    child: AgentState | None = None
 
     @property
     def name(self) -> str:
@@ -124,8 +130,13 @@ class AgentStep(Record):
 
     @property
     def usage(self) -> Usage:
-        """The usage of the model call, zero if it failed."""
-        return self.response.usage if self.response is not None else ZERO_USAGE
+        """The usage of the model call (zero if it failed), plus that of the sub-agents its
+        tool calls ran."""
+        usage = self.response.usage if self.response is not None else ZERO_USAGE
+        for execution in self.tool_executions:
+            if execution.child is not None:
+                usage = usage + execution.child.usage
+        return usage
 
     def with_error(self, error: ErrorInfo) -> AgentStep:
         """A copy with one more error."""

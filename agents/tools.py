@@ -59,6 +59,8 @@ class ToolResult:
 
     value: Any = None
     terminate: bool = attrs.field(default=False, kw_only=True)
+    # A sub-agent's final state, kept on the execution (see ``agents.subagents``).
+    child: AgentState | None = attrs.field(default=None, kw_only=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -250,12 +252,14 @@ def _from_exception(invocation: ToolInvocation, tool: Tool, exc: Exception) -> T
         )
     if isinstance(exc, _ToolTimeoutError):
         return _timed_out(invocation, tool)
+    child = getattr(exc, "child", None)  # a failed sub-agent's run, kept for audit
     return ToolExecution(
         id=invocation.id,
         tool_call=invocation.tool_call,
         error=ErrorInfo.from_exception(exc),
         started_at=invocation.started_at,
         completed_at=invocation.started_at,
+        child=child if isinstance(child, AgentState) else None,
     )
 
 
@@ -268,9 +272,11 @@ def _from_value(
     invocation: ToolInvocation, value: Any, completed: Callable[[], datetime] | None = None
 ) -> ToolExecution:
     terminate = False
+    child = None
     kind = type(value)
     if kind is ToolResult:
         terminate = value.terminate
+        child = value.child
         value = value.value
         kind = type(value)
     if kind not in _PLAIN or (kind is float and not math.isfinite(value)):
@@ -292,6 +298,7 @@ def _from_value(
         None,  # stop_signal
         started_at,
         started_at if completed is None else completed(),
+        child,
     )
 
 

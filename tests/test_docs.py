@@ -29,6 +29,7 @@ def test_every_page_is_checked():
         "docs/how-to/human-approval.md",
         "docs/how-to/scale-out.md",
         "docs/how-to/describe.md",
+        "docs/how-to/subagents.md",
     } | {f"docs/concepts/{name}.md" for name in ("state", "loop", "hooks", "stopping", "tools")}
     assert expected <= names
 

@@ -48,7 +48,9 @@ LAYERS = {
         2,
     ),
     # shell: runners and drivers
-    **dict.fromkeys(["loop", "drivers", "reporting", "retry", "perform", "describe"], 3),
+    **dict.fromkeys(
+        ["loop", "drivers", "reporting", "retry", "perform", "describe", "subagents"], 3
+    ),
     # the outermost edges
     **dict.fromkeys(
         ["testing", "cli", "audit", "persistence", "durable", "__init__", "__main__"], 4

@@ -1,0 +1,268 @@
+"""Sub-agents (issue 9): an agent as a tool, its run kept for audit, its usage rolled up."""
+
+from __future__ import annotations
+
+from agents import (
+    AgentLoop,
+    AgentState,
+    AuditLog,
+    ExecutionCompleted,
+    ExecutionStatus,
+    InferenceRequest,
+    Role,
+    StepType,
+    ToolCall,
+    Usage,
+    subagent_tool,
+    tool,
+)
+from agents.subagents import DEPTH_KEY
+from agents.testing import (
+    FunctionDriver,
+    ScriptedDriver,
+    SequentialIds,
+    TickingClock,
+    assert_invariants,
+    call,
+    capture_events,
+    fail,
+    reply,
+)
+
+PARENT_USAGE = Usage(input_tokens=100, output_tokens=20, cost=0.5)
+CHILD_USAGE = Usage(input_tokens=30, output_tokens=7, cost=0.25)
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add.
+
+    Args:
+        a: first
+        b: second
+    """
+    return a + b
+
+
+@tool
+def sub(a: int, b: int) -> int:
+    """Subtract.
+
+    Args:
+        a: first
+        b: second
+    """
+    return a - b
+
+
+def child_loop(*steps) -> AgentLoop:
+    return AgentLoop(
+        ScriptedDriver(list(steps)),
+        tools=[add, sub],
+        ids=SequentialIds("child-"),
+        clock=TickingClock(),
+    )
+
+
+def parent_loop(researcher, *steps, listeners=()) -> AgentLoop:
+    return AgentLoop(
+        ScriptedDriver(list(steps)),
+        tools=[researcher],
+        ids=SequentialIds(),
+        clock=TickingClock(),
+        listeners=listeners,
+    )
+
+
+def test_the_childs_answer_is_the_tool_result_and_its_run_is_kept():
+    researcher = subagent_tool(
+        "researcher",
+        "Finds things out.",
+        lambda: child_loop(call("add", a=40, b=2), reply("it is 42", usage=CHILD_USAGE)),
+        system_prompt="You research.",
+    )
+    loop = parent_loop(
+        researcher,
+        call("researcher", task="what is 40 + 2?", id="r1"),
+        reply("The answer is 42.", usage=PARENT_USAGE),
+    )
+    final = loop.run(AgentState.initial("You delegate.", messages=["go"]))
+    assert final.status is ExecutionStatus.COMPLETED
+    (execution,) = final.find_tool_executions(name="researcher")
+    assert execution.value == "it is 42" and execution.error is None
+    child = execution.child
+    assert child is not None and child.status is ExecutionStatus.COMPLETED
+    assert child.parent_agent_id == final.agent_id == "agent-1"
+    assert child.agent_id == "child-agent-1"
+    assert child.context.system_prompt == "You research."
+    assert child.metadata[DEPTH_KEY] == 1
+    assert [m.content for m in child.messages][:1] == ["what is 40 + 2?"]
+    assert child.tool_executions[0].value == 42
+    assert final.messages[-2].content == "it is 42"  # what the parent's model saw
+    assert_invariants(final)
+    assert_invariants(child)
+
+
+def test_the_childs_usage_rolls_up_into_the_parents_step():
+    researcher = subagent_tool(
+        "researcher",
+        "Finds things out.",
+        lambda: child_loop(call("add", a=1, b=2), reply("3", usage=CHILD_USAGE)),
+    )
+    loop = parent_loop(
+        researcher,
+        call("researcher", task="1 + 2?"),
+        reply("3", usage=PARENT_USAGE),
+    )
+    final = loop.run(AgentState.initial(messages=["go"]))
+    child = final.tool_executions[0].child
+    first, second = final.steps
+    assert first.usage == first.response.usage + child.usage
+    assert child.usage == CHILD_USAGE
+    assert final.usage == first.usage + second.usage
+    assert final.usage.cost == CHILD_USAGE.cost + PARENT_USAGE.cost
+    row = final.timeline()[0]
+    assert (row.input_tokens, row.output_tokens, row.cost) == (30, 7, 0.25)
+
+
+def test_the_childs_events_reach_the_parents_listeners_with_the_childs_ids():
+    events = capture_events()
+    researcher = subagent_tool(
+        "researcher", "Finds things out.", lambda: child_loop(reply("found"))
+    )
+    loop = parent_loop(researcher, call("researcher", task="find"), reply("ok"), listeners=[events])
+    final = loop.run(AgentState.initial(messages=["go"]))
+    completed = [e for e in events.events if isinstance(e, ExecutionCompleted)]
+    assert [e.agent_id for e in completed] == ["child-agent-1", final.agent_id]
+    child_events = [e for e in events.events if e.agent_id == "child-agent-1"]
+    assert child_events and all(
+        e.execution_id == final.tool_executions[0].child.execution.execution_id
+        for e in child_events
+    )
+
+
+def nested_loop(max_depth: int) -> AgentLoop:
+    """An agent whose tool is itself: each level delegates once, then answers."""
+
+    def model(request: InferenceRequest) -> list[ToolCall] | str:
+        results = [m for m in request.messages if m.role is Role.TOOL]
+        if not results:
+            return [ToolCall(id="deeper", name="helper", arguments={"task": "go deeper"})]
+        return f"done after: {results[-1].content}"
+
+    helper = subagent_tool("helper", "Delegates.", lambda: nested_loop(max_depth), max_depth)
+    return AgentLoop(
+        FunctionDriver(model), tools=[helper], ids=SequentialIds(), clock=TickingClock()
+    )
+
+
+def test_nesting_stops_at_the_depth_limit_with_a_failed_call_the_model_sees():
+    final = nested_loop(max_depth=3).run(AgentState.initial(messages=["start"]))
+    assert final.status is ExecutionStatus.COMPLETED
+    depths = []
+    state = final
+    while state.tool_executions and state.tool_executions[0].child is not None:
+        state = state.tool_executions[0].child
+        depths.append(state.metadata[DEPTH_KEY])
+    assert depths == [1, 2, 3]
+    deepest = state.tool_executions[0]
+    assert deepest.child is None and deepest.failed
+    assert "would run at depth 4; the limit is 3" in deepest.error.message
+    assert state.steps[0].step_type is StepType.ERROR
+    assert state.final_response.startswith("done after: Error")  # the model saw the error
+    assert final.final_response.startswith("done after: " * 4 + "Error: SubagentFailed")
+
+
+def test_a_failed_child_is_a_failed_tool_execution_and_is_kept():
+    researcher = subagent_tool(
+        "researcher",
+        "Finds things out.",
+        lambda: child_loop(fail(RuntimeError("model down"))),
+    )
+    loop = parent_loop(researcher, call("researcher", task="find"), reply("sorry"))
+    final = loop.run(AgentState.initial(messages=["go"]))
+    execution = final.tool_executions[0]
+    assert execution.failed and execution.error.type == "SubagentFailed"
+    assert "sub-agent 'researcher' failed: RuntimeError: model down" in execution.error.message
+    assert execution.child is not None and execution.child.status is ExecutionStatus.FAILED
+    assert "model down" in final.messages[-2].content  # the parent's model sees the failure
+
+
+def test_a_loop_factory_that_raises_is_a_failed_tool_execution():
+    def broken():
+        raise KeyError("no such agent")
+
+    researcher = subagent_tool("researcher", "Finds things out.", broken)
+    final = parent_loop(researcher, call("researcher", task="x"), reply("ok")).run(
+        AgentState.initial(messages=["go"])
+    )
+    execution = final.tool_executions[0]
+    assert execution.failed and execution.child is None
+    assert "could not be built: KeyError" in execution.error.message
+
+
+def test_allow_and_deny_narrow_the_childs_tools():
+    only_add = subagent_tool(
+        "adder",
+        "Adds.",
+        lambda: child_loop(call("sub", a=3, b=1), reply("no sub")),
+        allow_tools=["add"],
+    )
+    final = parent_loop(only_add, call("adder", task="x"), reply("ok")).run(
+        AgentState.initial(messages=["go"])
+    )
+    child = final.tool_executions[0].child
+    assert child.tool_executions[0].error.type == "UnknownTool"
+    assert "available tools: add" in child.tool_executions[0].error.message
+
+    no_sub = subagent_tool(
+        "adder", "Adds.", lambda: child_loop(call("sub", a=3, b=1), reply("no")), deny_tools=["sub"]
+    )
+    final = parent_loop(no_sub, call("adder", task="x"), reply("ok")).run(
+        AgentState.initial(messages=["go"])
+    )
+    assert final.tool_executions[0].child.tool_executions[0].error.type == "UnknownTool"
+
+
+def test_a_history_with_sub_agents_survives_the_codec_and_the_audit_log(tmp_path):
+    researcher = subagent_tool(
+        "researcher",
+        "Finds things out.",
+        lambda: child_loop(call("add", a=1, b=1), reply("2", usage=CHILD_USAGE)),
+    )
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        loop = parent_loop(researcher, call("researcher", task="1+1"), reply("2"), listeners=[log])
+        final = loop.run(AgentState.initial(messages=["go"]))
+    assert AgentState.from_json(final.to_json()) == final
+    assert AuditLog.verify(path) > 0
+    assert AuditLog.read(path) == final
+
+
+def test_a_history_without_sub_agents_is_written_as_before():
+    """``child`` is written only when set: histories without sub-agents keep their JSON."""
+    final = child_loop(call("add", a=1, b=1), reply("2")).run(AgentState.initial(messages=["go"]))
+    text = final.to_json()
+    assert '"child"' not in text
+    assert AgentState.from_json(text) == final
+
+
+def test_limits_count_the_childs_cost_and_a_child_without_an_answer_fails_the_call():
+    pricey = subagent_tool("pricey", "Costs.", lambda: child_loop(reply("done", usage=CHILD_USAGE)))
+    loop = parent_loop(pricey, call("pricey", task="x"), reply("never")).with_limits(max_cost=0.2)
+    final = loop.run(AgentState.initial(messages=["go"]))
+    assert final.step_count == 1  # the child's 0.25 crossed the parent's budget
+    assert final.stop_reason.value == "cost_limit"
+
+    endless = subagent_tool(
+        "endless",
+        "Never answers.",
+        lambda: child_loop(call("add", a=1, b=1), call("add", a=2, b=2)).with_limits(max_steps=1),
+    )
+    final = parent_loop(endless, call("endless", task="x"), reply("ok")).run(
+        AgentState.initial(messages=["go"])
+    )
+    execution = final.tool_executions[0]
+    assert execution.failed
+    assert "stopped (steps_limit) without an answer" in execution.error.message
+    assert execution.child.step_count == 1
