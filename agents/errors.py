@@ -15,6 +15,7 @@ __all__ = [
     "AgentError",
     "AuditLogTampered",
     "ConfigurationError",
+    "DefinitionError",
     "ErrorInfo",
     "InvariantViolation",
     "ProviderError",
@@ -64,6 +65,20 @@ class AgentError(Exception):
 
 class ConfigurationError(AgentError):
     """Misuse found before a run starts: a bad option, tool, hook or argument."""
+
+
+class DefinitionError(ConfigurationError):
+    """An agent definition file that cannot be used (``agents.definitions``): ``file``,
+    ``line`` (1-based, when known) and ``field`` say where."""
+
+    def __init__(
+        self, message: str, *, file: str, line: int | None = None, field: str | None = None
+    ) -> None:
+        where = file + (f":{line}" if line is not None else "")
+        super().__init__(f"{where}: {field + ': ' if field else ''}{message}")
+        self.file = file
+        self.line = line
+        self.field = field
 
 
 class ProviderError(AgentError):

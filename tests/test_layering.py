@@ -53,7 +53,17 @@ LAYERS = {
     ),
     # the outermost edges
     **dict.fromkeys(
-        ["testing", "cli", "audit", "persistence", "durable", "__init__", "__main__"], 4
+        [
+            "testing",
+            "cli",
+            "audit",
+            "persistence",
+            "durable",
+            "definitions",
+            "__init__",
+            "__main__",
+        ],
+        4,
     ),
 }
 RECORDS = {name for name, layer in LAYERS.items() if layer == 0}
@@ -62,6 +72,7 @@ OWNERS = {
     "structlog": "log.py",
     "hypothesis": "testing/strategies.py",
     "dbos": "durable/dbos.py",
+    "yaml": "definitions.py",
     "pytest": "testing/plugin.py",
     "psycopg": "persistence/postgres.py",
 }

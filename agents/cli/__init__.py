@@ -37,8 +37,16 @@ def _parser() -> argparse.ArgumentParser:
         default=".",
         help="directory for the run file (default: the current directory)",
     )
-    run = commands.add_parser("run", help="run an agent: MODULE:ATTR is an AgentLoop")
-    run.add_argument("target", metavar="MODULE:ATTR")
+    run = commands.add_parser(
+        "run",
+        help="run an agent: MODULE:ATTR (an AgentLoop) or a definition file (.md, .toml, .yaml)",
+    )
+    run.add_argument("target", metavar="MODULE:ATTR|FILE")
+    run.add_argument(
+        "--registry",
+        metavar="MODULE:ATTR",
+        help="tools (and definitions) a definition file may name: a Registry or a list",
+    )
     run.add_argument("--input", default="Hello!", help="the user message")
     run.add_argument("--model", help="a litellm model name to use instead of the loop's driver")
     run.add_argument("--out", metavar="FILE", default="agents-run.jsonl", help="the run file")
@@ -303,23 +311,44 @@ def _run(args: argparse.Namespace, out: TextIO) -> int:
     from agents.loop import AgentLoop
     from agents.state import AgentState
 
-    module_name, _, attribute = args.target.partition(":")
-    if not module_name or not attribute:
-        raise ConfigurationError(f"expected MODULE:ATTR, got {args.target!r}")
     sys.path.insert(0, os.getcwd())
-    try:
-        target = getattr(importlib.import_module(module_name), attribute)
-    except (ImportError, AttributeError) as exc:
-        raise ConfigurationError(f"cannot load {args.target}: {exc}") from None
-    loop = target() if callable(target) and not isinstance(target, AgentLoop) else target
-    if not isinstance(loop, AgentLoop):
-        raise ConfigurationError(f"{args.target} is not an AgentLoop (or a function making one)")
-    if args.model:
-        from agents.drivers.litellm import LiteLLMDriver
 
-        loop = loop.with_driver(LiteLLMDriver(args.model))
+    def load(spec: str) -> Any:
+        module_name, _, attribute = spec.partition(":")
+        if not module_name or not attribute:
+            raise ConfigurationError(f"expected MODULE:ATTR, got {spec!r}")
+        try:
+            return getattr(importlib.import_module(module_name), attribute)
+        except (ImportError, AttributeError) as exc:
+            raise ConfigurationError(f"cannot load {spec}: {exc}") from None
+
+    from agents.definitions import SUFFIXES
+
+    initial = AgentState.initial()
+    if os.path.splitext(args.target)[1].lower() in SUFFIXES:
+        from agents.definitions import AgentDefinition
+
+        definition = AgentDefinition.load(args.target)
+        registry = load(args.registry) if args.registry else None
+        driver = None
+        if args.model:
+            from agents.drivers.litellm import LiteLLMDriver
+
+            driver = LiteLLMDriver(args.model)
+        loop, initial = definition.build(registry, driver=driver)
+    else:
+        target = load(args.target)
+        loop = target() if callable(target) and not isinstance(target, AgentLoop) else target
+        if not isinstance(loop, AgentLoop):
+            raise ConfigurationError(
+                f"{args.target} is not an AgentLoop (or a function making one)"
+            )
+        if args.model:
+            from agents.drivers.litellm import LiteLLMDriver
+
+            loop = loop.with_driver(LiteLLMDriver(args.model))
     with AuditLog.open(args.out) as log:
-        final = loop.with_listeners(log).run(AgentState.initial(messages=[args.input]))
+        final = loop.with_listeners(log).run(initial.with_user_message(args.input))
     _print_timeline(final, out)
     out.write(f"run written to {args.out}\n")
     return OK

@@ -1,0 +1,412 @@
+"""Agent definitions: an agent described in a TOML, YAML or Markdown file.
+
+A definition names the agent, gives its system prompt, model, tools (by name, from a
+registry of ``Tool``s), limits and sub-agents (other definitions, by name). Markdown files
+carry the fields as YAML front matter between ``---`` lines and the system prompt as their
+body. ``AgentDefinition.load(path)`` reads one (a ``DefinitionError`` names the file, the
+line where it can and the field), ``definition.build(registry)`` gives the ``AgentLoop``
+and the initial ``AgentState``, and ``agents run path/to/agent.md --input "..."`` runs it.
+
+This is the only module importing PyYAML.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any, Final
+
+import attrs
+import yaml
+
+from agents.errors import ConfigurationError, DefinitionError
+from agents.loop import AgentLoop
+from agents.state import AgentState
+from agents.subagents import SubagentFailed, subagent_tool
+from agents.tools import Tool, Tools
+
+__all__ = ["AgentDefinition", "DefinitionError", "Registry"]
+
+SUFFIXES: Final = {".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".md": "markdown"}
+_FRONT_MATTER: Final = re.compile(r"\A---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.S)
+
+
+def _names(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
+
+
+def _strings(value: Iterable[str]) -> tuple[str, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(kw_only=True)
+class AgentDefinition:
+    """An agent as data. ``tools=None`` offers every tool of the registry; ``()`` none."""
+
+    name: str
+    description: str = ""
+    system_prompt: str = ""
+    model: str | None = None
+    llm_options: Mapping[str, Any] = attrs.field(factory=dict)
+    tools: tuple[str, ...] | None = attrs.field(default=None, converter=_names)
+    deny_tools: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    max_steps: int | None = 20
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    time_limit: float | None = None
+    tool_execution: str = "parallel"
+    subagents: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    max_depth: int = 3
+    source: str | None = attrs.field(default=None, eq=False)
+
+    # -- reading ----------------------------------------------------------------------------
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> AgentDefinition:
+        """Read a ``.toml``, ``.yaml``/``.yml`` or ``.md`` definition."""
+        file = os.fspath(path)
+        kind = SUFFIXES.get(Path(file).suffix.lower())
+        if kind is None:
+            raise DefinitionError(
+                f"not a definition file (expected {', '.join(sorted(SUFFIXES))})", file=file
+            )
+        try:
+            text = Path(file).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            raise DefinitionError("not UTF-8 text", file=file) from None
+        except OSError as exc:
+            raise DefinitionError(f"cannot read it ({exc.strerror or exc})", file=file) from None
+        return cls.from_text(text, kind, source=file)
+
+    @classmethod
+    def from_text(cls, text: str, kind: str, *, source: str = "<text>") -> AgentDefinition:
+        """Read a definition from ``text`` in ``kind`` ("toml", "yaml" or "markdown")."""
+        if kind == "toml":
+            data, lines = _read_toml(text, source)
+        elif kind == "yaml":
+            data, lines = _read_yaml(text, source, offset=0)
+        elif kind == "markdown":
+            match = _FRONT_MATTER.match(text)
+            if match is None:
+                raise DefinitionError(
+                    "a Markdown definition starts with front matter between '---' lines",
+                    file=source,
+                    line=1,
+                )
+            data, lines = _read_yaml(match.group(1) or "", source, offset=1)
+            body = text[match.end() :].strip()
+            if "system_prompt" in data and body:
+                raise DefinitionError(
+                    "give the system prompt as the body or in the front matter, not both",
+                    file=source,
+                    line=lines.get("system_prompt"),
+                    field="system_prompt",
+                )
+            if body:
+                data["system_prompt"] = body
+        else:
+            raise ValueError(f"unknown definition kind {kind!r}")
+        return _validated(data, lines, source)
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields that differ from their defaults (``name`` always), as plain data."""
+        out: dict[str, Any] = {}
+        defaults = AgentDefinition(name=self.name)
+        for field in attrs.fields(AgentDefinition):
+            if field.name == "source":
+                continue
+            value = getattr(self, field.name)
+            if field.name == "name" or value != getattr(defaults, field.name):
+                out[field.name] = (
+                    list(value)
+                    if isinstance(value, tuple)
+                    else dict(value)
+                    if isinstance(value, Mapping)
+                    else value
+                )
+        return out
+
+    def to_text(self, kind: str) -> str:
+        """The definition as a file of ``kind`` that ``from_text`` reads back equal."""
+        data = self.to_dict()
+        if kind == "toml":
+            return _write_toml(data)
+        if kind == "yaml":
+            return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+        if kind == "markdown":
+            prompt = data.pop("system_prompt", "")
+            front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+            return f"---\n{front}---\n\n{prompt}\n"
+        raise ValueError(f"unknown definition kind {kind!r}")
+
+    # -- building ---------------------------------------------------------------------------
+
+    def build(
+        self,
+        registry: Registry | Iterable[Any] | None = None,
+        *,
+        driver: Any = None,
+        **loop_options: Any,
+    ) -> tuple[AgentLoop, AgentState]:
+        """The loop and the initial state this definition describes.
+
+        ``driver`` replaces the model: a driver for this agent only, or a function
+        ``driver(definition)`` giving each agent of the tree its driver (sub-agents too).
+        Without it a ``LiteLLMDriver(model, **llm_options)`` is made. ``loop_options`` go
+        to ``AgentLoop`` (clock, ids, listeners…).
+        """
+        return self._build(Registry.of(registry), driver, loop_options)
+
+    def _build(
+        self, registry: Registry, driver: Any, loop_options: dict[str, Any]
+    ) -> tuple[AgentLoop, AgentState]:
+        tools: list[Tool] = []
+        wanted = list(registry.tools) if self.tools is None else list(self.tools)
+        unknown = [name for name in wanted if name not in registry.tools]
+        if unknown:
+            raise DefinitionError(
+                f"unknown tools {unknown}; the registry has {sorted(registry.tools) or 'none'}",
+                file=self.source or self.name,
+                field="tools",
+            )
+        tools += [registry.tools[name] for name in wanted if name not in self.deny_tools]
+        for child in self.subagents:
+            tools.append(self._subagent(child, registry, driver, loop_options))
+        loop = AgentLoop(
+            self._driver(driver),
+            tools=tools,
+            max_steps=self.max_steps,
+            max_tokens=self.max_tokens,
+            max_cost=self.max_cost,
+            time_limit=self.time_limit,
+            tool_execution=self.tool_execution,
+            **loop_options,
+        )
+        return loop, AgentState.initial(self.system_prompt)
+
+    def _driver(self, driver: Any) -> Any:
+        if driver is not None:
+            is_factory = callable(driver) and not (
+                hasattr(driver, "infer") or hasattr(driver, "ainfer")
+            )
+            return driver(self) if is_factory else driver
+        if self.model is None:
+            raise DefinitionError(
+                "no model: set 'model' or pass a driver",
+                file=self.source or self.name,
+                field="model",
+            )
+        from agents.drivers.litellm import LiteLLMDriver
+
+        return LiteLLMDriver(self.model, **dict(self.llm_options))
+
+    def _subagent(
+        self, name: str, registry: Registry, driver: Any, loop_options: dict[str, Any]
+    ) -> Tool:
+        """A sub-agent tool, built when called (so a definition may name itself, down to
+        ``max_depth``); an unknown name is a tool whose calls fail."""
+        definition = registry.definition(name, near=self.source)
+        factory_driver = driver if callable(driver) and not hasattr(driver, "infer") else None
+
+        if definition is None:
+
+            def unknown() -> AgentLoop:
+                raise SubagentFailed(f"unknown sub-agent {name!r}")
+
+            return subagent_tool(name, f"(unknown sub-agent {name})", unknown, self.max_depth)
+
+        def factory() -> tuple[AgentLoop, AgentState]:
+            return definition._build(registry, factory_driver, loop_options)
+
+        return subagent_tool(
+            name, definition.description or f"the {name} agent", factory, self.max_depth
+        )
+
+
+@attrs.frozen
+class Registry:
+    """What definitions may name: tools, and other definitions (for sub-agents)."""
+
+    tools: Mapping[str, Tool] = attrs.field(factory=dict)
+    definitions: Mapping[str, AgentDefinition] = attrs.field(factory=dict)
+
+    @classmethod
+    def of(cls, items: Registry | Iterable[Any] | None) -> Registry:
+        """A registry from tools, definitions and functions decorated with ``@tool``."""
+        if isinstance(items, Registry):
+            return items
+        tools: dict[str, Tool] = {}
+        definitions: dict[str, AgentDefinition] = {}
+        for item in items or ():
+            if isinstance(item, AgentDefinition):
+                definitions[item.name] = item
+            elif isinstance(item, Tool):
+                tools[item.name] = item
+            elif isinstance(item, Tools):
+                tools.update({name: item[name] for name in item})
+            else:
+                raise ConfigurationError(
+                    f"a registry holds Tools and AgentDefinitions, got {item!r}"
+                )
+        return cls(tools, definitions)
+
+    def definition(self, name: str, near: str | None = None) -> AgentDefinition | None:
+        """The definition named ``name``: registered, or a file ``name.md|toml|yaml|yml``
+        beside ``near`` (the naming definition's file)."""
+        found = self.definitions.get(name)
+        if found is not None or near is None:
+            return found
+        for suffix in (".md", ".toml", ".yaml", ".yml"):
+            candidate = Path(near).with_name(name + suffix)
+            if candidate.is_file():
+                return AgentDefinition.load(candidate)
+        return None
+
+
+# -- reading the formats ------------------------------------------------------------------------
+
+
+def _read_toml(text: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = re.search(r"line (\d+)", str(exc))
+        raise DefinitionError(
+            f"not valid TOML ({exc})", file=source, line=int(match.group(1)) if match else None
+        ) from None
+    lines: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        key = re.match(r"\s*\[?\s*([A-Za-z0-9_-]+)\s*[=\]]", line)
+        if key and key.group(1) not in lines:
+            lines[key.group(1)] = number
+    return data, lines
+
+
+def _read_yaml(text: str, source: str, offset: int) -> tuple[dict[str, Any], dict[str, int]]:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 + offset if mark is not None else None
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise DefinitionError(f"not valid YAML ({problem})", file=source, line=line) from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise DefinitionError(
+            f"expected a mapping of fields, got {type(data).__name__}",
+            file=source,
+            line=1 + offset,
+        )
+    lines: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key, _ in node.value:
+            if isinstance(key.value, str):
+                lines[key.value] = key.start_mark.line + 1 + offset
+    return data, lines
+
+
+def _validated(data: dict[str, Any], lines: dict[str, int], source: str) -> AgentDefinition:
+    fields = {f.name for f in attrs.fields(AgentDefinition)} - {"source"}
+    for key in data:
+        if key not in fields:
+            raise DefinitionError(
+                f"unknown field (known: {', '.join(sorted(fields))})",
+                file=source,
+                line=lines.get(str(key)),
+                field=str(key),
+            )
+    if "name" not in data:
+        raise DefinitionError("missing field", file=source, field="name")
+
+    def fail(field: str, expected: str) -> DefinitionError:
+        got = type(data[field]).__name__
+        return DefinitionError(
+            f"expected {expected}, got {got}", file=source, line=lines.get(field), field=field
+        )
+
+    checks: dict[str, tuple[Callable[[Any], bool], str]] = {
+        "name": (lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string"),
+        "description": (lambda v: isinstance(v, str), "a string"),
+        "system_prompt": (lambda v: isinstance(v, str), "a string"),
+        "model": (lambda v: v is None or isinstance(v, str), "a string"),
+        "llm_options": (lambda v: isinstance(v, dict) and _plain(v), "a table of plain values"),
+        "tools": (_string_list, "a list of tool names"),
+        "deny_tools": (_string_list, "a list of tool names"),
+        "subagents": (_string_list, "a list of agent names"),
+        "max_steps": (_positive_int_or_none, "a positive integer"),
+        "max_tokens": (_positive_int_or_none, "a positive integer"),
+        "max_cost": (_positive_number_or_none, "a positive number"),
+        "time_limit": (_positive_number_or_none, "a positive number of seconds"),
+        "tool_execution": (lambda v: v in ("parallel", "sequential"), "parallel or sequential"),
+        "max_depth": (lambda v: _positive_int_or_none(v) and v is not None, "an integer >= 1"),
+    }
+    for field, value in data.items():
+        check, expected = checks[field]
+        if not check(value):
+            raise fail(field, expected)
+    return AgentDefinition(**data, source=source)
+
+
+def _string_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) and item for item in value)
+
+
+def _positive_int_or_none(value: Any) -> bool:
+    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0)
+
+
+def _positive_number_or_none(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
+    )
+
+
+def _plain(value: Any) -> bool:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+# -- writing TOML (the flat shape of a definition: scalars, string lists, one table) --------
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # JSON escapes are TOML basic strings
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    raise TypeError(f"cannot write {type(value).__name__} as TOML")
+
+
+def _write_toml(data: dict[str, Any]) -> str:
+    missing = [key for key, value in data.items() if value is None]
+    if missing:
+        raise ValueError(f"TOML has no null: {missing} cannot be written (use YAML or Markdown)")
+    lines = [
+        f"{key} = {_toml_value(value)}"
+        for key, value in data.items()
+        if key != "llm_options" and value is not None
+    ]
+    options = data.get("llm_options")
+    if options:
+        lines += ["", "[llm_options]"]
+        lines += [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in options.items()]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,227 @@
+"""Agent definitions (issue 9): TOML, YAML and Markdown files → AgentDefinition → a loop."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from llm_server import LLMServer, answer
+
+from agents import ExecutionStatus, Role, ToolCall, tool
+from agents.definitions import AgentDefinition, DefinitionError, Registry
+from agents.testing import FunctionDriver, ScriptedDriver, SequentialIds, call, reply
+
+ROOT = Path(__file__).resolve().parent.parent
+KINDS = {"toml": ".toml", "yaml": ".yaml", "markdown": ".md"}
+
+FULL = AgentDefinition(
+    name="support",
+    description="Answers customers.",
+    system_prompt='You are "helpful".\nBe brief: one line.',
+    model="openai/gpt-test",
+    llm_options={"api_base": "http://127.0.0.1:1/v1", "temperature": 0.2},
+    tools=["lookup", "refund"],
+    deny_tools=["refund"],
+    max_steps=7,
+    max_tokens=5000,
+    max_cost=0.5,
+    time_limit=30.0,
+    tool_execution="sequential",
+    subagents=["researcher"],
+    max_depth=2,
+)
+
+
+@tool
+def lookup(order: str) -> str:
+    """Look an order up.
+
+    Args:
+        order: the order id
+    """
+    return f"{order}: shipped"
+
+
+@tool
+def refund(order: str) -> str:
+    """Refund an order.
+
+    Args:
+        order: the order id
+    """
+    return "refunded"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_format_round_trips(kind, tmp_path):
+    text = FULL.to_text(kind)
+    assert AgentDefinition.from_text(text, kind) == FULL
+    path = tmp_path / f"support{KINDS[kind]}"
+    path.write_text(text)
+    loaded = AgentDefinition.load(path)
+    assert loaded == FULL and loaded.source == str(path)
+    minimal = AgentDefinition(name="tiny")
+    assert AgentDefinition.from_text(minimal.to_text(kind), kind) == minimal
+
+
+def test_markdown_takes_the_system_prompt_from_its_body():
+    text = "---\nname: writer\nmodel: openai/x\n---\n\nYou write.\n\nShort texts only.\n"
+    definition = AgentDefinition.from_text(text, "markdown")
+    assert definition.system_prompt == "You write.\n\nShort texts only."
+    assert definition.tools is None  # every tool of the registry
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "line", "field", "message"),
+    [
+        ("toml", 'name = "a"\nmodle = "x"\n', 2, "modle", "unknown field"),
+        ("yaml", "name: a\nmax_steps: ten\n", 2, "max_steps", "expected a positive integer"),
+        ("markdown", "---\nname: a\ntools: lookup\n---\nHi\n", 3, "tools", "list of tool names"),
+        ("toml", 'description = "no name"\n', None, "name", "missing field"),
+        ("toml", 'name = "a"\nmax_cost = "cheap"\n', 2, "max_cost", "a positive number"),
+        ("yaml", "name: a\ntool_execution: random\n", 2, "tool_execution", "parallel or"),
+        ("markdown", "---\nname: a\nsystem_prompt: x\n---\nbody\n", 3, "system_prompt", "not both"),
+    ],
+)
+def test_malformed_definitions_name_the_file_the_line_and_the_field(
+    kind, text, line, field, message, tmp_path
+):
+    path = tmp_path / f"agent{KINDS[kind]}"
+    path.write_text(text)
+    with pytest.raises(DefinitionError) as info:
+        AgentDefinition.load(path)
+    error = info.value
+    assert (error.file, error.line, error.field) == (str(path), line, field)
+    assert message in str(error)
+    assert str(error).startswith(f"{path}{':' + str(line) if line else ''}: {field}: ")
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line", "message"),
+    [
+        ("bad.toml", 'name = "a"\nmax_steps = \n', 2, "not valid TOML"),
+        ("bad.yaml", "name: a\n  - broken: [\n", 2, "not valid YAML"),
+        ("bad.md", "name: a\n", 1, "front matter"),
+        ("list.yaml", "- name: a\n", 1, "expected a mapping"),
+        ("agent.json", "{}", None, "not a definition file"),
+    ],
+)
+def test_unreadable_files_are_definition_errors(name, text, line, message, tmp_path):
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(DefinitionError) as info:
+        AgentDefinition.load(path)
+    assert info.value.line == line and message in str(info.value)
+    with pytest.raises(DefinitionError, match="cannot read it"):
+        AgentDefinition.load(tmp_path / "missing.md")
+
+
+def test_build_takes_tools_from_the_registry_and_applies_the_limits():
+    definition = AgentDefinition(
+        name="support",
+        system_prompt="Help.",
+        tools=["lookup", "refund"],
+        deny_tools=["refund"],
+        max_steps=4,
+    )
+    driver = ScriptedDriver([call("lookup", order="A1"), reply("A1 has shipped.")])
+    loop, state = definition.build([lookup, refund], driver=driver, ids=SequentialIds())
+    assert list(loop.tools) == ["lookup"] and loop.max_steps == 4
+    assert state.context.system_prompt == "Help."
+    final = loop.run(state.with_user_message("Where is A1?"))
+    assert final.final_response == "A1 has shipped."
+    with pytest.raises(DefinitionError, match=r"tools: unknown tools \['nope'\]"):
+        AgentDefinition(name="x", tools=["nope"]).build([lookup], driver=driver)
+    with pytest.raises(DefinitionError, match="model: no model"):
+        AgentDefinition(name="x").build([lookup])
+
+
+def test_sub_agents_come_from_the_registry_or_the_files_beside_the_definition(tmp_path):
+    (tmp_path / "researcher.md").write_text(
+        "---\nname: researcher\ndescription: Looks things up.\ntools: [lookup]\n---\nResearch.\n"
+    )
+    (tmp_path / "lead.toml").write_text(
+        'name = "lead"\ntools = []\nsubagents = ["researcher", "ghost"]\n'
+    )
+    lead = AgentDefinition.load(tmp_path / "lead.toml")
+
+    def model(request):
+        users = [m.content for m in request.messages if m.role is Role.USER]
+        tools = [m for m in request.messages if m.role is Role.TOOL]
+        if request.messages[0].content == "Research.":  # the researcher
+            if not tools:
+                return [ToolCall(id="l", name="lookup", arguments={"order": users[0]})]
+            return f"found: {tools[-1].content}"
+        if not tools:
+            return [
+                ToolCall(id="r", name="researcher", arguments={"task": "B2"}),
+                ToolCall(id="g", name="ghost", arguments={"task": "boo"}),
+            ]
+        return "; ".join(m.content for m in tools)
+
+    loop, state = lead.build(Registry.of([lookup]), driver=lambda d: FunctionDriver(model))
+    assert sorted(loop.tools) == ["ghost", "researcher"]
+    final = loop.run(state.with_user_message("go"))
+    assert final.status is ExecutionStatus.COMPLETED
+    researcher, ghost = final.tool_executions
+    assert researcher.value == "found: B2: shipped"
+    assert researcher.child.context.system_prompt == "Research."
+    assert ghost.failed and "unknown sub-agent 'ghost'" in ghost.error.message
+    registered = AgentDefinition(name="researcher", system_prompt="Research.", tools=["lookup"])
+    loop, _ = AgentDefinition(name="lead", tools=[], subagents=["researcher"]).build(
+        Registry.of([lookup, registered]), driver=lambda d: FunctionDriver(model)
+    )
+    assert list(loop.tools) == ["researcher"]
+
+
+def test_agents_run_takes_a_definition_file(tmp_path):
+    """``agents run agent.md --input ...`` against a local chat-completions server."""
+    with LLMServer() as server:
+        server.plan(answer("Hello from the definition!"))
+        agent = tmp_path / "greeter.md"
+        agent.write_text(
+            "---\nname: greeter\nmodel: openai/test-model\nllm_options:\n"
+            f"  api_base: {server.base_url}\n  api_key: not-a-real-key\n---\nYou greet.\n"
+        )
+        result = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "agents",
+                "run",
+                str(agent),
+                "--input",
+                "hi",
+                "--out",
+                str(tmp_path / "run.jsonl"),
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stderr
+        sent = server.requests[0]["messages"]
+    assert sent[0] == {"role": "system", "content": "You greet."}
+    assert sent[1] == {"role": "user", "content": "hi"}
+    assert "final response: Hello from the definition!" in result.stdout
+    assert (tmp_path / "run.jsonl").exists()
+
+
+def test_agents_run_reports_a_bad_definition_in_one_line(tmp_path):
+    agent = tmp_path / "bad.yaml"
+    agent.write_text("name: x\nmax_depth: 0\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "agents", "run", str(agent), "--out", str(tmp_path / "r.jsonl")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr == (
+        f"agents run: {agent}:2: max_depth: expected an integer >= 1, got int\n"
+    )
+    assert not (tmp_path / "r.jsonl").exists()
