@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+
 from agents import (
     AgentLoop,
     AgentState,
@@ -266,3 +271,95 @@ def test_limits_count_the_childs_cost_and_a_child_without_an_answer_fails_the_ca
     assert execution.failed
     assert "stopped (steps_limit) without an answer" in execution.error.message
     assert execution.child.step_count == 1
+
+
+def _audited_run_with_a_sub_agent(tmp_path):
+    researcher = subagent_tool(
+        "researcher",
+        "Finds things out.",
+        lambda: child_loop(call("add", a=20, b=22), reply("it is 42", usage=CHILD_USAGE)),
+    )
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        loop = parent_loop(
+            researcher, call("researcher", task="40+2?", id="r1"), reply("42"), listeners=[log]
+        )
+        final = loop.run(AgentState.initial(messages=["go"]))
+    return path, final
+
+
+def _cli(*args, cwd):
+    return subprocess.run(
+        [sys.executable, "-m", "agents", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_agents_inspect_shows_the_sub_agents_runs(tmp_path):
+    path, _ = _audited_run_with_a_sub_agent(tmp_path)
+    result = _cli("inspect", str(path), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "sub-agent researcher (step 1, call r1, agent child-agent-1):" in out
+    nested = out.split("sub-agent researcher", 1)[1].splitlines()[1:]
+    assert nested[0].split() == [
+        "step",
+        "type",
+        "tools",
+        "input_tokens",
+        "output_tokens",
+        "cost",
+        "duration",
+        "stop_reason",
+    ]
+    assert nested[1].split()[:3] == ["1", "tool_execution", "add"]
+    assert "  final response: it is 42" in out
+    document = json.loads(_cli("inspect", "--json", str(path), cwd=tmp_path).stdout)
+    (child,) = document["subagents"]
+    assert (child["tool"], child["call_id"], child["agent_id"]) == (
+        "researcher",
+        "r1",
+        "child-agent-1",
+    )
+    assert [row["step_type"] for row in child["timeline"]] == ["tool_execution", "final_response"]
+    assert document["usage"]["input_tokens"] == CHILD_USAGE.input_tokens
+
+
+def test_the_html_report_nests_the_sub_agents_steps(tmp_path):
+    path, final = _audited_run_with_a_sub_agent(tmp_path)
+    page = tmp_path / "report.html"
+    result = _cli("report", str(path), "-o", str(page), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    execution_id = final.tool_executions[0].id
+    chromium = shutil.which("chromium")
+    if chromium is None:  # the DOM as written; .ci/run installs Chromium for the real check
+        dom = page.read_text()
+    else:
+        profile = tmp_path / "profile"
+        shown = subprocess.run(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                f"--user-data-dir={profile}",
+                "--dump-dom",
+                page.as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert shown.returncode == 0, shown.stderr[-2000:]
+        dom = shown.stdout
+    assert 'class="subagent" data-agent-id="child-agent-1"' in dom
+    assert f'id="{execution_id}-step-1"' in dom and f'id="{execution_id}-step-2"' in dom
+    assert dom.count('class="step"') == 2 and dom.count('class="substep"') == 2
+    assert "it is 42" in dom

@@ -8,6 +8,7 @@ the files it reads.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -208,21 +209,57 @@ def _print_timeline(state: Any, out: TextIO) -> None:
     if state.execution is not None and state.execution.error is not None:
         out.write(f"error: {state.execution.error.describe()}\n")
     out.write(f"final response: {state.final_response or ''}\n")
+    for number, execution in _children(state):
+        child = execution.child
+        out.write(
+            f"\nsub-agent {execution.name} (step {number}, call {execution.tool_call.id}, "
+            f"agent {child.agent_id}):\n"
+        )
+        nested = io.StringIO()
+        _print_timeline(child, nested)
+        out.write(
+            "".join(f"  {line}" if line else line for line in nested.getvalue().splitlines(True))
+        )
+
+
+def _children(state: Any) -> list[tuple[int, Any]]:
+    """The tool executions of ``state`` that ran a sub-agent, with their step numbers."""
+    return [
+        (step_execution.number, execution)
+        for step_execution in state.step_executions
+        for execution in step_execution.step.tool_executions
+        if execution.child is not None
+    ]
+
+
+def _inspect_document(state: Any) -> dict[str, Any]:
+    from agents.codec import encode_value
+
+    return {
+        "timeline": [encode_value(row) for row in state.timeline()],
+        "status": state.status.value if state.status else None,
+        "stop_reason": state.stop_reason.value if state.stop_reason else None,
+        "final_response": state.final_response,
+        "usage": encode_value(state.usage),
+        "subagents": [
+            {
+                "step": number,
+                "tool": execution.name,
+                "call_id": execution.tool_call.id,
+                "agent_id": execution.child.agent_id,
+                **_inspect_document(execution.child),
+            }
+            for number, execution in _children(state)
+        ],
+    }
 
 
 def _inspect(args: argparse.Namespace, out: TextIO) -> int:
     from agents.cli.runfiles import load_state
-    from agents.codec import encode_value
 
     state = load_state(args.file)
     if args.json:
-        document = {
-            "timeline": [encode_value(row) for row in state.timeline()],
-            "status": state.status.value if state.status else None,
-            "stop_reason": state.stop_reason.value if state.stop_reason else None,
-            "final_response": state.final_response,
-            "usage": encode_value(state.usage),
-        }
+        document = _inspect_document(state)
         out.write(json.dumps(document, indent=2, sort_keys=True) + "\n")
         return OK
     _print_timeline(state, out)

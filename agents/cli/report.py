@@ -82,13 +82,34 @@ def _message(message: Any) -> str:
     )
 
 
-def _step(state: AgentState, index: int) -> str:
+def _child(execution: Any, prefix: str) -> str:
+    """A sub-agent's run, nested under the tool call that ran it."""
+    child = execution.child
+    status = child.status.value if child.status else "not run"
+    usage = child.usage
+    steps = "".join(
+        _step(child, index, f"{prefix}{execution.id}-", "substep")
+        for index in range(child.step_count)
+    )
+    return f"""
+<details class="subagent" data-agent-id="{_e(child.agent_id)}">
+<summary>Sub-agent <code>{_e(execution.name)}</code> &middot; agent
+ <code>{_e(child.agent_id)}</code> &middot; {_e(status)} &middot; {child.step_count} steps
+ &middot; {usage.total_tokens} tokens &middot; ${usage.cost:.6f}</summary>
+<p>Final response:</p><pre>{_e(child.final_response or "")}</pre>{steps}
+</details>"""
+
+
+def _step(state: AgentState, index: int, prefix: str = "", css_class: str = "step") -> str:
     step_execution = state.step_executions[index]
     step = step_execution.step
     kind = step.step_type
-    css = "step error-step" if kind is StepType.ERROR else "step"
+    css = f"{css_class} error-step" if kind is StepType.ERROR else css_class
     executions = []
+    children = []
     for execution in step.tool_executions:
+        if execution.child is not None:
+            children.append(_child(execution, prefix))
         if execution.blocked:
             reason = execution.error.message if execution.error else ""
             outcome = f'<span class="blocked">blocked: {_e(reason)}</span>'
@@ -114,7 +135,7 @@ def _step(state: AgentState, index: int) -> str:
     usage = step.usage
     inputs = "".join(_message(m) for m in step.input_messages)
     return f"""
-<details class="{css}" id="step-{step_execution.number}" data-step-type="{kind.value}">
+<details class="{css}" id="{prefix}step-{step_execution.number}" data-step-type="{kind.value}">
 <summary>Step {step_execution.number} &middot; {_e(kind.value)} &middot;
  {usage.input_tokens} in / {usage.output_tokens} out tokens &middot; ${usage.cost:.6f}
  &middot; {step_execution.duration * 1000:.2f} ms</summary>
@@ -123,6 +144,7 @@ def _step(state: AgentState, index: int) -> str:
 <h3>Tool calls</h3>
 <table><tr><th>tool</th><th>arguments</th><th>result</th><th>duration</th></tr>
 {"".join(executions) or '<tr><td colspan="4">none</td></tr>'}</table>
+{f"<h3>Sub-agents</h3>{''.join(children)}" if children else ""}
 {f"<h3>Errors</h3><ul>{errors}</ul>" if errors else ""}
 </details>"""
 
