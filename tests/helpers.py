@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from agents import (
@@ -81,3 +84,24 @@ class PhaseRecorder:
     def intercept_tool(self, call: ToolCall, call_next: Any) -> Any:
         self.log.append(f"tool({call.name})")
         return call_next(call)
+
+
+def python(
+    *args: str, cwd: Path, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` in a child process (this interpreter), its output captured."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        env=None if env is None else dict(env),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def agents_cli(
+    *args: str, cwd: Path, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``python -m agents ARGS`` in a child process."""
+    return python("-m", "agents", *args, cwd=cwd, env=env)

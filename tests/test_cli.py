@@ -9,20 +9,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import agents_cli
 
 from agents import AuditLog, ExecutionStatus, StepType
 from agents.cli import main
 from agents.cli.demo import build_demo
-
-
-def agents_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "agents", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 def test_demo_prints_the_timeline_and_answer_and_writes_the_run(tmp_path):

@@ -26,6 +26,7 @@ pytest.importorskip("dbos", reason="DBOS is not installed (the dbos extra)")
 
 from conftest import POSTGRES_DSN
 from dbos import DBOS
+from helpers import agents_cli, python
 
 from agents import (
     AgentError,
@@ -570,14 +571,7 @@ def test_two_workers_share_a_queue_and_a_killed_workers_run_completes_once(postg
     try:
         for worker in workers:
             worker.wait_ready()
-        enqueue = subprocess.run(
-            [sys.executable, "examples/scale_out.py", "enqueue", "10"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        enqueue = python("examples/scale_out.py", "enqueue", "10", cwd=ROOT, env=env)
         assert enqueue.returncode == 0, enqueue.stderr
         w1 = workers[0].process.pid
         with psycopg.connect(postgres_database, autocommit=True) as db:
@@ -594,31 +588,11 @@ def test_two_workers_share_a_queue_and_a_killed_workers_run_completes_once(postg
                     "SELECT DISTINCT order_id FROM attempts WHERE pid = %s", (w1,)
                 )
             }
-        recover = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "agents",
-                "recover",
-                "examples.scale_out:agent",
-                "--executor",
-                "w1",
-            ],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
+        recover = agents_cli(
+            "recover", "examples.scale_out:agent", "--executor", "w1", cwd=ROOT, env=env
         )
         assert recover.returncode == 0, recover.stderr
-        report = subprocess.run(
-            [sys.executable, "examples/scale_out.py", "report", "10"],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        report = python("examples/scale_out.py", "report", "10", cwd=ROOT, env=env)
         assert report.returncode == 0, report.stderr
     finally:
         for worker in workers:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-import sys
+
+from helpers import agents_cli
 
 from agents import (
     AgentLoop,
@@ -288,19 +289,9 @@ def _audited_run_with_a_sub_agent(tmp_path):
     return path, final
 
 
-def _cli(*args, cwd):
-    return subprocess.run(
-        [sys.executable, "-m", "agents", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
 def test_agents_inspect_shows_the_sub_agents_runs(tmp_path):
     path, _ = _audited_run_with_a_sub_agent(tmp_path)
-    result = _cli("inspect", str(path), cwd=tmp_path)
+    result = agents_cli("inspect", str(path), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "sub-agent researcher (step 1, call r1, agent child-agent-1):" in out
@@ -317,7 +308,7 @@ def test_agents_inspect_shows_the_sub_agents_runs(tmp_path):
     ]
     assert nested[1].split()[:3] == ["1", "tool_execution", "add"]
     assert "  final response: it is 42" in out
-    document = json.loads(_cli("inspect", "--json", str(path), cwd=tmp_path).stdout)
+    document = json.loads(agents_cli("inspect", "--json", str(path), cwd=tmp_path).stdout)
     (child,) = document["subagents"]
     assert (child["tool"], child["call_id"], child["agent_id"]) == (
         "researcher",
@@ -331,7 +322,7 @@ def test_agents_inspect_shows_the_sub_agents_runs(tmp_path):
 def test_the_html_report_nests_the_sub_agents_steps(tmp_path):
     path, final = _audited_run_with_a_sub_agent(tmp_path)
     page = tmp_path / "report.html"
-    result = _cli("report", str(path), "-o", str(page), cwd=tmp_path)
+    result = agents_cli("report", str(path), "-o", str(page), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     execution_id = final.tool_executions[0].id
     chromium = shutil.which("chromium")
