@@ -438,6 +438,9 @@ def main(argv: list[str] | None = None) -> int:
         sizes, quick, 2.0 if quick else 60.0, install=not (quick or args.no_install)
     )
     results["imports"] = import_times(1 if quick else 5)
+    sdk = results["steps"].get("OpenAI Agents SDK", {})
+    if "import_s" in sdk:  # measured in its own virtualenv
+        results["imports"]["OpenAI Agents SDK"] = sdk["import_s"]
     if args.all:
         results["others"] = {}
         for script in OTHERS:
