@@ -8,6 +8,7 @@ interceptors and tools, and stop signals decide when the run ends. Start with
 from agents.audit import AuditLog
 from agents.cancellation import CancellationToken
 from agents.clock import Clock, IdFactory, RandomIds, SystemClock
+from agents.compilers import DefaultCompiler, MessageCompiler, TokenWindowCompiler, estimate_tokens
 from agents.context import AgentContext, MessageStore
 from agents.drivers.base import AsyncDriver, Driver, SyncDriver
 from agents.drivers.function import FunctionDriver
@@ -94,6 +95,7 @@ __all__ = [
     "CancellationToken",
     "Clock",
     "ConfigurationError",
+    "DefaultCompiler",
     "DefinitionError",
     "Driver",
     "ErrorInfo",
@@ -122,6 +124,7 @@ __all__ = [
     "InvariantViolation",
     "LiteLLMDriver",
     "Message",
+    "MessageCompiler",
     "MessageStore",
     "PostgresSessionStore",
     "ProviderError",
@@ -152,6 +155,7 @@ __all__ = [
     "SyncDriver",
     "SystemClock",
     "TimelineRow",
+    "TokenWindowCompiler",
     "Tool",
     "ToolCall",
     "ToolCallBlocked",
@@ -163,6 +167,7 @@ __all__ = [
     "ToolResult",
     "Tools",
     "Usage",
+    "estimate_tokens",
     "hook",
     "inference_interceptor",
     "subagent_tool",

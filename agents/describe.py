@@ -79,6 +79,7 @@ def describe(loop: AgentLoop) -> dict[str, Any]:
             "output_retries": loop.output_retries,
         },
         "tool_execution": loop.tool_execution,
+        "message_compiler": None if loop.message_compiler is None else repr(loop.message_compiler),
         "clock": type(loop.clock).__name__ if loop.clock is not None else "SystemClock",
         "ids": type(loop.ids).__name__ if loop.ids is not None else "RandomIds",
         "listeners": [_name(listener) for listener in loop.listeners],

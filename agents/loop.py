@@ -78,6 +78,7 @@ class AgentLoop:
     listeners: tuple[Callable[[Event], None], ...] = attrs.field(default=(), converter=_to_tuple)
     logger: Any = None
     output_retries: int = 2
+    message_compiler: Any = None
     _machine: Machine = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -120,6 +121,11 @@ class AgentLoop:
         for listener in self.listeners:
             if not callable(listener):
                 raise ConfigurationError(f"listener {listener!r} is not callable")
+        compiler = self.message_compiler
+        if compiler is not None and not callable(getattr(compiler, "compile", None)):
+            raise ConfigurationError(
+                f"message_compiler {compiler!r} has no compile(context) method"
+            )
         limits = Limits(
             max_steps=self.max_steps,
             max_tokens=self.max_tokens,
@@ -143,6 +149,7 @@ class AgentLoop:
                 parallel=self.tool_execution == "parallel",
                 clock=clock,
                 ids=ids,
+                message_compiler=compiler,
             ),
         )
 

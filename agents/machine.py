@@ -126,6 +126,7 @@ def execute(
     compiler = RequestCompiler(
         to_pvector([s for s in machine.tools.schemas if s["name"] != COMPLETE_GOAL]),
         to_pvector(machine.tools.schemas),
+        machine.message_compiler,
     )
     outputs = _Outputs(machine.output_retries)
     on_error_ran = False

@@ -77,6 +77,7 @@ class Machine:
     output_retries: int = 2
     clock: Clock
     ids: IdFactory
+    message_compiler: Any = None  # a MessageCompiler; None sends everything (the default)
 
 
 def run_hook_chain(hooks: tuple[Hook, ...], context: HookContext) -> HookContext:
@@ -119,6 +120,7 @@ class RequestCompiler:
         "goal_schemas",
         "head",
         "llm_config",
+        "message_compiler",
         "model",
         "options",
         "prompt",
@@ -126,7 +128,8 @@ class RequestCompiler:
         "summary",
     )
 
-    def __init__(self, schemas: Any, goal_schemas: Any = None) -> None:
+    def __init__(self, schemas: Any, goal_schemas: Any = None, messages: Any = None) -> None:
+        self.message_compiler = messages
         self.schemas = schemas
         self.goal_schemas = schemas if goal_schemas is None else goal_schemas
         self.prompt: str | None = None
@@ -156,7 +159,10 @@ class RequestCompiler:
             self.llm_config = llm_config
             self.model = llm_config.get("model") if llm_config else None
             self.options = llm_config.discard("model") if llm_config else EMPTY_MAP
-        messages = store.messages.with_head(self.head)
+        if self.message_compiler is None:
+            messages = store.messages.with_head(self.head)
+        else:
+            messages = self.message_compiler.compile(context)
         request = _make_request(
             messages,
             self.goal_schemas if state.goal is not None and state.goal.active else self.schemas,

@@ -31,6 +31,7 @@ def test_every_page_is_checked():
         "docs/how-to/describe.md",
         "docs/how-to/subagents.md",
         "docs/how-to/definitions.md",
+        "docs/how-to/context-window.md",
     } | {f"docs/concepts/{name}.md" for name in ("state", "loop", "hooks", "stopping", "tools")}
     assert expected <= names
 

@@ -41,6 +41,7 @@ LAYERS = {
             "tools",
             "machine",
             "phases",
+            "compilers",
             "clock",
             "cancellation",
             "bridge",

@@ -110,6 +110,17 @@ class LiteLLMDriver:
             if is_secret_key(key) and isinstance(value, str) and value
         )
 
+    def token_counter(self) -> Callable[[Message], int]:
+        """Counts a message's tokens with litellm's counter for this driver's model (its
+        tokenizers ship with litellm: no network), e.g. for ``TokenWindowCompiler``."""
+        litellm = _litellm()
+        model = self.model
+
+        def count(message: Message) -> int:
+            return int(litellm.token_counter(model=model, messages=[_message(message)]))
+
+        return count
+
     def describe(self) -> dict[str, Any]:
         """The driver's settings for ``AgentLoop.describe()`` (secrets redacted there)."""
         return {

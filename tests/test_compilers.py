@@ -1,0 +1,125 @@
+"""Message compilers (issue 9, context compaction): what a step's request sends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import python
+
+from agents import (
+    AgentLoop,
+    AgentState,
+    ConfigurationError,
+    DefaultCompiler,
+    Message,
+    ReplayDriver,
+    Role,
+    TokenWindowCompiler,
+    estimate_tokens,
+    tool,
+)
+from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, reply
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add.
+
+    Args:
+        a: first
+        b: second
+    """
+    return a + b
+
+
+def one_token(message: Message) -> int:
+    return 1
+
+
+def long_conversation() -> AgentState:
+    state = AgentState.initial("You add.")
+    for number in range(10):
+        state = state.with_user_message(f"question {number}")
+        state = state.with_message(Message.assistant(f"answer {number}"))
+    return state.with_user_message("last question")
+
+
+def test_the_default_compiler_sends_everything_in_order():
+    state = long_conversation()
+    messages = DefaultCompiler().compile(state.context)
+    assert list(messages) == list(state.context.compile())
+    assert messages[0].role is Role.SYSTEM and len(messages) == 22
+
+
+def test_the_window_keeps_the_head_and_the_newest_messages_within_the_budget():
+    state = long_conversation()
+    window = TokenWindowCompiler(6, count=one_token).compile(state.context)
+    assert [m.content for m in window] == [
+        "You add.",
+        "question 8",
+        "answer 8",
+        "question 9",
+        "answer 9",
+        "last question",
+    ]
+    assert sum(one_token(m) for m in window) <= 6
+    everything = TokenWindowCompiler(10_000).compile(state.context)
+    assert list(everything) == list(state.context.compile())
+
+
+def test_the_window_never_starts_with_an_orphan_tool_result_and_keeps_the_newest():
+    driver = ScriptedDriver([call("add", a=1, b=2), call("add", a=3, b=4), reply("done")])
+    loop = AgentLoop(driver, tools=[add], ids=SequentialIds(), clock=TickingClock())
+    state = loop.run(AgentState.initial(messages=["go"]))
+    # conversation: user, assistant(call), tool, assistant(call), tool, assistant
+    window = TokenWindowCompiler(2, count=one_token).compile(state.context)
+    assert window[0].role is not Role.TOOL
+    assert [m.role for m in window] == [Role.ASSISTANT]
+    tiny = TokenWindowCompiler(1, count=lambda m: 50).compile(state.context)
+    assert [m.content for m in tiny] == ["done"]  # the newest, alone over the budget
+
+
+def test_a_run_with_a_window_records_what_was_sent_and_replays():
+    script = [call("add", a=i, b=1) for i in range(6)] + [reply("done")]
+
+    def make(driver):
+        return AgentLoop(
+            driver,
+            tools=[add],
+            ids=SequentialIds(),
+            clock=TickingClock(),
+            message_compiler=TokenWindowCompiler(5, count=one_token),
+        )
+
+    loop = make(ScriptedDriver(script))
+    final = loop.run(AgentState.initial("You add.", messages=["go"]))
+    last = final.steps[-1].input_messages
+    assert len(last) <= 5 and last[0].content == "You add."
+    assert len(final.messages) == 14  # the conversation itself is whole
+    assert AgentState.from_json(final.to_json()) == final
+    replayed = make(ReplayDriver.from_state(final)).run(
+        AgentState.initial("You add.", messages=["go"])
+    )
+    assert replayed.to_json() == final.to_json()
+
+
+def test_estimates_and_litellms_counter():
+    assert estimate_tokens(Message.user("x" * 40)) == 4 + 10
+    # litellm's counter, in a child process (importing litellm here would leave its cached
+    # clients to the tests of the litellm driver, which close them)
+    counted = python(
+        "-c",
+        "from agents import LiteLLMDriver, Message; "
+        "count = LiteLLMDriver('openai/gpt-4o-mini').token_counter(); "
+        "print(count(Message.user('hello there, how are you?')))",
+        cwd=ROOT,
+    )
+    assert counted.returncode == 0, counted.stderr
+    assert 5 <= int(counted.stdout) <= 20
+    with pytest.raises(ConfigurationError, match="max_tokens"):
+        TokenWindowCompiler(0)
+    with pytest.raises(ConfigurationError, match="compile"):
+        AgentLoop(ScriptedDriver([]), message_compiler=object())
