@@ -38,14 +38,20 @@ POSTGRES_DSN = os.environ.get(
 )
 
 
+def _postgres_admin():
+    """An autocommit connection to the test server; the test is skipped (with the reason)
+    when psycopg or the server is missing."""
+    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
+    try:
+        return psycopg.connect(POSTGRES_DSN, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        pytest.skip(f"no PostgreSQL server at {POSTGRES_DSN} ({exc}); .ci/run starts one")
+
+
 @pytest.fixture
 def postgres_dsn():
     """A DSN whose search_path is a fresh schema, dropped after the test."""
-    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
-    try:
-        admin = psycopg.connect(POSTGRES_DSN, autocommit=True, connect_timeout=5)
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"no PostgreSQL server at {POSTGRES_DSN} ({exc}); .ci/run starts one")
+    admin = _postgres_admin()
     schema = f"agents_test_{uuid.uuid4().hex[:12]}"
     admin.execute(f"CREATE SCHEMA {schema}")
     separator = "&" if "?" in POSTGRES_DSN else "?"
@@ -53,6 +59,20 @@ def postgres_dsn():
         yield f"{POSTGRES_DSN}{separator}options=-csearch_path%3D{schema}"
     finally:
         admin.execute(f"DROP SCHEMA {schema} CASCADE")
+        admin.close()
+
+
+@pytest.fixture
+def postgres_database():
+    """The URL of a fresh PostgreSQL database, dropped after the test (for what needs a
+    database of its own: DBOS's tables, sessions and a ledger beside them)."""
+    admin = _postgres_admin()
+    name = f"agents_test_{uuid.uuid4().hex[:12]}"
+    admin.execute(f"CREATE DATABASE {name}")
+    try:
+        yield POSTGRES_DSN.partition("?")[0].rsplit("/", 1)[0] + "/" + name
+    finally:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
         admin.close()
 
 

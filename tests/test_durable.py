@@ -24,7 +24,6 @@ import pytest
 
 pytest.importorskip("dbos", reason="DBOS is not installed (the dbos extra)")
 
-from conftest import POSTGRES_DSN
 from dbos import DBOS
 from helpers import agents_cli, python
 
@@ -494,24 +493,6 @@ def test_a_run_killed_inside_a_tool_is_recovered_by_the_next_process(tmp_path, k
 
 
 # -- PostgreSQL: two workers share a queue ------------------------------------------------------
-
-
-@pytest.fixture
-def postgres_database():
-    """A fresh PostgreSQL database (DBOS's tables, the sessions and the example's ledger)."""
-    psycopg = pytest.importorskip("psycopg", reason="psycopg is not installed")
-    try:
-        admin = psycopg.connect(POSTGRES_DSN, autocommit=True, connect_timeout=5)
-    except psycopg.OperationalError as exc:
-        pytest.skip(f"no PostgreSQL server at {POSTGRES_DSN} ({exc}); .ci/run starts one")
-    name = f"agents_dbos_{uuid.uuid4().hex[:12]}"
-    admin.execute(f"CREATE DATABASE {name}")
-    base, _, _ = POSTGRES_DSN.partition("?")
-    try:
-        yield base.rsplit("/", 1)[0] + "/" + name
-    finally:
-        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
-        admin.close()
 
 
 class Worker:
