@@ -8,6 +8,7 @@ interceptors and tools, and stop signals decide when the run ends. Start with
 from agents.audit import AuditLog
 from agents.cancellation import CancellationToken
 from agents.clock import Clock, IdFactory, RandomIds, SystemClock
+from agents.compaction import CompactionPlan, Compactor, RecordedCompactions, Summarization
 from agents.compilers import DefaultCompiler, MessageCompiler, TokenWindowCompiler, estimate_tokens
 from agents.context import AgentContext, MessageStore
 from agents.drivers.base import AsyncDriver, Driver, SyncDriver
@@ -29,6 +30,7 @@ from agents.errors import (
     StateDecodeError,
 )
 from agents.events import (
+    ContextCompacted,
     Event,
     ExecutionCompleted,
     ExecutionFailed,
@@ -73,7 +75,7 @@ from agents.record import Record
 from agents.retry import RetryInterceptor
 from agents.signals import ExecutionContinuation, StopReason, StopSignal
 from agents.state import AgentState
-from agents.step import AgentStep, StepExecution, StepType, ToolExecution
+from agents.step import AgentStep, Compaction, StepExecution, StepType, ToolExecution
 from agents.subagents import SubagentFailed, subagent_tool
 from agents.timeline import TimelineRow
 from agents.tools import StopAgent, Tool, ToolContext, ToolResult, Tools, tool
@@ -94,7 +96,11 @@ __all__ = [
     "AuditLogTampered",
     "CancellationToken",
     "Clock",
+    "Compaction",
+    "CompactionPlan",
+    "Compactor",
     "ConfigurationError",
+    "ContextCompacted",
     "DefaultCompiler",
     "DefinitionError",
     "Driver",
@@ -130,6 +136,7 @@ __all__ = [
     "ProviderError",
     "RandomIds",
     "Record",
+    "RecordedCompactions",
     "RecordingInterceptor",
     "ReplayDivergence",
     "ReplayDriver",
@@ -152,6 +159,7 @@ __all__ = [
     "StopSignal",
     "StopSignalReceived",
     "SubagentFailed",
+    "Summarization",
     "SyncDriver",
     "SystemClock",
     "TimelineRow",

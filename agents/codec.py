@@ -34,7 +34,7 @@ from agents.persistent import History, deep_freeze, to_history, to_pmap, to_pvec
 from agents.record import Record
 from agents.signals import ExecutionContinuation, StopSignal
 from agents.state import AgentState
-from agents.step import AgentStep, StepExecution, ToolExecution
+from agents.step import AgentStep, Compaction, StepExecution, ToolExecution
 from agents.timeline import TimelineRow
 from agents.usage import Usage
 
@@ -65,6 +65,7 @@ RECORDS: Final[dict[str, type[Record]]] = {
         AgentState,
         TimelineRow,
         AgentStep,
+        Compaction,
         ErrorInfo,
         ExecutionContinuation,
         ExecutionState,
@@ -135,7 +136,10 @@ _FIELDS: dict[type, tuple[tuple[str, bool, bool], ...]] = {}
 # Fields added after schema version 1 was published: written only when set, read as their
 # default (None) when absent, so documents without them read as before and documents
 # that do not use them stay byte for byte what they were.
-_OPTIONAL: Final[dict[type, frozenset[str]]] = {ToolExecution: frozenset({"child"})}
+_OPTIONAL: Final[dict[type, frozenset[str]]] = {
+    ToolExecution: frozenset({"child"}),
+    AgentStep: frozenset({"compaction", "conversation_length"}),
+}
 
 
 def _hints(cls: type) -> dict[str, Any]:
@@ -153,7 +157,11 @@ def _field_plan(cls: type) -> tuple[tuple[str, bool, bool], ...]:
         hints = _hints(cls)
         optional = _OPTIONAL.get(cls, frozenset())
         plan = _FIELDS[cls] = tuple(
-            (field.name, hints.get(field.name) in _PLAIN, field.name in optional)
+            (
+                field.name,
+                hints.get(field.name) in _PLAIN and field.name not in optional,
+                field.name in optional,
+            )
             for field in attrs.fields(cls)
         )
     return plan

@@ -80,6 +80,7 @@ def describe(loop: AgentLoop) -> dict[str, Any]:
         },
         "tool_execution": loop.tool_execution,
         "message_compiler": None if loop.message_compiler is None else repr(loop.message_compiler),
+        "compaction": None if loop.compaction is None else repr(loop.compaction),
         "clock": type(loop.clock).__name__ if loop.clock is not None else "SystemClock",
         "ids": type(loop.ids).__name__ if loop.ids is not None else "RandomIds",
         "listeners": [_name(listener) for listener in loop.listeners],
@@ -101,6 +102,12 @@ def describe_markdown(loop: AgentLoop) -> str:
         f"- Driver: `{driver['type']}`"
         + (f", model `{driver['model']}`" if driver["model"] else ""),
         f"- Tool execution: {data['tool_execution']}; clock `{data['clock']}`, ids `{data['ids']}`",
+        *(
+            [f"- Messages: compiler `{data['message_compiler']}`"]
+            if data["message_compiler"]
+            else []
+        ),
+        *([f"- Compaction: `{data['compaction']}`"] if data["compaction"] else []),
         "",
         "## Limits",
         "",

@@ -17,13 +17,14 @@ from agents.execution import ExecutionStatus
 from agents.inference import InferenceResponse
 from agents.messages import ToolCall
 from agents.signals import StopSignal
-from agents.step import StepExecution, ToolExecution
+from agents.step import Compaction, StepExecution, ToolExecution
 
 if TYPE_CHECKING:
     from agents.state import AgentState
 
 __all__ = [
     "LIVE_FIELDS",
+    "ContextCompacted",
     "Event",
     "ExecutionCompleted",
     "ExecutionFailed",
@@ -69,6 +70,14 @@ class ExecutionStarted(Event):
 @attrs.frozen(kw_only=True)
 class StepStarted(Event):
     """A step began (BeforeStep passed its checkpoint)."""
+
+
+@attrs.frozen(kw_only=True)
+class ContextCompacted(Event):
+    """Messages moved to the buffer, and the buffer summarised if the compaction says so,
+    before the step's request."""
+
+    compaction: Compaction
 
 
 @attrs.frozen(kw_only=True)

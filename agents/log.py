@@ -15,6 +15,7 @@ from typing import Any, Final
 import structlog
 
 from agents.events import (
+    ContextCompacted,
     Event,
     ExecutionCompleted,
     ExecutionFailed,
@@ -76,6 +77,9 @@ def _summary(event: Event) -> dict[str, Any]:
         return fields
     if isinstance(event, InferenceRetry):
         return {"attempt": event.attempt, "error": event.error.describe(), "delay": event.delay}
+    if isinstance(event, ContextCompacted):
+        compaction = event.compaction
+        return {"moved": compaction.moved, "summarized": len(compaction.summarized)}
     if isinstance(event, InferenceCompleted):
         response = event.response
         return {

@@ -79,6 +79,7 @@ class AgentLoop:
     logger: Any = None
     output_retries: int = 2
     message_compiler: Any = None
+    compaction: Any = None
     _machine: Machine = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -126,6 +127,12 @@ class AgentLoop:
             raise ConfigurationError(
                 f"message_compiler {compiler!r} has no compile(context) method"
             )
+        compactor = self.compaction
+        if compactor is not None and not callable(getattr(compactor, "plan", None)):
+            raise ConfigurationError(
+                f"compaction {compactor!r} has no plan(context, step) method "
+                "(use agents.Summarization)"
+            )
         limits = Limits(
             max_steps=self.max_steps,
             max_tokens=self.max_tokens,
@@ -150,6 +157,7 @@ class AgentLoop:
                 clock=clock,
                 ids=ids,
                 message_compiler=compiler,
+                compactor=compactor,
             ),
         )
 

@@ -16,9 +16,11 @@ from typing import Any, Final
 from pyrsistent import pvector
 
 from agents.cancellation import CancellationToken
+from agents.compaction import compact, plan_compaction
 from agents.effects import Failed, Infer, InvokeTools, Progress, ToolInvocation
 from agents.errors import ErrorInfo
 from agents.events import (
+    ContextCompacted,
     Event,
     ExecutionCompleted,
     ExecutionFailed,
@@ -36,7 +38,7 @@ from agents.hooks import Hook, HookContext, HookTrigger
 from agents.inference import InferenceRequest, InferenceResponse
 from agents.messages import Message, ToolCall
 from agents.output import check_output, output_validator
-from agents.persistent import EMPTY_VECTOR, History, deep_freeze, deep_thaw, to_pvector
+from agents.persistent import EMPTY_VECTOR, deep_freeze, deep_thaw, to_pvector
 from agents.phases import (
     Machine,
     MachineFailure,
@@ -121,6 +123,7 @@ def execute(
     other_limits = not (
         limits.max_tokens is None and limits.max_cost is None and limits.time_limit is None
     )
+    compactor = machine.compactor
     finish_reasons = machine.stop_on_finish_reasons
     stop_on_tool_error = machine.stop_on_tool_error
     compiler = RequestCompiler(
@@ -306,9 +309,13 @@ def execute(
                 )
             step_id = new_id("step")
             input_messages, request = compiler.compile(state)
+            compaction = None
+            conversation_length = None
         else:
             step_id, input_messages = resuming.id, resuming.input_messages
             request = None
+            compaction = resuming.compaction
+            conversation_length = resuming.conversation_length
         response: InferenceResponse | None = None
         executions: tuple[ToolExecution, ...] = ()
         output: list[Message] | None = None
@@ -318,6 +325,25 @@ def execute(
                 step_emit(StepStarted(agent_id=agent_id, execution_id=execution_id, step=number))
             if resuming is None:
                 assert request is not None
+                if compactor is not None:
+                    plan = plan_compaction(compactor, state.context, number)
+                    if plan is not None:
+                        state, compaction = yield from compact(
+                            state, plan, agent_id, execution_id, number
+                        )
+                        input_messages, request = compiler.compile(state)
+                        if compaction.error is not None:
+                            conversation_length = len(state.context.store.messages)
+                            raise MachineFailure(compaction.error)
+                        if step_emit is not None:
+                            step_emit(
+                                ContextCompacted(
+                                    agent_id=agent_id,
+                                    execution_id=execution_id,
+                                    step=number,
+                                    compaction=compaction,
+                                )
+                            )
                 if before_inference_hooks:
                     context = run_hooks(
                         state,
@@ -334,6 +360,14 @@ def execute(
                     request = context.request or request
                     # The step records what the model was sent, hook rewrites included.
                     input_messages = request.messages
+                length = len(state.context.store.messages)
+                if (
+                    compactor is not None
+                    or len(input_messages) - len(input_messages.head) != length
+                ):
+                    # Not all sent, or sections that change (the codec then writes earlier
+                    # inputs whole, without their head): at_step needs the count.
+                    conversation_length = length
                 result = yield _tuple_new(Infer, (request, agent_id, execution_id, number))
                 if type(result) is Failed:
                     raise MachineFailure(result.error)
@@ -387,7 +421,17 @@ def execute(
                     state, calls, approval_tools, decided=step_id == resumed_step_id
                 )
                 if held:  # suspend: the step waits, unarchived, for a human's decisions
-                    state = _suspend(state, step_id, input_messages, response, held)
+                    state = _suspend(
+                        state,
+                        AgentStep(
+                            id=step_id,
+                            input_messages=input_messages,
+                            response=response,
+                            compaction=compaction,
+                            conversation_length=conversation_length,
+                        ),
+                        held,
+                    )
                     break
             if calls:
                 step = (
@@ -469,6 +513,8 @@ def execute(
                     response,
                     pvector(executions),
                     EMPTY_VECTOR,  # errors
+                    compaction,
+                    conversation_length,
                 )
                 for done in executions:
                     if (
@@ -482,7 +528,14 @@ def execute(
             else:
                 output = [response.to_message()]
                 step = _make_step(
-                    step_id, input_messages, pvector(output), response, EMPTY_VECTOR, EMPTY_VECTOR
+                    step_id,
+                    input_messages,
+                    pvector(output),
+                    response,
+                    EMPTY_VECTOR,
+                    EMPTY_VECTOR,
+                    compaction,
+                    conversation_length,
                 )
 
             # phase 4: AfterStep
@@ -508,6 +561,8 @@ def execute(
                 tool_executions=to_pvector(executions),
                 output_messages=to_pvector(output) if output is not None else EMPTY_VECTOR,
                 errors=to_pvector([*(step.errors if step is not None else ()), failure.error]),
+                compaction=compaction,
+                conversation_length=conversation_length,
             )
             state = fail(state, failure.error, number)
             assert state.execution is not None
@@ -553,7 +608,8 @@ def execute(
             state = add_signal(state, natural)
             signals_added(state, number)
         assert state.execution is not None
-        usage = step.usage if executions else response.usage  # sub-agents' usage counts
+        # A summary's and sub-agents' usage counts too.
+        usage = step.usage if executions or compaction is not None else response.usage
         tokens += usage.input_tokens + usage.output_tokens
         cost += usage.cost
         state = archive_step(
@@ -690,16 +746,9 @@ def _approval_gate(
     return held, denied
 
 
-def _suspend(
-    state: AgentState,
-    step_id: str,
-    input_messages: History[Message],
-    response: InferenceResponse,
-    held: list[ToolCall],
-) -> AgentState:
+def _suspend(state: AgentState, step: AgentStep, held: list[ToolCall]) -> AgentState:
     """The state with the step in progress kept and the calls waiting for approval."""
     assert state.execution is not None
-    step = AgentStep(id=step_id, input_messages=input_messages, response=response)
     return state._evolve(
         execution=state.execution._evolve(current_step=step, pending_approvals=to_pvector(held))
     )

@@ -78,6 +78,7 @@ class Machine:
     clock: Clock
     ids: IdFactory
     message_compiler: Any = None  # a MessageCompiler; None sends everything (the default)
+    compactor: Any = None  # a Compactor (agents.compaction); None never compacts
 
 
 def run_hook_chain(hooks: tuple[Hook, ...], context: HookContext) -> HookContext:

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import attrs
 from pyrsistent.typing import PMap, PVector
 
-from agents.context import AgentContext
+from agents.context import AgentContext, MessageStore
 from agents.errors import ErrorInfo
 from agents.execution import ApprovalDecision, ExecutionState, ExecutionStatus
 from agents.goal import Goal
@@ -25,7 +25,7 @@ from agents.persistent import (
 )
 from agents.record import Record
 from agents.signals import EMPTY_CONTINUATION, StopReason, StopSignal
-from agents.step import AgentStep, StepExecution, StepType, ToolExecution
+from agents.step import AgentStep, Compaction, StepExecution, StepType, ToolExecution
 from agents.timeline import TimelineRow
 from agents.usage import ZERO_USAGE, Usage
 
@@ -352,7 +352,16 @@ class AgentState(Record):
         if k == count:
             return self
         following = execution.step_executions[k].step  # step k + 1 (0-based index k)
-        messages = self.messages.prefix(len(following.input_messages.body()))
+        store = self.context.store
+        if store.buffer or store.summary:  # compaction may have moved messages since
+            steps = execution.step_executions
+            for index in range(count - 1, k, -1):
+                store = _rewound(store, steps[index].step.compaction)
+        length = following.conversation_length
+        if length is None:  # the request sent the whole conversation
+            length = len(following.input_messages) - len(following.input_messages.head)
+        store = store._evolve(messages=store.messages.prefix(length))
+        store = _rewound(store, following.compaction)
         continuation = (
             execution.step_executions[k - 1].continuation if k > 0 else EMPTY_CONTINUATION
         )
@@ -366,7 +375,7 @@ class AgentState(Record):
             error=None,
             final_output=None,
         )
-        return self._evolve(context=self.context.with_messages(messages), execution=rewound)
+        return self._evolve(context=self.context.with_store(store), execution=rewound)
 
     def fork(self, at_step: int | None = None) -> AgentState:
         """A new agent continuing this one's history (from ``at_step`` when given): the
@@ -421,3 +430,20 @@ def _as_message(item: str | Message) -> Message:
     if isinstance(item, str):
         return Message.user(item)
     raise TypeError(f"expected a str or Message, got {type(item).__name__}")
+
+
+def _rewound(store: MessageStore, compaction: Compaction | None) -> MessageStore:
+    """The message sections as they were before ``compaction``."""
+    if compaction is None:
+        return store
+    if compaction.summarizing:
+        store = store._evolve(buffer=compaction.summarized, summary=compaction.previous_summary)
+    moved = compaction.moved
+    if moved:
+        buffer = list(store.buffer)
+        keep = len(buffer) - moved
+        store = store._evolve(
+            buffer=to_history(buffer[:keep]),
+            messages=to_history(buffer[keep:]).extend(store.messages),
+        )
+    return store

@@ -10,7 +10,7 @@ import attrs
 from pyrsistent.typing import PMap, PVector
 
 from agents.errors import ErrorInfo
-from agents.inference import InferenceResponse
+from agents.inference import InferenceRequest, InferenceResponse
 from agents.messages import Message, ToolCall
 from agents.persistent import EMPTY_VECTOR, History, deep_freeze, to_history, to_pvector
 from agents.record import Record
@@ -20,7 +20,7 @@ from agents.usage import ZERO_USAGE, Usage
 if TYPE_CHECKING:
     from agents.state import AgentState
 
-__all__ = ["AgentStep", "StepExecution", "StepType", "ToolExecution"]
+__all__ = ["AgentStep", "Compaction", "StepExecution", "StepType", "ToolExecution"]
 
 
 class StepType(enum.Enum):
@@ -97,6 +97,33 @@ class ToolExecution(Record):
 
 
 @attrs.frozen(kw_only=True)
+class Compaction(Record):
+    """What context compaction did before a step's request (issue 9): ``moved`` messages
+    went from the front of the conversation to the end of the buffer; when the buffer was
+    summarised, ``summarized`` is the buffer that was (moved messages included),
+    ``previous_summary`` the summary it replaced, and ``request`` with ``response`` (or
+    ``error``) the summariser's model call. Enough to replay the call and to rewind the
+    message sections (``AgentState.at_step``)."""
+
+    moved: int = 0
+    summarized: History[Message] = attrs.field(default=(), converter=to_history)
+    previous_summary: History[Message] = attrs.field(default=(), converter=to_history)
+    request: InferenceRequest | None = None
+    response: InferenceResponse | None = None
+    error: ErrorInfo | None = None
+
+    @property
+    def summarizing(self) -> bool:
+        """The buffer was sent to the model to be summarised."""
+        return self.request is not None
+
+    @property
+    def usage(self) -> Usage:
+        """The usage of the summariser's call (zero without one, or when it failed)."""
+        return self.response.usage if self.response is not None else ZERO_USAGE
+
+
+@attrs.frozen(kw_only=True)
 class AgentStep(Record):
     """One step: the messages the model saw, its answer, the tool executions, any errors."""
 
@@ -108,6 +135,14 @@ class AgentStep(Record):
         default=EMPTY_VECTOR, converter=to_pvector
     )
     errors: PVector[ErrorInfo] = attrs.field(default=EMPTY_VECTOR, converter=to_pvector)
+    # Context compaction done before the request (moving messages, a summary); written by
+    # the codec only when set.
+    compaction: Compaction | None = None
+    # How many conversation messages there were when the request was made, recorded when
+    # the request did not send exactly them (a token window, a hook's rewrite) and in runs
+    # with context compaction, so that the state can be rewound to the step
+    # (``AgentState.at_step``); written only when set.
+    conversation_length: int | None = None
 
     @property
     def step_type(self) -> StepType:
@@ -130,9 +165,11 @@ class AgentStep(Record):
 
     @property
     def usage(self) -> Usage:
-        """The usage of the model call (zero if it failed), plus that of the sub-agents its
-        tool calls ran."""
+        """The usage of the model call (zero if it failed), plus that of the summary made
+        before it and of the sub-agents its tool calls ran."""
         usage = self.response.usage if self.response is not None else ZERO_USAGE
+        if self.compaction is not None:
+            usage = usage + self.compaction.usage
         for execution in self.tool_executions:
             if execution.child is not None:
                 usage = usage + execution.child.usage

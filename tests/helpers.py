@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -105,3 +106,47 @@ def agents_cli(
 ) -> subprocess.CompletedProcess[str]:
     """``python -m agents ARGS`` in a child process."""
     return python("-m", "agents", *args, cwd=cwd, env=env)
+
+
+CHROMIUM = next(
+    (p for p in (shutil.which("chromium"), shutil.which("chromium-browser")) if p), None
+)
+"""Debian's Chromium (``.ci/run`` installs it when missing), or ``None``."""
+
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+    "--enable-logging=stderr",
+    "--v=0",
+]
+
+
+def chromium(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """Headless Chromium with a fresh profile under ``tmp_path``."""
+    profile = tmp_path / "profile"
+    profile.mkdir(exist_ok=True)
+    assert CHROMIUM is not None
+    return subprocess.run(
+        [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={profile}", *arguments],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def rendered_dom(page: Path, tmp_path: Path) -> str:
+    """The DOM of ``page`` as Chromium renders it; the page as written where Chromium is
+    missing (CI installs it, so the real check runs there)."""
+    if CHROMIUM is None:
+        return page.read_text(encoding="utf-8")
+    shown = chromium(tmp_path, "--dump-dom", page.as_uri())
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    return shown.stdout

@@ -39,6 +39,17 @@ def one_token(message: Message) -> int:
     return 1
 
 
+def windowed_loop(driver) -> AgentLoop:
+    """A loop whose requests send at most five messages (one token each)."""
+    return AgentLoop(
+        driver,
+        tools=[add],
+        ids=SequentialIds(),
+        clock=TickingClock(),
+        message_compiler=TokenWindowCompiler(5, count=one_token),
+    )
+
+
 def long_conversation() -> AgentState:
     state = AgentState.initial("You add.")
     for number in range(10):
@@ -85,25 +96,33 @@ def test_the_window_never_starts_with_an_orphan_tool_result_and_keeps_the_newest
 def test_a_run_with_a_window_records_what_was_sent_and_replays():
     script = [call("add", a=i, b=1) for i in range(6)] + [reply("done")]
 
-    def make(driver):
-        return AgentLoop(
-            driver,
-            tools=[add],
-            ids=SequentialIds(),
-            clock=TickingClock(),
-            message_compiler=TokenWindowCompiler(5, count=one_token),
-        )
-
-    loop = make(ScriptedDriver(script))
+    loop = windowed_loop(ScriptedDriver(script))
     final = loop.run(AgentState.initial("You add.", messages=["go"]))
     last = final.steps[-1].input_messages
     assert len(last) <= 5 and last[0].content == "You add."
     assert len(final.messages) == 14  # the conversation itself is whole
     assert AgentState.from_json(final.to_json()) == final
-    replayed = make(ReplayDriver.from_state(final)).run(
+    replayed = windowed_loop(ReplayDriver.from_state(final)).run(
         AgentState.initial("You add.", messages=["go"])
     )
     assert replayed.to_json() == final.to_json()
+
+
+def test_at_step_rewinds_a_windowed_run_to_its_whole_conversation():
+    """A windowed step records how long the conversation was, so rewinding does not take the
+    window's length for the conversation's."""
+    script = [call("add", a=i, b=1) for i in range(6)] + [reply("done")]
+
+    start = AgentState.initial("You add.", messages=["go"])
+    final = windowed_loop(ScriptedDriver(script)).run(start)
+    windowed = [s for s in final.steps if s.conversation_length is not None]
+    assert windowed and all(len(s.input_messages) <= 5 for s in windowed)
+    decoded = AgentState.from_json(final.to_json())
+    for k in range(final.step_count + 1):
+        partial = windowed_loop(ScriptedDriver(script)).with_limits(max_steps=k).run(start)
+        expected = list(partial.messages) if k else list(start.messages)
+        assert list(final.at_step(k).messages) == expected, k
+        assert list(decoded.at_step(k).messages) == expected, k
 
 
 def test_estimates_and_litellms_counter():

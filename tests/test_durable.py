@@ -33,7 +33,9 @@ from agents import (
     AgentState,
     ExecutionStatus,
     InferenceRequest,
+    InferenceResponse,
     Role,
+    Summarization,
     ToolCall,
     ToolContext,
     tool,
@@ -97,6 +99,24 @@ def echo_model(request: InferenceRequest) -> list[ToolCall] | str:
     return "echoed " + ", ".join(results)
 
 
+def counting_model(request: InferenceRequest) -> list[ToolCall] | str:
+    """Summarises when asked; else echoes one, two, three, each after the last result."""
+    if request.messages[0].content.startswith("You compress"):
+        return InferenceResponse(content=f"summary of {len(request.messages[1].content)} chars")
+    last = request.messages[-1].content
+    following = {"go": "one", "one": "two", "two": "three"}.get(last)
+    if following is None:
+        return "counted"
+    return [
+        ToolCall(id=f"n-{following}", name="slow_echo", arguments={"text": following, "delay": 0})
+    ]
+
+
+COMPACTING = AgentLoop(
+    FunctionDriver(counting_model),
+    tools=[slow_echo],
+    compaction=Summarization(2, 0, count=lambda message: 1),
+)
 CLOCK = StepOnlyClock()
 STORE = InMemorySessionStore()
 LOOP = AgentLoop(FunctionDriver(echo_model), tools=[slow_echo], clock=CLOCK, max_steps=6)
@@ -109,6 +129,7 @@ def durable(tmp_path_factory):
     agents = {
         "echo": DurableAgent(LOOP, f"echo-{name}", store=STORE),
         "plain": DurableAgent(LOOP.with_options(clock=None), f"plain-{name}"),
+        "compacting": DurableAgent(COMPACTING, f"compacting-{name}"),
     }
     database = tmp_path_factory.mktemp("dbos") / "system.sqlite"
     launch(f"sqlite:///{database}")
@@ -273,6 +294,20 @@ def test_a_failure_inside_the_run_is_recorded_in_the_state(durable):
     assert final.status is ExecutionStatus.FAILED
     assert "the model is down" in final.execution.error.message
     assert handle.status() == "SUCCESS"
+
+
+def test_a_summary_is_one_more_checkpointed_model_call(durable):
+    """Context compaction's summary is an inference like any other: a DBOS step of its own,
+    and the history is the one an in-process run writes."""
+    agents, _ = durable
+    handle = agents["compacting"].start(initial())
+    final = handle.result()
+    assert final.final_response == "counted"
+    summaries = [s for s in final.steps if s.compaction is not None and s.compaction.summarizing]
+    assert summaries
+    infers = [s for s in agents["compacting"].steps(handle.workflow_id) if s.kind == "infer"]
+    assert len(infers) == final.step_count + len(summaries)
+    assert compare(final, COMPACTING.run(initial())) is None
 
 
 def test_enqueued_runs_are_taken_from_the_queue(durable):

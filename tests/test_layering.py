@@ -42,6 +42,7 @@ LAYERS = {
             "machine",
             "phases",
             "compilers",
+            "compaction",
             "clock",
             "cancellation",
             "bridge",

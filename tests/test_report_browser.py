@@ -3,52 +3,19 @@ step, logs no console errors, and a screenshot is written."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import add, explode, initial, make_loop
+from helpers import CHROMIUM, add, chromium, explode, initial, make_loop
 
 from agents import AuditLog
 from agents.cli.report import render_report
 from agents.testing import call, calls, reply
 
-CHROMIUM = next(
-    (p for p in (shutil.which("chromium"), shutil.which("chromium-browser")) if p), None
-)
-
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None,
     reason="Chromium is not installed here (.ci/run installs Debian's chromium)",
 )
-
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-    "--enable-logging=stderr",
-    "--v=0",
-]
-
-
-def chromium(tmp_path: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    profile = tmp_path / "profile"
-    profile.mkdir(exist_ok=True)
-    assert CHROMIUM is not None
-    return subprocess.run(
-        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *arguments],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.fixture

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import shutil
-import subprocess
 
-from helpers import agents_cli
+from helpers import agents_cli, rendered_dom
 
 from agents import (
     AgentLoop,
@@ -325,31 +323,7 @@ def test_the_html_report_nests_the_sub_agents_steps(tmp_path):
     result = agents_cli("report", str(path), "-o", str(page), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     execution_id = final.tool_executions[0].id
-    chromium = shutil.which("chromium")
-    if chromium is None:  # the DOM as written; .ci/run installs Chromium for the real check
-        dom = page.read_text()
-    else:
-        profile = tmp_path / "profile"
-        shown = subprocess.run(
-            [
-                chromium,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                f"--user-data-dir={profile}",
-                "--dump-dom",
-                page.as_uri(),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert shown.returncode == 0, shown.stderr[-2000:]
-        dom = shown.stdout
+    dom = rendered_dom(page, tmp_path)
     assert 'class="subagent" data-agent-id="child-agent-1"' in dom
     assert f'id="{execution_id}-step-1"' in dom and f'id="{execution_id}-step-2"' in dom
     assert dom.count('class="step"') == 2 and dom.count('class="substep"') == 2

@@ -209,6 +209,18 @@ def _print_timeline(state: Any, out: TextIO) -> None:
     if state.execution is not None and state.execution.error is not None:
         out.write(f"error: {state.execution.error.describe()}\n")
     out.write(f"final response: {state.final_response or ''}\n")
+    compactions = _compactions(state)
+    if compactions:
+        out.write("\ncontext compaction:\n")
+    for entry in compactions:
+        line = f"  step {entry['step']}: {entry['moved']} messages moved to the buffer"
+        if entry["summarized"]:
+            line += f"; {entry['summarized']} summarised"
+            if entry["error"] is not None:
+                line += f" - failed: {entry['error']}"
+            else:
+                line += f" ({entry['summary_tokens']} tokens): {entry['summary']!r}"
+        out.write(line + "\n")
     for number, execution in _children(state):
         child = execution.child
         out.write(
@@ -232,6 +244,27 @@ def _children(state: Any) -> list[tuple[int, Any]]:
     ]
 
 
+def _compactions(state: Any) -> list[dict[str, Any]]:
+    """What context compaction did, step by step."""
+    found = []
+    for step_execution in state.step_executions:
+        compaction = step_execution.step.compaction
+        if compaction is None:
+            continue
+        response = compaction.response
+        found.append(
+            {
+                "step": step_execution.number,
+                "moved": compaction.moved,
+                "summarized": len(compaction.summarized),
+                "summary": response.content if response is not None else None,
+                "summary_tokens": compaction.usage.total_tokens,
+                "error": compaction.error.describe() if compaction.error is not None else None,
+            }
+        )
+    return found
+
+
 def _inspect_document(state: Any) -> dict[str, Any]:
     from agents.codec import encode_value
 
@@ -241,6 +274,7 @@ def _inspect_document(state: Any) -> dict[str, Any]:
         "stop_reason": state.stop_reason.value if state.stop_reason else None,
         "final_response": state.final_response,
         "usage": encode_value(state.usage),
+        "compactions": _compactions(state),
         "subagents": [
             {
                 "step": number,
@@ -307,6 +341,7 @@ def _diff(args: argparse.Namespace, out: TextIO) -> int:
 
 def _replay(args: argparse.Namespace, out: TextIO) -> int:
     from agents.cli.runfiles import compare, load_state
+    from agents.compaction import RecordedCompactions
     from agents.drivers.replay import ReplayDriver
     from agents.hooks import tool_interceptor
     from agents.loop import AgentLoop
@@ -322,10 +357,12 @@ def _replay(args: argparse.Namespace, out: TextIO) -> int:
             return call_next(call)  # type: ignore[no-any-return]
         return execution
 
+    compactions = RecordedCompactions.from_state(recorded)
     loop = AgentLoop(
         ReplayDriver.from_state(recorded),
         interceptors=[recorded_tools],
         max_steps=max(recorded.step_count, 1),
+        compaction=compactions or None,  # summaries answered from the record
     )
     replayed = loop.run(recorded.at_step(0))
     _print_timeline(replayed, out)

@@ -100,6 +100,28 @@ def _child(execution: Any, prefix: str) -> str:
 </details>"""
 
 
+def _compaction(compaction: Any) -> str:
+    """What context compaction did before the step's request."""
+    parts = []
+    if compaction.moved:
+        parts.append(f"<p>{compaction.moved} messages moved to the buffer.</p>")
+    if compaction.summarizing:
+        usage = compaction.usage
+        outcome = (
+            f'<p class="error">the summary failed: {_e(compaction.error.describe())}</p>'
+            if compaction.error is not None
+            else f"<p>Summary ({usage.input_tokens} in / {usage.output_tokens} out tokens, "
+            f"${usage.cost:.6f}):</p><pre>{_e(compaction.response.content)}</pre>"
+        )
+        summarized = "".join(_message(m) for m in compaction.summarized)
+        parts.append(
+            f"<p>{len(compaction.summarized)} buffered messages summarised:</p>"
+            f"<details><summary>summarised messages</summary><ol>{summarized}</ol></details>"
+            f"{outcome}"
+        )
+    return f'<div class="compaction"><h3>Context compaction</h3>{"".join(parts)}</div>'
+
+
 def _step(state: AgentState, index: int, prefix: str = "", css_class: str = "step") -> str:
     step_execution = state.step_executions[index]
     step = step_execution.step
@@ -139,6 +161,7 @@ def _step(state: AgentState, index: int, prefix: str = "", css_class: str = "ste
 <summary>Step {step_execution.number} &middot; {_e(kind.value)} &middot;
  {usage.input_tokens} in / {usage.output_tokens} out tokens &middot; ${usage.cost:.6f}
  &middot; {step_execution.duration * 1000:.2f} ms</summary>
+{_compaction(step.compaction) if step.compaction is not None else ""}
 <h3>Input messages</h3><ol>{inputs}</ol>
 <h3>Model answer</h3>{answer}
 <h3>Tool calls</h3>

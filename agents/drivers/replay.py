@@ -48,6 +48,7 @@ class _Recorded:
     messages: tuple[Message, ...] | None
     response: InferenceResponse | None
     error: ErrorInfo | None
+    what: str = ""  # "compaction." for a summariser's call: prefixes a divergence's field
 
 
 class _ReplayedFailure(Exception):
@@ -78,6 +79,20 @@ class ReplayDriver:
         recorded = []
         for step_execution in state.step_executions:
             step = step_execution.step
+            compaction = step.compaction
+            if compaction is not None and compaction.request is not None:
+                # The summary asked for before the step's own request.
+                recorded.append(
+                    _Recorded(
+                        step_execution.number,
+                        tuple(compaction.request.messages),
+                        compaction.response,
+                        compaction.error,
+                        "compaction.",
+                    )
+                )
+                if compaction.error is not None:
+                    continue  # the step failed there: its own request was never sent
             error = None
             if step.response is None:
                 error = (
@@ -133,6 +148,7 @@ class ReplayDriver:
         if recorded.messages is not None:
             field = _first_difference(request.messages, recorded.messages)
             if field is not None:
+                field = recorded.what + field
                 raise _divergence(
                     recorded.step,
                     field,
