@@ -14,23 +14,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from agents.errors import AgentError, ConfigurationError
+from agents.errors import ConfigurationError
 from agents.loop import AgentLoop
 from agents.reporting import current_forward
 from agents.state import AgentState
-from agents.tools import Tool, ToolContext, ToolResult, Tools, tool
+from agents.tools import SubagentFailed, Tool, ToolContext, ToolResult, Tools, tool
 
 __all__ = ["DEPTH_KEY", "SubagentFailed", "subagent_tool"]
 
 DEPTH_KEY: Final = "agents.subagent_depth"  # in a child's metadata: how deep it runs
-
-
-class SubagentFailed(AgentError):
-    """A sub-agent could not answer; ``child`` holds its run when it started one."""
-
-    def __init__(self, message: str, child: AgentState | None = None) -> None:
-        super().__init__(message)
-        self.child = child
 
 
 LoopFactory = Callable[[], "AgentLoop | tuple[AgentLoop, AgentState]"]

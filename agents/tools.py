@@ -23,7 +23,7 @@ from pyrsistent import PMap, PVector, pmap
 
 from agents.bridge import run_coroutine
 from agents.effects import ToolInvocation
-from agents.errors import ConfigurationError, ErrorInfo
+from agents.errors import AgentError, ConfigurationError, ErrorInfo
 from agents.goal import COMPLETE_GOAL
 from agents.messages import ToolCall
 from agents.persistent import deep_freeze, shallow_dict
@@ -35,6 +35,7 @@ from agents.step import ToolExecution
 
 __all__ = [
     "StopAgent",
+    "SubagentFailed",
     "Tool",
     "ToolContext",
     "ToolResult",
@@ -43,6 +44,16 @@ __all__ = [
     "tool",
     "unknown_tool_execution",
 ]
+
+
+class SubagentFailed(AgentError):
+    """A sub-agent could not answer; ``child`` holds its run when it started one (kept on
+    the failed tool execution for audit). Raised by ``agents.subagents``; defined here so
+    the tool layer can keep the run without knowing sub-agents."""
+
+    def __init__(self, message: str, child: AgentState | None = None) -> None:
+        super().__init__(message)
+        self.child = child
 
 
 class StopAgent(Exception):
@@ -252,14 +263,13 @@ def _from_exception(invocation: ToolInvocation, tool: Tool, exc: Exception) -> T
         )
     if isinstance(exc, _ToolTimeoutError):
         return _timed_out(invocation, tool)
-    child = getattr(exc, "child", None)  # a failed sub-agent's run, kept for audit
     return ToolExecution(
         id=invocation.id,
         tool_call=invocation.tool_call,
         error=ErrorInfo.from_exception(exc),
         started_at=invocation.started_at,
         completed_at=invocation.started_at,
-        child=child if isinstance(child, AgentState) else None,
+        child=exc.child if isinstance(exc, SubagentFailed) else None,
     )
 
 
