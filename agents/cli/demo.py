@@ -7,8 +7,9 @@ blocks a call, a step limit, usage accounting, and the run written as JSON.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
-from typing import TextIO
+from typing import Any, TextIO
 
 from agents import (
     AgentLoop,
@@ -23,7 +24,7 @@ from agents.audit import AuditLog
 from agents.drivers.scripted import ScriptedDriver, call, calls, reply
 from agents.errors import AgentError
 
-__all__ = ["build_demo", "run_demo"]
+__all__ = ["build_demo", "command", "run_demo"]
 
 RATES = {"EUR": 1.08, "GBP": 1.27, "USD": 1.0}
 
@@ -146,3 +147,8 @@ def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO) -> int:
         f"agents report {path} -o report.html\n"
     )
     return 0
+
+
+def command(args: Any, out: TextIO) -> int:
+    """``agents demo [--out DIR]``."""
+    return run_demo(out_dir=args.out, stdout=out, stderr=sys.stderr)

@@ -1,0 +1,57 @@
+"""What the ``agents`` commands share: exit codes, atomic output, progress, loading."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["BAD_INPUT", "DIFFERENT", "OK", "load_attribute", "progress", "write_atomically"]
+
+OK, DIFFERENT, BAD_INPUT = 0, 1, 2
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Write ``text`` to ``path`` only once all of it is ready (no partial output file)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".agents-", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as file:
+            file.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def progress(label: str) -> Callable[[int, int], None] | None:
+    """A progress line on stderr when it is a terminal (never in pipes, files or CI logs)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\r{label} {done:,}/{total:,} records ({done * 100 // total}%){end}")
+        sys.stderr.flush()
+
+    return show
+
+
+def load_attribute(spec: str) -> Any:
+    """The object named by ``MODULE:ATTR`` (modules found from the current directory too);
+    anything going wrong while importing is a ``ConfigurationError`` saying what."""
+    from agents.errors import ConfigurationError
+
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise ConfigurationError(f"expected MODULE:ATTR, got {spec!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    try:
+        return getattr(importlib.import_module(module_name), attribute)
+    except Exception as exc:  # the user's module may fail in any way while importing
+        raise ConfigurationError(f"cannot load {spec}: {type(exc).__name__}: {exc}") from None

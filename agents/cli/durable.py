@@ -1,0 +1,74 @@
+"""``agents worker`` and ``agents recover``: durable runs on DBOS (SPEC §13)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from agents.cli.common import OK, load_attribute
+
+__all__ = ["recover", "worker"]
+
+
+def _load_durable(targets: Sequence[str], database: str | None) -> Any:
+    """Import the modules holding the DurableAgents (which registers them); the module."""
+    from agents.errors import ConfigurationError
+
+    if not database:
+        raise ConfigurationError("--database URL is required (or set AGENTS_DATABASE_URL)")
+    try:
+        from agents.durable import dbos
+    except ImportError as exc:
+        raise ConfigurationError(
+            f"DBOS is not installed ({exc}): pip install 'agents[dbos]'"
+        ) from None
+    for target in targets:
+        if not isinstance(load_attribute(target), dbos.DurableAgent):
+            raise ConfigurationError(f"{target} is not a DurableAgent")
+    return dbos
+
+
+def worker(args: argparse.Namespace, out: TextIO) -> int:
+    """``agents worker MODULE:ATTR --queue NAME --database URL``: until SIGTERM or Ctrl-C."""
+    import signal
+    import threading
+
+    dbos = _load_durable(args.targets, args.database)
+    stop = threading.Event()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(number, lambda *_: stop.set())
+    dbos.launch(
+        args.database,
+        executor_id=args.executor_id,
+        queues=args.queue,
+        concurrency=args.concurrency,
+    )
+    executor = args.executor_id or "local"
+    sys.stderr.write(f"agents worker {executor}: taking runs from {', '.join(args.queue)}\n")
+    sys.stderr.flush()
+    try:
+        stop.wait()
+        sys.stderr.write(f"agents worker {executor}: stopping (up to {args.grace:g} s)\n")
+        sys.stderr.flush()
+    finally:
+        dbos.shutdown(grace=args.grace)
+    sys.stderr.write(f"agents worker {executor}: stopped\n")
+    return OK
+
+
+def recover(args: argparse.Namespace, out: TextIO) -> int:
+    """``agents recover MODULE:ATTR --executor ID``: finish a dead worker's runs."""
+    dbos = _load_durable(args.targets, args.database)
+    dbos.launch(args.database, executor_id=f"recover-{os.getpid()}", queues=[])
+    try:
+        handles = dbos.recover(args.executor)
+        for handle in handles:
+            final = handle.result()
+            out.write(f"{handle.workflow_id}: {final.status.value if final.status else '-'}\n")
+        out.write(f"recovered {len(handles)} run(s) of {', '.join(args.executor)}\n")
+    finally:
+        dbos.shutdown()
+    return OK

@@ -1,0 +1,222 @@
+"""The commands reading runs: ``inspect``, ``verify``, ``report``, ``diff``, ``replay``."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from typing import Any, TextIO
+
+from agents.cli.common import DIFFERENT, OK, progress, write_atomically
+
+__all__ = ["diff", "inspect", "print_timeline", "replay", "report", "verify"]
+
+
+def print_timeline(state: Any, out: TextIO) -> None:
+    """The timeline table, outcome, compactions and sub-agents' runs (nested)."""
+    from agents.cli.runfiles import table
+
+    rows = [
+        [
+            "step",
+            "type",
+            "tools",
+            "input_tokens",
+            "output_tokens",
+            "cost",
+            "duration",
+            "stop_reason",
+        ]
+    ]
+    rows.extend(
+        [
+            str(row.step),
+            row.step_type.value,
+            ", ".join(row.tools) or "-",
+            str(row.input_tokens),
+            str(row.output_tokens),
+            f"{row.cost:.6f}",
+            f"{row.duration * 1000:.2f} ms",
+            row.stop_reason.value if row.stop_reason else "",
+        ]
+        for row in state.timeline()
+    )
+    out.write(table(rows) + "\n\n")
+    status = state.status.value if state.status else "not run"
+    reason = state.stop_reason.value if state.stop_reason else ""
+    out.write(f"status: {status}\nstop reason: {reason}\n")
+    if state.execution is not None and state.execution.error is not None:
+        out.write(f"error: {state.execution.error.describe()}\n")
+    out.write(f"final response: {state.final_response or ''}\n")
+    compactions = _compactions(state)
+    if compactions:
+        out.write("\ncontext compaction:\n")
+    for entry in compactions:
+        line = f"  step {entry['step']}: {entry['moved']} messages moved to the buffer"
+        if entry["summarized"]:
+            line += f"; {entry['summarized']} summarised"
+            if entry["error"] is not None:
+                line += f" - failed: {entry['error']}"
+            else:
+                line += f" ({entry['summary_tokens']} tokens): {entry['summary']!r}"
+        out.write(line + "\n")
+    for number, execution in _children(state):
+        child = execution.child
+        out.write(
+            f"\nsub-agent {execution.name} (step {number}, call {execution.tool_call.id}, "
+            f"agent {child.agent_id}):\n"
+        )
+        nested = io.StringIO()
+        print_timeline(child, nested)
+        out.write(
+            "".join(f"  {line}" if line else line for line in nested.getvalue().splitlines(True))
+        )
+
+
+def _children(state: Any) -> list[tuple[int, Any]]:
+    """The tool executions of ``state`` that ran a sub-agent, with their step numbers."""
+    return [
+        (step_execution.number, execution)
+        for step_execution in state.step_executions
+        for execution in step_execution.step.tool_executions
+        if execution.child is not None
+    ]
+
+
+def _compactions(state: Any) -> list[dict[str, Any]]:
+    """What context compaction did, step by step."""
+    found = []
+    for step_execution in state.step_executions:
+        compaction = step_execution.step.compaction
+        if compaction is None:
+            continue
+        response = compaction.response
+        found.append(
+            {
+                "step": step_execution.number,
+                "moved": compaction.moved,
+                "summarized": len(compaction.summarized),
+                "summary": response.content if response is not None else None,
+                "summary_tokens": compaction.usage.total_tokens,
+                "error": compaction.error.describe() if compaction.error is not None else None,
+            }
+        )
+    return found
+
+
+def _inspect_document(state: Any) -> dict[str, Any]:
+    from agents.codec import encode_value
+
+    return {
+        "timeline": [encode_value(row) for row in state.timeline()],
+        "status": state.status.value if state.status else None,
+        "stop_reason": state.stop_reason.value if state.stop_reason else None,
+        "final_response": state.final_response,
+        "usage": encode_value(state.usage),
+        "compactions": _compactions(state),
+        "subagents": [
+            {
+                "step": number,
+                "tool": execution.name,
+                "call_id": execution.tool_call.id,
+                "agent_id": execution.child.agent_id,
+                **_inspect_document(execution.child),
+            }
+            for number, execution in _children(state)
+        ],
+    }
+
+
+def inspect(args: argparse.Namespace, out: TextIO) -> int:
+    """``agents inspect FILE [--json]``: the timeline, compactions and sub-agents."""
+    from agents.cli.runfiles import load_state
+
+    state = load_state(args.file)
+    if args.json:
+        document = _inspect_document(state)
+        out.write(json.dumps(document, indent=2, sort_keys=True) + "\n")
+        return OK
+    print_timeline(state, out)
+    return OK
+
+
+def verify(args: argparse.Namespace, out: TextIO) -> int:
+    """``agents verify FILE``: exit 1 unless the audit log is intact and complete."""
+    from agents.audit import AuditLog
+    from agents.errors import AuditLogTampered, StateDecodeError
+
+    try:
+        count = AuditLog.verify(args.file, progress=progress("verifying"))
+    except AuditLogTampered as exc:
+        sys.stderr.write(f"agents verify: {exc}\n")
+        return DIFFERENT
+    except StateDecodeError as exc:  # missing file, a directory
+        sys.stderr.write(f"agents verify: {exc.reason}\n")
+        return DIFFERENT
+    out.write(f"{args.file}: intact and complete, {count} records\n")
+    return OK
+
+
+def report(args: argparse.Namespace, out: TextIO) -> int:
+    """``agents report FILE -o OUT.html``."""
+    from agents.cli.report import render_report
+    from agents.cli.runfiles import load_state
+
+    state = load_state(args.file)
+    write_atomically(args.output, render_report(state, args.file))
+    out.write(f"report written to {args.output}\n")
+    return OK
+
+
+def diff(args: argparse.Namespace, out: TextIO) -> int:
+    """``agents diff A B``: the first step and field where two runs differ."""
+    from agents.cli.runfiles import compare, load_state
+
+    a, b = load_state(args.a), load_state(args.b)
+    difference = compare(a, b)
+    if difference is None:
+        out.write("the runs tell the same story (ids and timestamps aside)\n")
+        return OK
+    step, field = difference
+    out.write(f"first divergence: step {step}, field {field}\n")
+    return DIFFERENT
+
+
+def replay(args: argparse.Namespace, out: TextIO) -> int:
+    """``agents replay FILE [--verify]``: the run again, answered from its record."""
+    from agents.cli.runfiles import compare, load_state
+    from agents.compaction import RecordedCompactions
+    from agents.drivers.replay import ReplayDriver
+    from agents.hooks import tool_interceptor
+    from agents.loop import AgentLoop
+    from agents.step import ToolExecution
+
+    recorded = load_state(args.file)
+    executions = {e.tool_call.id: e for e in recorded.tool_executions}
+
+    @tool_interceptor
+    def recorded_tools(call: Any, call_next: Any) -> ToolExecution:
+        execution = executions.get(call.id)
+        if execution is None:
+            return call_next(call)  # type: ignore[no-any-return]
+        return execution
+
+    compactions = RecordedCompactions.from_state(recorded)
+    loop = AgentLoop(
+        ReplayDriver.from_state(recorded),
+        interceptors=[recorded_tools],
+        max_steps=max(recorded.step_count, 1),
+        compaction=compactions or None,  # summaries answered from the record
+    )
+    replayed = loop.run(recorded.at_step(0))
+    print_timeline(replayed, out)
+    if not args.verify:
+        return OK
+    difference = compare(recorded, replayed)
+    if difference is None:
+        out.write("replay matches the record\n")
+        return OK
+    step, field = difference
+    out.write(f"replay diverges at step {step}, field {field}\n")
+    return DIFFERENT

@@ -1,0 +1,50 @@
+"""``agents run``: an agent from a module or a definition file, audited to a run file."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TextIO
+
+from agents.cli.common import OK, load_attribute
+from agents.cli.history import print_timeline
+
+__all__ = ["run"]
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """``agents run MODULE:ATTR|FILE [--input TEXT] [--model NAME] [--out FILE]``."""
+    from agents.audit import AuditLog
+    from agents.definitions import SUFFIXES
+    from agents.errors import ConfigurationError
+    from agents.loop import AgentLoop
+    from agents.state import AgentState
+
+    initial = AgentState.initial()
+    if os.path.splitext(args.target)[1].lower() in SUFFIXES:
+        from agents.definitions import AgentDefinition
+
+        definition = AgentDefinition.load(args.target)
+        registry = load_attribute(args.registry) if args.registry else None
+        driver = None
+        if args.model:
+            from agents.drivers.litellm import LiteLLMDriver
+
+            driver = LiteLLMDriver(args.model)
+        loop, initial = definition.build(registry, driver=driver)
+    else:
+        target = load_attribute(args.target)
+        loop = target() if callable(target) and not isinstance(target, AgentLoop) else target
+        if not isinstance(loop, AgentLoop):
+            raise ConfigurationError(
+                f"{args.target} is not an AgentLoop (or a function making one)"
+            )
+        if args.model:
+            from agents.drivers.litellm import LiteLLMDriver
+
+            loop = loop.with_driver(LiteLLMDriver(args.model))
+    with AuditLog.open(args.out) as log:
+        final = loop.with_listeners(log).run(initial.with_user_message(args.input))
+    print_timeline(final, out)
+    out.write(f"run written to {args.out}\n")
+    return OK
