@@ -181,6 +181,24 @@ def test_run_loads_a_loop_and_writes_its_run_file(tmp_path):
 
 
 @pytest.mark.parametrize(
+    ("target", "fragment"),
+    [
+        ("broken:make", "cannot load broken:make: RuntimeError: no config"),
+        ("fine:missing", "cannot load fine:missing: AttributeError"),
+        ("fine", "expected MODULE:ATTR"),
+        ("fine:value", "is not an AgentLoop"),
+    ],
+)
+def test_run_reports_a_module_it_cannot_use_in_one_line(tmp_path, target, fragment):
+    (tmp_path / "broken.py").write_text("raise RuntimeError('no config')\n", encoding="utf-8")
+    (tmp_path / "fine.py").write_text("value = 42\n", encoding="utf-8")
+    result = agents_cli("run", target, cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and fragment in result.stderr, result.stderr
+    assert not (tmp_path / "agents-run.jsonl").exists()
+
+
+@pytest.mark.parametrize(
     ("content", "fragment"),
     [
         (None, "no such file"),
