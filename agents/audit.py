@@ -24,6 +24,7 @@ from typing import Any, Final
 import attrs
 
 from agents.codec import encode_value, from_dict, to_dict
+from agents.compaction import apply_compaction
 from agents.errors import AuditLogTampered, StateDecodeError
 from agents.events import (
     LIVE_FIELDS,
@@ -296,6 +297,8 @@ def _partial(entries: list[dict[str, Any]], path: Any) -> AgentState:
         step_execution = from_dict({**data, "schema_version": 1}, StepExecution)
         execution = execution.with_step_execution(step_execution)
         state = state.with_execution(execution)
+        if step_execution.step.compaction is not None:  # done before the step's request
+            state = apply_compaction(state, step_execution.step.compaction)
         for message in step_execution.step.output_messages:
             state = state.with_message(message)
     return state.with_execution(execution._evolve(status=ExecutionStatus.IN_PROGRESS))

@@ -23,7 +23,7 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 from agents.compilers import estimate_tokens
-from agents.context import AgentContext
+from agents.context import AgentContext, MessageStore
 from agents.effects import Failed, Infer
 from agents.errors import ConfigurationError, ErrorInfo
 from agents.inference import InferenceRequest, InferenceResponse
@@ -40,6 +40,7 @@ __all__ = [
     "Compactor",
     "RecordedCompactions",
     "Summarization",
+    "apply_compaction",
     "compact",
     "plan_compaction",
     "summary_message",
@@ -288,28 +289,38 @@ def compact(
     """Carry ``plan`` out: move the messages, then ask for the summary (an ``Infer``
     effect) and put it in place of the buffer. A failed summary is recorded in the
     returned ``Compaction``, the buffer left as it was."""
-    store = state.context.store
-    count = plan.move
-    if count:
-        messages = store.messages
-        store = store._evolve(
-            messages=to_history(list(messages)[count:]),
-            buffer=store.buffer.extend(messages.prefix(count)),
+    store = _moved(state.context.store, plan.move)
+    compaction = Compaction(moved=plan.move)
+    if plan.request is not None:
+        result = yield Infer(plan.request, agent_id, execution_id, step)
+        failed = type(result) is Failed
+        compaction = compaction._evolve(
+            summarized=store.buffer,
+            previous_summary=store.summary,
+            request=plan.request,
+            response=None if failed else result,
+            error=result.error if failed else None,
         )
-        state = state.with_context(state.context.with_store(store))
-    compaction = Compaction(moved=count)
-    if plan.request is None:
-        return state, compaction
-    result = yield Infer(plan.request, agent_id, execution_id, step)
-    failed = type(result) is Failed
-    compaction = compaction._evolve(
-        summarized=store.buffer,
-        previous_summary=store.summary,
-        request=plan.request,
-        response=None if failed else result,
-        error=result.error if failed else None,
+    return apply_compaction(state, compaction), compaction
+
+
+def apply_compaction(state: AgentState, compaction: Compaction) -> AgentState:
+    """``state`` with a recorded compaction done again: the messages moved, and the
+    summary (when one was made) in place of the buffer."""
+    store = _moved(state.context.store, compaction.moved)
+    if compaction.response is not None:
+        store = store._evolve(
+            buffer=_EMPTY, summary=to_history((summary_message(compaction.response),))
+        )
+    return state.with_context(state.context.with_store(store))
+
+
+def _moved(store: MessageStore, count: int) -> MessageStore:
+    """``count`` messages moved from the conversation's front to the buffer's end."""
+    if not count:
+        return store
+    messages = store.messages
+    return store._evolve(
+        messages=to_history(list(messages)[count:]),
+        buffer=store.buffer.extend(messages.prefix(count)),
     )
-    if failed:
-        return state, compaction
-    store = store._evolve(buffer=_EMPTY, summary=to_history((summary_message(result),)))
-    return state.with_context(state.context.with_store(store)), compaction

@@ -318,6 +318,32 @@ def test_histories_with_compaction_survive_the_codec_and_the_audit_log(tmp_path)
     assert AuditLog.read(path) == final
 
 
+def test_a_crashed_runs_log_gives_back_the_sections_as_far_as_it_got(tmp_path):
+    """A log without its terminal record (a crash) is read step by step: the recorded
+    compactions are done again, so the sections are those of the last complete step."""
+    driver, _ = scripted_summariser(["s1", "s2", "s3"])
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        final = make(driver, POLICY, listeners=[log]).run(start())
+    lines = path.read_bytes().splitlines(keepends=True)
+    records = [json.loads(line) for line in lines]
+    summarised = next(
+        s.number
+        for s in final.step_executions
+        if s.step.compaction is not None and s.step.compaction.summarizing
+    )
+    last = max(
+        index
+        for index, record in enumerate(records)
+        if record["record"] == "step" and record["step"] == summarised + 1
+    )
+    crashed = tmp_path / "crashed.jsonl"
+    crashed.write_bytes(b"".join(lines[: last + 1]))
+    partial = AuditLog.read(crashed)
+    assert partial.step_count == summarised + 1
+    assert partial.context.store == final.at_step(summarised + 1).context.store
+
+
 def test_histories_without_compaction_are_written_as_before():
     final = make(ScriptedDriver([call("lookup", key="k"), reply("done")])).run(start())
     text = final.to_json()
