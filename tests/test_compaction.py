@@ -3,6 +3,7 @@ model as a recorded effect, replays answering the summary from the record."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -265,6 +266,42 @@ def test_the_compaction_is_an_event():
     compacted = [e for e in recorder.events if isinstance(e, ContextCompacted)]
     assert compacted and all(e.step is not None for e in compacted)
     assert any(e.compaction.summarizing for e in compacted)
+
+
+def test_the_async_runner_compacts_the_same_way():
+    final, _ = compacted_run()
+    driver, _ = scripted_summariser(["first summary", "second summary", "third summary"])
+    assert asyncio.run(make(driver, POLICY).arun(start())).to_json() == final.to_json()
+
+
+def test_a_step_suspended_for_approval_keeps_its_compaction():
+    @tool(requires_approval=True)
+    def pay(amount: int) -> str:
+        """Pay.
+
+        Args:
+            amount: how much
+        """
+        return f"paid {amount}"
+
+    lookups = [[ToolCall(id=f"c{i}", name="lookup", arguments={"key": "k"})] for i in range(3)]
+    answers = iter([*lookups, [ToolCall(id="p", name="pay", arguments={"amount": 5})], "done"])
+
+    def model(request):
+        if is_summary_request(request):
+            return InferenceResponse(content="a summary")
+        return next(answers)
+
+    loop = make(FunctionDriver(model), POLICY).with_tools(pay)
+    suspended = loop.run(start())
+    assert suspended.status is ExecutionStatus.SUSPENDED
+    waiting = suspended.execution.current_step.compaction
+    assert waiting is not None and waiting.summarizing
+    suspended = AgentState.from_json(suspended.to_json())
+    final = loop.run(suspended.with_approval("p", True))
+    assert final.final_response == "done"
+    assert final.steps[3].compaction == waiting
+    assert final.tool_executions[-1].value == "paid 5"
 
 
 # -- replay, rewinding, the codec --------------------------------------------------------------
