@@ -38,6 +38,7 @@ from agents import (
     Summarization,
     ToolCall,
     ToolContext,
+    subagent_tool,
     tool,
 )
 from agents.cli.runfiles import compare
@@ -48,7 +49,7 @@ from agents.durable.dbos import (
     shutdown,
 )
 from agents.persistence import InMemorySessionStore
-from agents.testing import FunctionDriver
+from agents.testing import FunctionDriver, capture_events
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMES = {"started_at", "completed_at", "created_at", "updated_at"}
@@ -117,6 +118,28 @@ COMPACTING = AgentLoop(
     tools=[slow_echo],
     compaction=Summarization(2, 0, count=lambda message: 1),
 )
+
+
+def delegating_model(request: InferenceRequest) -> list[ToolCall] | str:
+    """Asks the helper sub-agent once, then answers with what it said."""
+    results = [m.content for m in request.messages if m.role is Role.TOOL]
+    if not results:
+        return [ToolCall(id="h1", name="helper", arguments={"task": "say hi"})]
+    return f"the helper said: {results[0]}"
+
+
+PARENT_EVENTS = capture_events()
+DELEGATING = AgentLoop(
+    FunctionDriver(delegating_model),
+    tools=[
+        subagent_tool(
+            "helper",
+            "Says hi.",
+            lambda: AgentLoop(FunctionDriver(lambda request: "hi"), clock=StepOnlyClock()),
+        )
+    ],
+    listeners=[PARENT_EVENTS],
+)
 CLOCK = StepOnlyClock()
 STORE = InMemorySessionStore()
 LOOP = AgentLoop(FunctionDriver(echo_model), tools=[slow_echo], clock=CLOCK, max_steps=6)
@@ -130,6 +153,7 @@ def durable(tmp_path_factory):
         "echo": DurableAgent(LOOP, f"echo-{name}", store=STORE),
         "plain": DurableAgent(LOOP.with_options(clock=None), f"plain-{name}"),
         "compacting": DurableAgent(COMPACTING, f"compacting-{name}"),
+        "delegating": DurableAgent(DELEGATING, f"delegating-{name}"),
     }
     database = tmp_path_factory.mktemp("dbos") / "system.sqlite"
     launch(f"sqlite:///{database}")
@@ -308,6 +332,17 @@ def test_a_summary_is_one_more_checkpointed_model_call(durable):
     infers = [s for s in agents["compacting"].steps(handle.workflow_id) if s.kind == "infer"]
     assert len(infers) == final.step_count + len(summaries)
     assert compare(final, COMPACTING.run(initial())) is None
+
+
+def test_a_sub_agents_events_reach_the_durable_runs_listeners(durable):
+    agents, _ = durable
+    final = agents["delegating"].run(initial())
+    assert final.final_response == "the helper said: hi"
+    child = final.tool_executions[0].child
+    assert child is not None and child.final_response == "hi"
+    forwarded = [e for e in PARENT_EVENTS.events if e.agent_id == child.agent_id]
+    assert [type(e).__name__ for e in forwarded][:1] == ["ExecutionStarted"]
+    assert type(forwarded[-1]).__name__ == "ExecutionCompleted"
 
 
 def test_enqueued_runs_are_taken_from_the_queue(durable):

@@ -41,6 +41,7 @@ from agents.loop import AgentLoop
 from agents.perform import SyncTools, perform_inference
 from agents.persistence.session import SessionStore
 from agents.record import Record
+from agents.reporting import forwarding
 from agents.state import AgentState
 from agents.step import ToolExecution
 
@@ -383,7 +384,11 @@ class DurableAgent:
                         record["response"] if "response" in record else Failed(record["failed"])
                     )
                 elif type(effect) is InvokeTools:
-                    result = batch.perform(effect)
+                    if emit is None:
+                        result = batch.perform(effect)
+                    else:  # a sub-agent started by a tool reports to this run's listeners
+                        with forwarding(emit):
+                            result = batch.perform(effect)
                 else:
                     result = None
         finally:
