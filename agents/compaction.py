@@ -156,6 +156,8 @@ class Summarization:
             )
         if not isinstance(prompt, str) or not prompt.strip():
             raise ConfigurationError("prompt must be a non-empty string")
+        if model is not None and (not isinstance(model, str) or not model):
+            raise ConfigurationError(f"model must be a model name or None, got {model!r}")
         if not callable(count):
             raise ConfigurationError(f"count must be callable, got {count!r}")
         self.max_message_tokens = max_message_tokens

@@ -209,6 +209,10 @@ def test_bad_settings_are_configuration_errors(arguments, match):
         Summarization(*arguments)
     with pytest.raises(ConfigurationError, match="plan"):
         AgentLoop(ScriptedDriver([]), compaction=object())
+    with pytest.raises(ConfigurationError, match="model"):
+        Summarization(1, 1, model=3)
+    with pytest.raises(ConfigurationError, match="prompt"):
+        Summarization(1, 1, prompt=" ")
 
 
 # -- a run -------------------------------------------------------------------------------------
