@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import python
+from helpers import agents_cli, python
 
 from agents import (
     AgentLoop,
     AgentState,
+    AuditLog,
     ConfigurationError,
     DefaultCompiler,
     Message,
@@ -123,6 +124,20 @@ def test_at_step_rewinds_a_windowed_run_to_its_whole_conversation():
         expected = list(partial.messages) if k else list(start.messages)
         assert list(final.at_step(k).messages) == expected, k
         assert list(decoded.at_step(k).messages) == expected, k
+
+
+def test_agents_replay_repeats_a_windowed_run_from_its_file(tmp_path):
+    """The command line has no message compiler: it sends the recorded windows and still
+    compiles and compares every other request."""
+    script = [call("add", a=i, b=1) for i in range(6)] + [reply("done")]
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        windowed_loop(ScriptedDriver(script)).with_listeners(log).run(
+            AgentState.initial("You add.", messages=["go"])
+        )
+    result = agents_cli("replay", "--verify", str(path), cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "replay matches the record" in result.stdout
 
 
 def test_estimates_and_litellms_counter():

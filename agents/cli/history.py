@@ -188,7 +188,7 @@ def replay(args: argparse.Namespace, out: TextIO) -> int:
     from agents.cli.runfiles import compare, load_state
     from agents.compaction import RecordedCompactions
     from agents.drivers.replay import ReplayDriver
-    from agents.hooks import tool_interceptor
+    from agents.hooks import HookContext, HookTrigger, hook, tool_interceptor
     from agents.loop import AgentLoop
     from agents.step import ToolExecution
 
@@ -202,9 +202,28 @@ def replay(args: argparse.Namespace, out: TextIO) -> int:
             return call_next(call)  # type: ignore[no-any-return]
         return execution
 
+    steps = {s.number: s.step for s in recorded.step_executions}
+
+    @hook(HookTrigger.BEFORE_INFERENCE, name="recorded_windows")
+    def recorded_windows(context: HookContext) -> HookContext:
+        # A request that left part of the conversation out (a message compiler's window,
+        # recorded with conversation_length) was chosen by code the file does not hold:
+        # send what was recorded. Everything else is compiled again and compared.
+        step = steps.get(len(context.state.step_executions) + 1)
+        request = context.request
+        if (
+            step is None
+            or step.conversation_length is None
+            or request is None
+            or len(step.input_messages) >= len(request.messages)
+        ):
+            return context
+        return context.with_request(request.with_messages(tuple(step.input_messages)))
+
     compactions = RecordedCompactions.from_state(recorded)
     loop = AgentLoop(
         ReplayDriver.from_state(recorded),
+        hooks=[recorded_windows],
         interceptors=[recorded_tools],
         max_steps=max(recorded.step_count, 1),
         compaction=compactions or None,  # summaries answered from the record

@@ -25,6 +25,9 @@ _VOLATILE: Final = frozenset(
         "created_at",
         "updated_at",
         "duration",
+        # Bookkeeping for rewinding (at_step), not behaviour: a replay without the loop's
+        # message compiler records it where the original did not, and back.
+        "conversation_length",
     }
 )
 
