@@ -9,7 +9,13 @@ from agents.audit import AuditLog
 from agents.cancellation import CancellationToken
 from agents.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.compaction import CompactionPlan, Compactor, RecordedCompactions, Summarization
-from agents.compilers import DefaultCompiler, MessageCompiler, TokenWindowCompiler, estimate_tokens
+from agents.compilers import (
+    CachedCount,
+    DefaultCompiler,
+    MessageCompiler,
+    TokenWindowCompiler,
+    estimate_tokens,
+)
 from agents.context import AgentContext, MessageStore
 from agents.drivers.base import AsyncDriver, Driver, SyncDriver
 from agents.drivers.function import FunctionDriver
@@ -94,6 +100,7 @@ __all__ = [
     "AsyncPostgresSessionStore",
     "AuditLog",
     "AuditLogTampered",
+    "CachedCount",
     "CancellationToken",
     "Clock",
     "Compaction",

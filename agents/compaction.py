@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
-from agents.compilers import estimate_tokens
+from agents.compilers import CachedCount, estimate_tokens
 from agents.context import AgentContext, MessageStore
 from agents.effects import Failed, Infer
 from agents.errors import ConfigurationError, ErrorInfo
@@ -129,6 +129,7 @@ class Summarization:
     """
 
     __slots__ = (
+        "_counted",
         "count",
         "max_buffer_tokens",
         "max_message_tokens",
@@ -166,12 +167,13 @@ class Summarization:
         self.prompt = prompt
         self.model = model
         self.count = count
+        self._counted = CachedCount(count)
 
     def plan(self, context: AgentContext, step: int) -> CompactionPlan | None:
         """Move what overflows; summarise the buffer if it then overflows too."""
         store = context.store
         messages = store.messages
-        count = self.count
+        count = self._counted
         sizes = [count(message) for message in messages]
         move = _cut(messages, sizes, self.max_message_tokens)
         buffer = [*store.buffer, *messages.prefix(move)] if move else list(store.buffer)

@@ -57,6 +57,7 @@ OTHERS = (
     "bench_audit.py",
     "bench_sessions.py",
     "bench_durable.py",
+    "bench_compaction.py",
 )
 
 
@@ -348,8 +349,8 @@ def render(results: dict[str, Any]) -> str:
             lines += [f"`benchmarks/{script}`:", "", "```text", output.rstrip(), "```", ""]
     else:
         lines.append(
-            "LLM driver, logging, auditing, sessions and DBOS: their own scripts and sections "
-            "below (`python -m benchmarks --all` runs them here too)."
+            "LLM driver, logging, auditing, sessions, DBOS and context compaction: their own "
+            "scripts and sections below (`python -m benchmarks --all` runs them here too)."
         )
     if results.get("plot"):
         lines += ["", f"![µs per step against N]({results['plot']})"]

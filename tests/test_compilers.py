@@ -11,6 +11,7 @@ from agents import (
     AgentLoop,
     AgentState,
     AuditLog,
+    CachedCount,
     ConfigurationError,
     DefaultCompiler,
     Message,
@@ -138,6 +139,21 @@ def test_agents_replay_repeats_a_windowed_run_from_its_file(tmp_path):
     result = agents_cli("replay", "--verify", str(path), cwd=tmp_path)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "replay matches the record" in result.stdout
+
+
+def test_counts_are_remembered_per_message_and_the_cache_stays_bounded():
+    calls = []
+
+    def counting(message: Message) -> int:
+        calls.append(message.content)
+        return len(message.content)
+
+    cached = CachedCount(counting, size=2)
+    hello = Message.user("hello")
+    assert [cached(hello), cached(hello)] == [5, 5] and calls == ["hello"]
+    assert cached(Message.user("hello")) == 5 and len(calls) == 2  # another message
+    cached(Message.user("x"))  # past the size: the cache starts again
+    assert cached(hello) == 5 and calls[-1] == "hello"
 
 
 def test_estimates_and_litellms_counter():
