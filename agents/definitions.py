@@ -1,7 +1,8 @@
 """Agent definitions: an agent described in a TOML, YAML or Markdown file.
 
 A definition names the agent, gives its system prompt, model, tools (by name, from a
-registry of ``Tool``s), limits and sub-agents (other definitions, by name). Markdown files
+registry of ``Tool``s), limits, sub-agents (other definitions, by name) and how it keeps
+its context small (a token window, summaries). Markdown files
 carry the fields as YAML front matter between ``---`` lines and the system prompt as their
 body. ``AgentDefinition.load(path)`` reads one (a ``DefinitionError`` names the file, the
 line where it can and the field), ``definition.build(registry)`` gives the ``AgentLoop``
@@ -24,6 +25,8 @@ from typing import Any, Final
 import attrs
 import yaml
 
+from agents.compaction import Summarization
+from agents.compilers import TokenWindowCompiler
 from agents.errors import ConfigurationError, DefinitionError
 from agents.loop import AgentLoop
 from agents.state import AgentState
@@ -62,6 +65,10 @@ class AgentDefinition:
     tool_execution: str = "parallel"
     subagents: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     max_depth: int = 3
+    context_window: int | None = None
+    max_message_tokens: int | None = None
+    max_buffer_tokens: int | None = None
+    summary_model: str | None = None
     source: str | None = attrs.field(default=None, eq=False)
 
     # -- reading ----------------------------------------------------------------------------
@@ -179,6 +186,21 @@ class AgentDefinition:
         tools += [registry.tools[name] for name in wanted if name not in self.deny_tools]
         for child in self.subagents:
             tools.append(self._subagent(child, registry, driver, loop_options))
+        if (self.max_message_tokens is None) != (self.max_buffer_tokens is None):
+            raise DefinitionError(
+                "max_message_tokens and max_buffer_tokens go together (summaries take both)",
+                file=self.source or self.name,
+                field="max_message_tokens"
+                if self.max_message_tokens is None
+                else "max_buffer_tokens",
+            )
+        context: dict[str, Any] = {}
+        if self.context_window is not None:
+            context["message_compiler"] = TokenWindowCompiler(self.context_window)
+        if self.max_message_tokens is not None and self.max_buffer_tokens is not None:
+            context["compaction"] = Summarization(
+                self.max_message_tokens, self.max_buffer_tokens, model=self.summary_model
+            )
         loop = AgentLoop(
             self._driver(driver),
             tools=tools,
@@ -187,6 +209,7 @@ class AgentDefinition:
             max_cost=self.max_cost,
             time_limit=self.time_limit,
             tool_execution=self.tool_execution,
+            **context,
             **loop_options,
         )
         return loop, AgentState.initial(self.system_prompt)
@@ -348,11 +371,31 @@ def _validated(data: dict[str, Any], lines: dict[str, int], source: str) -> Agen
         "time_limit": (_positive_number_or_none, "a positive number of seconds"),
         "tool_execution": (lambda v: v in ("parallel", "sequential"), "parallel or sequential"),
         "max_depth": (lambda v: _positive_int_or_none(v) and v is not None, "an integer >= 1"),
+        "context_window": (_positive_int_or_none, "a positive number of tokens"),
+        "max_message_tokens": (_positive_int_or_none, "a positive number of tokens"),
+        "max_buffer_tokens": (
+            lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0),
+            "a number of tokens >= 0",
+        ),
+        "summary_model": (lambda v: v is None or (isinstance(v, str) and bool(v)), "a string"),
     }
     for field, value in data.items():
         check, expected = checks[field]
         if not check(value):
             raise fail(field, expected)
+    # Summaries need both budgets; a summary model without them would do nothing.
+    for given, needed in (
+        ("max_message_tokens", "max_buffer_tokens"),
+        ("max_buffer_tokens", "max_message_tokens"),
+        ("summary_model", "max_message_tokens"),
+    ):
+        if data.get(given) is not None and data.get(needed) is None:
+            raise DefinitionError(
+                f"{given} needs {needed} (summaries take both budgets)",
+                file=source,
+                line=lines.get(given),
+                field=given,
+            )
     return AgentDefinition(**data, source=source)
 
 

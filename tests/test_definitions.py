@@ -31,6 +31,10 @@ FULL = AgentDefinition(
     tool_execution="sequential",
     subagents=["researcher"],
     max_depth=2,
+    context_window=6000,
+    max_message_tokens=4000,
+    max_buffer_tokens=0,
+    summary_model="openai/gpt-small",
 )
 
 
@@ -83,6 +87,9 @@ def test_markdown_takes_the_system_prompt_from_its_body():
         ("toml", 'name = "a"\nmax_cost = "cheap"\n', 2, "max_cost", "a positive number"),
         ("yaml", "name: a\ntool_execution: random\n", 2, "tool_execution", "parallel or"),
         ("markdown", "---\nname: a\nsystem_prompt: x\n---\nbody\n", 3, "system_prompt", "not both"),
+        ("toml", 'name = "a"\nmax_buffer_tokens = -1\n', 2, "max_buffer_tokens", ">= 0"),
+        ("yaml", "name: a\nmax_message_tokens: 900\n", 2, "max_message_tokens", "needs max_buffer"),
+        ("toml", 'name = "a"\ncontext_window = 0\n', 2, "context_window", "positive number"),
     ],
 )
 def test_malformed_definitions_name_the_file_the_line_and_the_field(
@@ -116,6 +123,24 @@ def test_unreadable_files_are_definition_errors(name, text, line, message, tmp_p
     assert info.value.line == line and message in str(info.value)
     with pytest.raises(DefinitionError, match="cannot read it"):
         AgentDefinition.load(tmp_path / "missing.md")
+
+
+def test_build_keeps_the_context_small_as_the_definition_says():
+    definition = AgentDefinition(
+        name="long",
+        context_window=3000,
+        max_message_tokens=2000,
+        max_buffer_tokens=500,
+        summary_model="openai/small",
+    )
+    loop, _ = definition.build([], driver=ScriptedDriver([]))
+    assert repr(loop.message_compiler) == "TokenWindowCompiler(3000)"
+    assert repr(loop.compaction) == "Summarization(2000, 500)"
+    assert loop.compaction.model == "openai/small"
+    plain, _ = AgentDefinition(name="short").build([], driver=ScriptedDriver([]))
+    assert plain.message_compiler is None and plain.compaction is None
+    with pytest.raises(DefinitionError, match="max_buffer_tokens: max_message_tokens and"):
+        AgentDefinition(name="x", max_message_tokens=10).build([], driver=ScriptedDriver([]))
 
 
 def test_build_takes_tools_from_the_registry_and_applies_the_limits():
