@@ -16,8 +16,12 @@ import pytest
 from helpers import add, echo, initial, make_loop
 
 from agents import (
+    AgentLoop,
     AgentState,
     AsyncPostgresSessionStore,
+    FunctionDriver,
+    HookTrigger,
+    InferenceResponse,
     InMemorySessionStore,
     PostgresSessionStore,
     SessionConflict,
@@ -25,6 +29,10 @@ from agents import (
     SessionRuntime,
     SQLiteSessionStore,
     StateDecodeError,
+    Summarization,
+    TokenWindowCompiler,
+    ToolCall,
+    hook,
 )
 from agents.testing import SequentialIds, TickingClock, call, calls, reply
 
@@ -208,6 +216,134 @@ def test_send_commits_and_checkpoints_every_step(store):
     again = runtime_for(store, reply("second answer"))
     assert again.send("chat", "more").state.final_response == "second answer"
     assert [m.content for m in runtime.get("chat").state.messages][-2:] == ["more", "second answer"]
+
+
+def test_a_compacting_agent_checkpoints_and_loads_back_exactly(store):
+    """Compaction moves messages out of the conversation and rewrites the head under the
+    stored steps: every checkpoint must still load back as the state that was saved."""
+    answers = iter(
+        [[ToolCall(id=f"c{i}", name="add", arguments={"a": i, "b": 1})] for i in range(6)]
+        + ["done"]
+    )
+
+    def model(request):
+        if request.messages[0].content.startswith("You compress"):
+            return InferenceResponse(content=f"summary at {len(request.messages[1].content)}")
+        return next(answers)
+
+    def loop_factory(session):
+        return AgentLoop(
+            FunctionDriver(model),
+            tools=[add],
+            ids=SequentialIds("r-"),
+            clock=TickingClock(),
+            compaction=Summarization(4, 2, count=lambda message: 1),
+        )
+
+    runtime = SessionRuntime(store, loop_factory, ids=SequentialIds("rt-"))
+    runtime.create(AgentState.initial("sys"), session_id="long")
+    final = runtime.send("long", "count")
+    assert final.state.final_response == "done"
+    assert any(s.compaction is not None and s.compaction.summarizing for s in final.state.steps)
+    loaded = runtime.get("long").state
+    assert loaded == final.state
+    assert loaded.to_json() == final.state.to_json()
+
+
+@pytest.mark.parametrize("window", [None, 6])
+def test_every_checkpoint_loads_back_when_the_sections_change_under_the_stored_steps(store, window):
+    """Saved after every step while compaction moves messages, summaries replace the
+    buffer, a hook changes the system prompt and (with a window) some steps are stored
+    whole: each save loads back as exactly the state saved."""
+    planned = [[ToolCall(id=f"c{i}", name="add", arguments={"a": i, "b": 1})] for i in range(9)]
+    answers = iter([*planned, "done"])
+
+    def model(request):
+        if request.messages[0].content.startswith("You compress"):
+            return InferenceResponse(content=f"summary of {len(request.messages[1].content)}")
+        return next(answers)
+
+    @hook(HookTrigger.AFTER_STEP)
+    def new_prompt_at_step_5(context):
+        if context.state.step_count == 4:  # the step being finished is the fifth
+            return context.with_state(context.state.with_system_prompt("sys, again"))
+        return context
+
+    loop = AgentLoop(
+        FunctionDriver(model),
+        tools=[add],
+        hooks=[new_prompt_at_step_5],
+        ids=SequentialIds("r-"),
+        clock=TickingClock(),
+        compaction=Summarization(5, 3, count=lambda message: 1),
+        message_compiler=None if window is None else TokenWindowCompiler(window, lambda m: 1),
+    )
+    session = store.create(AgentState.initial("sys", messages=["count"]), session_id="long")
+    for state in loop.iterate(session.state):
+        session = store.save(session.with_state(state))
+        loaded = store.load("long").state
+        assert loaded == state, state.step_count
+        assert loaded.to_json() == state.to_json()
+    assert state.final_response == "done"
+    assert state.context.system_prompt == "sys, again"
+    assert any(s.compaction is not None and s.compaction.summarizing for s in state.steps)
+
+
+def test_rows_referring_to_old_sections_are_rewritten_even_when_the_last_row_is_whole(store):
+    """A windowed step is stored whole, the steps before it as references into the
+    conversation; a new system prompt changes what those references mean: the store
+    rewrites them, whatever the last row looks like."""
+    script = [call("add", a=i, b=1) for i in range(5)] + [reply("done")]
+    loop = make_loop(*script, message_compiler=TokenWindowCompiler(8, lambda message: 1))
+    final = loop.run(AgentState.initial("sys", messages=["go"]))
+    assert final.steps[0].conversation_length is None  # sent whole: stored as a reference
+    assert final.steps[-1].conversation_length is not None  # a window: stored whole
+    session = store.create(final, session_id="s-1")
+    changed = final.with_system_prompt("another prompt")
+    store.save(session.with_state(changed))
+    assert store.load("s-1").state == changed
+
+
+def test_a_compacting_session_writes_each_step_row_about_twice(tmp_path):
+    """Compaction changes the sections under the stored steps at almost every step; the
+    store rewrites only the rows written as references, not the whole history."""
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(path)
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE step_writes (number INTEGER);"
+        "CREATE TRIGGER counted_insert AFTER INSERT ON steps "
+        "BEGIN INSERT INTO step_writes VALUES (new.number); END;"
+        "CREATE TRIGGER counted_update AFTER UPDATE ON steps "
+        "BEGIN INSERT INTO step_writes VALUES (new.number); END;"
+    )
+    db.commit()
+    steps = 40
+    planned = [
+        [ToolCall(id=f"c{i}", name="add", arguments={"a": i, "b": 1})] for i in range(steps - 1)
+    ]
+    answers = iter([*planned, "done"])
+
+    def model(request):
+        if request.messages[0].content.startswith("You compress"):
+            return InferenceResponse(content="a summary")
+        return next(answers)
+
+    runtime = SessionRuntime(
+        store,
+        lambda session: AgentLoop(
+            FunctionDriver(model),
+            tools=[add],
+            max_steps=steps,
+            compaction=Summarization(6, 4, count=lambda message: 1),
+        ),
+    )
+    runtime.create(AgentState.initial("sys"), session_id="long")
+    final = runtime.send("long", "count").state
+    assert final.step_count == steps and runtime.get("long").state == final
+    writes = db.execute("SELECT COUNT(*) FROM step_writes").fetchone()[0]
+    assert writes <= 3 * steps, writes  # all rows at every checkpoint would be ~steps**2 / 2
+    store.close()
 
 
 def test_fork_and_resume(store):

@@ -3,7 +3,10 @@
 Layout: a session row holds the version and the state's *head* (everything but the
 conversation and the archived steps); every message and every completed step is its own
 row, steps referring to the conversation instead of copying it. A checkpoint therefore
-writes one step row, the new messages and the head: O(step), not O(history). Every write is
+writes one step row, the new messages and the head: O(step), not O(history). When the
+sections those references lean on change (context compaction, a new system prompt), the
+rows written as references since the last such change are written again, whole; the head
+keeps where they start (``agents_store.refs_from``), so that stays O(recent steps). Every write is
 one transaction that first checks the version (``SessionConflict`` changes nothing), and
 every read sees one snapshot (a deferred SQLite transaction; a REPEATABLE READ, READ ONLY one
 in PostgreSQL), so a load racing a write never mixes two versions.
@@ -192,20 +195,22 @@ def save_plan(session: Session, now: datetime, for_update: str) -> Plan[Session]
     if state is None:
         raise ValueError("save() needs a session with a state")
     row = yield Query(
-        "SELECT version, execution_id, message_count, step_count FROM sessions "
+        "SELECT version, execution_id, message_count, step_count, head FROM sessions "
         "WHERE session_id = ?" + for_update,
         (session.session_id,),
         fetch="one",
     )
     if row is None:
         raise SessionNotFound(f"no session {session.session_id!r}")
-    version, execution_id, message_count, step_count = row
+    version, execution_id, message_count, step_count, stored_head = row
     if version != session.version:
         raise SessionConflict(
             f"session {session.session_id!r} is at version {version}; the write was "
             f"based on version {session.version}"
         )
-    yield from _write(session.session_id, state, message_count, step_count, execution_id)
+    yield from _write(
+        session.session_id, state, message_count, step_count, execution_id, stored_head
+    )
     yield Query(
         "UPDATE sessions SET version = ?, updated_at = ? WHERE session_id = ?",
         (version + 1, encode_value(now), session.session_id),
@@ -224,21 +229,38 @@ def _write(
     stored_messages: int,
     stored_steps: int,
     stored_execution: str | None,
+    stored_head: str | None = None,
 ) -> Plan[None]:
     """Write what changed since the stored counts (or everything, when the stored rows are
-    not a prefix of the new state)."""
+    not a prefix of the new state).
+
+    A step row refers to the conversation and the sections before it (``MessagesRef``)
+    where it can. When those change — compaction moved messages out, a summary or a new
+    system prompt arrived — the rows written as references are written again as they
+    encode now (whole, mostly); rows written whole do not depend on them. The head records
+    from which step on rows may be references (``refs_from``; every row before it is
+    whole), so that search stays among the newest rows and a compacting run writes each
+    step row about twice, not at every checkpoint."""
     messages = state.messages
     execution = state.execution
     steps = state.step_executions
     execution_id = execution.execution_id if execution is not None else None
-    if not (yield from _is_prefix(session_id, messages, stored_messages)):
+    head = _head(state)
+    stored = json.loads(stored_head) if stored_head else {}
+    refs_from = stored.pop(_STORE_KEY, {}).get("refs_from", 1)
+    messages_kept = yield from _is_prefix(session_id, messages, stored_messages)
+    if not messages_kept:
         yield Query("DELETE FROM messages WHERE session_id = ?", (session_id,))
         stored_messages = 0
-    if execution_id != stored_execution or not (
-        yield from _steps_prefix(session_id, state, stored_steps)
-    ):
+    if execution_id != stored_execution:
         yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
-        stored_steps = 0
+        stored_steps, refs_from = 0, 1
+    else:
+        if stored_steps and (not messages_kept or _sections(stored) != _sections(head)):
+            refs_from = yield from _rewrite_references(session_id, state, stored_steps, refs_from)
+        if not (yield from _steps_prefix(session_id, state, stored_steps)):
+            yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
+            stored_steps, refs_from = 0, 1
     yield Many(
         "INSERT INTO messages VALUES (?, ?, ?)",
         [
@@ -246,18 +268,71 @@ def _write(
             for position in range(stored_messages, len(messages))
         ],
     )
-    yield Many(
-        "INSERT INTO steps VALUES (?, ?, ?)",
-        [
-            (session_id, index + 1, _json(encode_step_execution(steps[index], state.context)))
-            for index in range(stored_steps, len(steps))
-        ],
-    )
+    rows = []
+    first_reference = len(steps) + 1
+    for index in range(stored_steps, len(steps)):
+        data = encode_step_execution(steps[index], state.context)
+        if first_reference > len(steps) and _is_reference(data):
+            first_reference = index + 1
+        rows.append((session_id, index + 1, _json(data)))
+    if refs_from > stored_steps:  # every stored row is whole: the new ones decide
+        refs_from = first_reference
+    yield Many("INSERT INTO steps VALUES (?, ?, ?)", rows)
     yield Query(
         "UPDATE sessions SET head = ?, execution_id = ?, message_count = ?, step_count = ? "
         "WHERE session_id = ?",
-        (_json(_head(state)), execution_id, len(messages), len(steps), session_id),
+        (
+            _json({**head, _STORE_KEY: {"refs_from": refs_from}}),
+            execution_id,
+            len(messages),
+            len(steps),
+            session_id,
+        ),
     )
+
+
+# Kept in the stored head beside the state's fields, removed before the state is decoded.
+_STORE_KEY: Final = "agents_store"
+# A step row whose input messages are a reference into the conversation, as ``_json`` writes
+# it (a JSON string holding these characters would have its quotes escaped).
+_REFERENCE: Final = '%"input_messages":{"kind":"MessagesRef"%'
+
+
+def _is_reference(data: Any) -> bool:
+    return type(data["step"]["input_messages"]) is dict
+
+
+def _sections(head: Any) -> Any:
+    """What step references depend on besides the conversation: the system prompt and
+    the summary and buffer sections (from a stored or new head)."""
+    context = head.get("context") or {}
+    store = context.get("store") or {}
+    return context.get("system_prompt"), store.get("summary"), store.get("buffer")
+
+
+def _rewrite_references(
+    session_id: str, state: AgentState, stored: int, refs_from: int
+) -> Plan[int]:
+    """The stored step rows written as references (all from ``refs_from`` on), written
+    again as they encode now; the new ``refs_from``."""
+    rows = yield Query(
+        "SELECT number FROM steps WHERE session_id = ? AND number >= ? AND number <= ? "
+        "AND data LIKE ?",
+        (session_id, refs_from, stored, _REFERENCE),
+        fetch="all",
+    )
+    steps = state.step_executions
+    updates = []
+    lowest = stored + 1
+    for (number,) in rows:
+        if number > len(steps):
+            continue  # the state has fewer steps: the prefix check rewrites them all
+        data = encode_step_execution(steps[number - 1], state.context)
+        if _is_reference(data):
+            lowest = min(lowest, number)
+        updates.append((_json(data), session_id, number))
+    yield Many("UPDATE steps SET data = ? WHERE session_id = ? AND number = ?", updates)
+    return lowest
 
 
 def _is_prefix(session_id: str, messages: Any, stored: int) -> Plan[bool]:
@@ -310,6 +385,7 @@ def load_plan(path: str, session_id: str) -> Plan[Session]:
     where = f"{path}: session {session_id!r}"
     try:
         data = json.loads(head)
+        data.pop(_STORE_KEY, None)
         data["context"]["store"]["messages"] = [json.loads(m[0]) for m in messages]
         if data.get("execution") is not None:
             data["execution"]["step_executions"] = [json.loads(s[0]) for s in steps]
