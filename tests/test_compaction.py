@@ -456,6 +456,20 @@ def test_agents_inspect_and_replay_show_and_repeat_the_compactions(tmp_path):
     assert "replay matches the record" in replay.stdout
 
 
+def test_agents_inspect_shortens_a_long_summary_to_one_line(tmp_path):
+    long = "The user wants k0 to k4.\n" + "Found so far: k0. " * 40
+    driver, _ = scripted_summariser([long, long, long])
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        make(driver, POLICY, listeners=[log]).run(start())
+    text = agents_cli("inspect", str(path), cwd=tmp_path).stdout
+    line = next(line for line in text.splitlines() if "summarised" in line)
+    assert "The user wants k0 to k4. Found so far" in line and line.endswith("…'")
+    assert len(line) < 200
+    document = json.loads(agents_cli("inspect", "--json", str(path), cwd=tmp_path).stdout)
+    assert document["compactions"][-1]["summary"] == long
+
+
 def test_the_html_report_shows_the_compactions(tmp_path):
     path, final = _audited(tmp_path)
     page = tmp_path / "report.html"

@@ -12,6 +12,8 @@ from agents.cli.common import DIFFERENT, OK, progress, write_atomically
 
 __all__ = ["diff", "inspect", "print_timeline", "replay", "report", "verify"]
 
+_SHOWN = 100  # characters of a summary in the text view
+
 
 def print_timeline(state: Any, out: TextIO) -> None:
     """The timeline table, outcome, compactions and sub-agents' runs (nested)."""
@@ -59,7 +61,10 @@ def print_timeline(state: Any, out: TextIO) -> None:
             if entry["error"] is not None:
                 line += f" - failed: {entry['error']}"
             else:
-                line += f" ({entry['summary_tokens']} tokens): {entry['summary']!r}"
+                summary = " ".join(entry["summary"].split())  # one line; --json has it all
+                if len(summary) > _SHOWN:
+                    summary = summary[: _SHOWN - 1] + "…"
+                line += f" ({entry['summary_tokens']} tokens): {summary!r}"
         out.write(line + "\n")
     for number, execution in _children(state):
         child = execution.child
