@@ -8,12 +8,15 @@ import random
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import textwrap
 import threading
 from pathlib import Path
 
 import pytest
 from helpers import add, echo, initial, make_loop
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from agents import (
     AgentLoop,
@@ -302,6 +305,48 @@ def test_rows_referring_to_old_sections_are_rewritten_even_when_the_last_row_is_
     changed = final.with_system_prompt("another prompt")
     store.save(session.with_state(changed))
     assert store.load("s-1").state == changed
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    lookups=st.integers(min_value=0, max_value=9),
+    max_message=st.integers(min_value=1, max_value=8),
+    max_buffer=st.integers(min_value=0, max_value=6),
+    window=st.none() | st.integers(min_value=2, max_value=10),
+    saves=st.lists(st.booleans(), min_size=12, max_size=12),
+)
+def test_any_compaction_and_save_cadence_loads_back_exactly(
+    lookups, max_message, max_buffer, window, saves
+):
+    """SQLite, saving after the steps ``saves`` picks (several compactions may happen
+    between two saves): every save loads back as the state saved."""
+    planned = [
+        [ToolCall(id=f"c{i}", name="add", arguments={"a": i, "b": 1})] for i in range(lookups)
+    ]
+    answers = iter([*planned, "done"])
+
+    def model(request):
+        if request.messages[0].content.startswith("You compress"):
+            return InferenceResponse(content=f"summary of {len(request.messages[1].content)}")
+        return next(answers)
+
+    loop = AgentLoop(
+        FunctionDriver(model),
+        tools=[add],
+        ids=SequentialIds("r-"),
+        clock=TickingClock(),
+        compaction=Summarization(max_message, max_buffer, count=lambda message: 1),
+        message_compiler=None if window is None else TokenWindowCompiler(window, lambda m: 1),
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        store = SQLiteSessionStore(Path(folder) / "s.db")
+        session = store.create(AgentState.initial("sys", messages=["count"]), session_id="s")
+        for number, state in enumerate(loop.iterate(session.state)):
+            if saves[number % len(saves)] or state.status.terminal:
+                session = store.save(session.with_state(state))
+                assert store.load("s").state == state
+        assert state.final_response == "done"
+        store.close()
 
 
 def test_a_compacting_session_writes_each_step_row_about_twice(tmp_path):
