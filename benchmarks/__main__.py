@@ -44,7 +44,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import peers  # noqa: E402
-from bench_steps import ADD, bare_run, engine_run  # noqa: E402
+from bench_steps import ADD, bare_run, best_per_step, engine_run  # noqa: E402
 
 from agents import AgentLoop, AgentState, InferenceRequest, ToolCall  # noqa: E402
 from agents.testing import FunctionDriver  # noqa: E402
@@ -59,17 +59,6 @@ OTHERS = (
     "bench_durable.py",
     "bench_compaction.py",
 )
-
-
-def _time(run: Callable[[], Any], n: int, repeats: int) -> float:
-    """Best µs per step over ``repeats`` whole runs (noise only ever adds time)."""
-    best = float("inf")
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - start)
-    return best / n * 1e6
 
 
 def tool_loop(sizes: list[int], quick: bool, budget: float, install: bool) -> dict[str, Any]:
@@ -97,7 +86,7 @@ def tool_loop(sizes: list[int], quick: bool, budget: float, install: bool) -> di
             run = factory(n)
             run()  # warm up
             repeats = 1 if quick or (n >= 1_000 and peer) else (3 if n >= 1_000 else 7)
-            us = _time(run, n, repeats)
+            us = best_per_step(run, n, repeats)
             if previous is not None:
                 growth = max(1.0, us / previous[1])
             times[n] = us

@@ -12,15 +12,13 @@ Run: ``.venv/bin/python benchmarks/bench_compaction.py [--quick]``
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_steps import ADD
+from bench_steps import ADD, best_per_step
 
 from agents import (
     AgentLoop,
@@ -65,17 +63,6 @@ def prepared(n: int, **options: Any) -> Callable[[], AgentState]:
     return run
 
 
-def best(run: Callable[[], Any], n: int, repeats: int) -> float:
-    """Best µs per step over ``repeats`` runs."""
-    fastest = float("inf")
-    for _ in range(repeats):
-        gc.collect()
-        start = time.perf_counter()
-        run()
-        fastest = min(fastest, time.perf_counter() - start)
-    return fastest / n * 1e6
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
@@ -95,7 +82,7 @@ def main() -> None:
         summaries = sum(
             1 for s in final.steps if s.compaction is not None and s.compaction.summarizing
         )
-        per_step = best(run, n, repeats)
+        per_step = best_per_step(run, n, repeats)
         plain = plain or per_step
         print(
             f"  {name:30} {per_step:8.1f} µs  {per_step / plain:5.2f}x"

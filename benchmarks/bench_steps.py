@@ -117,6 +117,11 @@ def _time_once(run: Callable[[], Any], n: int) -> float:
     return (time.perf_counter() - start) / n * 1e6
 
 
+def best_per_step(run: Callable[[], Any], n: int, repeats: int) -> float:
+    """Best µs per step over ``repeats`` whole runs (noise only ever adds time)."""
+    return min(_time_once(run, n) for _ in range(repeats))
+
+
 def _growth(rounds: int) -> float:
     """Engine µs/step at N=10,000 over N=100, the two interleaved so drift hits both alike."""
     small, large = engine_run(100), engine_run(10_000)
