@@ -221,29 +221,42 @@ def test_send_commits_and_checkpoints_every_step(store):
     assert [m.content for m in runtime.get("chat").state.messages][-2:] == ["more", "second answer"]
 
 
-def test_a_compacting_agent_checkpoints_and_loads_back_exactly(store):
-    """Compaction moves messages out of the conversation and rewrites the head under the
-    stored steps: every checkpoint must still load back as the state that was saved."""
-    answers = iter(
-        [[ToolCall(id=f"c{i}", name="add", arguments={"a": i, "b": 1})] for i in range(6)]
-        + ["done"]
-    )
+def counting_model(calls: int, first: int = 0):
+    """A model asking for ``calls`` additions (``a`` from ``first`` on), then answering
+    "done"; asked for a summary, it writes one."""
+    planned = [
+        [ToolCall(id=f"c{n}", name="add", arguments={"a": n, "b": 1})]
+        for n in range(first, first + calls)
+    ]
+    answers = iter([*planned, "done"])
 
     def model(request):
         if request.messages[0].content.startswith("You compress"):
-            return InferenceResponse(content=f"summary at {len(request.messages[1].content)}")
+            return InferenceResponse(content=f"summary of {len(request.messages[1].content)}")
         return next(answers)
 
-    def loop_factory(session):
-        return AgentLoop(
-            FunctionDriver(model),
-            tools=[add],
-            ids=SequentialIds("r-"),
-            clock=TickingClock(),
-            compaction=Summarization(4, 2, count=lambda message: 1),
-        )
+    return model
 
-    runtime = SessionRuntime(store, loop_factory, ids=SequentialIds("rt-"))
+
+def compacting_loop(model, max_message: int, max_buffer: int, **options) -> AgentLoop:
+    """A loop over ``model`` with ``add``, one token a message, and summaries."""
+    options.setdefault("ids", SequentialIds("r-"))
+    options.setdefault("clock", TickingClock())
+    return AgentLoop(
+        FunctionDriver(model),
+        tools=[add],
+        compaction=Summarization(max_message, max_buffer, count=lambda message: 1),
+        **options,
+    )
+
+
+def test_a_compacting_agent_checkpoints_and_loads_back_exactly(store):
+    """Compaction moves messages out of the conversation and rewrites the head under the
+    stored steps: every checkpoint must still load back as the state that was saved."""
+    model = counting_model(6)
+    runtime = SessionRuntime(
+        store, lambda session: compacting_loop(model, 4, 2), ids=SequentialIds("rt-")
+    )
     runtime.create(AgentState.initial("sys"), session_id="long")
     final = runtime.send("long", "count")
     assert final.state.final_response == "done"
@@ -258,13 +271,6 @@ def test_every_checkpoint_loads_back_when_the_sections_change_under_the_stored_s
     """Saved after every step while compaction moves messages, summaries replace the
     buffer, a hook changes the system prompt and (with a window) some steps are stored
     whole: each save loads back as exactly the state saved."""
-    planned = [[ToolCall(id=f"c{i}", name="add", arguments={"a": i, "b": 1})] for i in range(9)]
-    answers = iter([*planned, "done"])
-
-    def model(request):
-        if request.messages[0].content.startswith("You compress"):
-            return InferenceResponse(content=f"summary of {len(request.messages[1].content)}")
-        return next(answers)
 
     @hook(HookTrigger.AFTER_STEP)
     def new_prompt_at_step_5(context):
@@ -272,13 +278,11 @@ def test_every_checkpoint_loads_back_when_the_sections_change_under_the_stored_s
             return context.with_state(context.state.with_system_prompt("sys, again"))
         return context
 
-    loop = AgentLoop(
-        FunctionDriver(model),
-        tools=[add],
+    loop = compacting_loop(
+        counting_model(9),
+        5,
+        3,
         hooks=[new_prompt_at_step_5],
-        ids=SequentialIds("r-"),
-        clock=TickingClock(),
-        compaction=Summarization(5, 3, count=lambda message: 1),
         message_compiler=None if window is None else TokenWindowCompiler(window, lambda m: 1),
     )
     session = store.create(AgentState.initial("sys", messages=["count"]), session_id="long")
@@ -320,22 +324,10 @@ def test_any_compaction_and_save_cadence_loads_back_exactly(
 ):
     """SQLite, saving after the steps ``saves`` picks (several compactions may happen
     between two saves): every save loads back as the state saved."""
-    planned = [
-        [ToolCall(id=f"c{i}", name="add", arguments={"a": i, "b": 1})] for i in range(lookups)
-    ]
-    answers = iter([*planned, "done"])
-
-    def model(request):
-        if request.messages[0].content.startswith("You compress"):
-            return InferenceResponse(content=f"summary of {len(request.messages[1].content)}")
-        return next(answers)
-
-    loop = AgentLoop(
-        FunctionDriver(model),
-        tools=[add],
-        ids=SequentialIds("r-"),
-        clock=TickingClock(),
-        compaction=Summarization(max_message, max_buffer, count=lambda message: 1),
+    loop = compacting_loop(
+        counting_model(lookups),
+        max_message,
+        max_buffer,
         message_compiler=None if window is None else TokenWindowCompiler(window, lambda m: 1),
     )
     with tempfile.TemporaryDirectory() as folder:
@@ -347,6 +339,23 @@ def test_any_compaction_and_save_cadence_loads_back_exactly(
                 assert store.load("s").state == state
         assert state.final_response == "done"
         store.close()
+
+
+def test_a_rewound_run_that_goes_on_differently_replaces_the_stored_steps(store):
+    """Rewound to step 3 and run on with other answers (the same execution, more steps than
+    stored, compaction changing the sections): no stored step of the first run survives."""
+    first = compacting_loop(counting_model(9), 4, 2)
+    session = store.create(AgentState.initial("sys", messages=["count"]), session_id="s")
+    for state in first.iterate(session.state):
+        if state.step_count == 8:
+            session = store.save(session.with_state(state))
+            break
+    again = compacting_loop(counting_model(9, first=100), 4, 2, ids=SequentialIds("again-"))
+    other = again.run(state.at_step(3))
+    assert other.step_count > 8
+    assert other.execution.execution_id == state.execution.execution_id
+    store.save(session.with_state(other))
+    assert store.load("s").state == other
 
 
 def test_a_compacting_session_writes_each_step_row_about_twice(tmp_path):
@@ -364,25 +373,8 @@ def test_a_compacting_session_writes_each_step_row_about_twice(tmp_path):
     )
     db.commit()
     steps = 40
-    planned = [
-        [ToolCall(id=f"c{i}", name="add", arguments={"a": i, "b": 1})] for i in range(steps - 1)
-    ]
-    answers = iter([*planned, "done"])
-
-    def model(request):
-        if request.messages[0].content.startswith("You compress"):
-            return InferenceResponse(content="a summary")
-        return next(answers)
-
-    runtime = SessionRuntime(
-        store,
-        lambda session: AgentLoop(
-            FunctionDriver(model),
-            tools=[add],
-            max_steps=steps,
-            compaction=Summarization(6, 4, count=lambda message: 1),
-        ),
-    )
+    model = counting_model(steps - 1)
+    runtime = SessionRuntime(store, lambda session: compacting_loop(model, 6, 4, max_steps=steps))
     runtime.create(AgentState.initial("sys"), session_id="long")
     final = runtime.send("long", "count").state
     assert final.step_count == steps and runtime.get("long").state == final

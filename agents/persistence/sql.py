@@ -239,8 +239,9 @@ def _write(
     system prompt arrived — the rows written as references are written again as they
     encode now (whole, mostly); rows written whole do not depend on them. The head records
     from which step on rows may be references (``refs_from``; every row before it is
-    whole), so that search stays among the newest rows and a compacting run writes each
-    step row about twice, not at every checkpoint."""
+    whole), so only the newest rows are written again and a compacting run writes each
+    step row about twice, not at every checkpoint. Whether the stored steps are this
+    state's is judged apart from the input messages, before any of that."""
     messages = state.messages
     execution = state.execution
     steps = state.step_executions
@@ -252,15 +253,13 @@ def _write(
     if not messages_kept:
         yield Query("DELETE FROM messages WHERE session_id = ?", (session_id,))
         stored_messages = 0
-    if execution_id != stored_execution:
+    if execution_id != stored_execution or not (
+        yield from _steps_prefix(session_id, state, stored_steps)
+    ):
         yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
         stored_steps, refs_from = 0, 1
-    else:
-        if stored_steps and (not messages_kept or _sections(stored) != _sections(head)):
-            refs_from = yield from _rewrite_references(session_id, state, stored_steps, refs_from)
-        if not (yield from _steps_prefix(session_id, state, stored_steps)):
-            yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
-            stored_steps, refs_from = 0, 1
+    elif stored_steps and (not messages_kept or _sections(stored) != _sections(head)):
+        refs_from = yield from _rewrite_references(session_id, state, stored_steps, refs_from)
     yield Many(
         "INSERT INTO messages VALUES (?, ?, ?)",
         [
@@ -293,9 +292,6 @@ def _write(
 
 # Kept in the stored head beside the state's fields, removed before the state is decoded.
 _STORE_KEY: Final = "agents_store"
-# A step row whose input messages are a reference into the conversation, as ``_json`` writes
-# it (a JSON string holding these characters would have its quotes escaped).
-_REFERENCE: Final = '%"input_messages":{"kind":"MessagesRef"%'
 
 
 def _is_reference(data: Any) -> bool:
@@ -313,23 +309,15 @@ def _sections(head: Any) -> Any:
 def _rewrite_references(
     session_id: str, state: AgentState, stored: int, refs_from: int
 ) -> Plan[int]:
-    """The stored step rows written as references (all from ``refs_from`` on), written
-    again as they encode now; the new ``refs_from``."""
-    rows = yield Query(
-        "SELECT number FROM steps WHERE session_id = ? AND number >= ? AND number <= ? "
-        "AND data LIKE ?",
-        (session_id, refs_from, stored, _REFERENCE),
-        fetch="all",
-    )
+    """The stored step rows from ``refs_from`` on (the only ones that may be references)
+    written again as they encode now; the new ``refs_from``."""
     steps = state.step_executions
     updates = []
     lowest = stored + 1
-    for (number,) in rows:
-        if number > len(steps):
-            continue  # the state has fewer steps: the prefix check rewrites them all
+    for number in range(refs_from, stored + 1):
         data = encode_step_execution(steps[number - 1], state.context)
-        if _is_reference(data):
-            lowest = min(lowest, number)
+        if number < lowest and _is_reference(data):
+            lowest = number
         updates.append((_json(data), session_id, number))
     yield Many("UPDATE steps SET data = ? WHERE session_id = ? AND number = ?", updates)
     return lowest
@@ -349,6 +337,9 @@ def _is_prefix(session_id: str, messages: Any, stored: int) -> Plan[bool]:
 
 
 def _steps_prefix(session_id: str, state: AgentState, stored: int) -> Plan[bool]:
+    """Whether the stored steps are the state's first ones, judged by the last stored one
+    apart from its input messages: those may refer to sections that changed since, which
+    ``_rewrite_references`` mends; anything else differing means another history."""
     steps = state.step_executions
     if stored == 0:
         return True
@@ -359,9 +350,15 @@ def _steps_prefix(session_id: str, state: AgentState, stored: int) -> Plan[bool]
         (session_id, stored),
         fetch="one",
     )
-    return row is not None and row[0] == _json(
-        encode_step_execution(steps[stored - 1], state.context)
-    )
+    if row is None:
+        return False
+    now = encode_step_execution(steps[stored - 1], state.context)
+    return bool(_without_input(json.loads(row[0])) == _without_input(now))
+
+
+def _without_input(data: Any) -> Any:
+    step = {key: value for key, value in data["step"].items() if key != "input_messages"}
+    return {**data, "step": step}
 
 
 def load_plan(path: str, session_id: str) -> Plan[Session]:
