@@ -45,6 +45,19 @@ def explode(reason: str = "boom") -> str:
     raise RuntimeError(reason)
 
 
+TIMELINE_HEADER = [
+    "step",
+    "type",
+    "tools",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "duration",
+    "stop_reason",
+]
+"""The columns ``agents inspect`` prints, as a test expects them."""
+
+
 def make_loop(*script: ScriptStep, tools: Any = (add,), **options: Any) -> AgentLoop:
     """A loop over a scripted model with a ticking clock and sequential ids."""
     options.setdefault("clock", TickingClock())

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import agents_cli
+from helpers import TIMELINE_HEADER, agents_cli
 
 from agents import AuditLog, ExecutionStatus, StepType
 from agents.cli import main
@@ -93,16 +93,7 @@ def test_inspect_prints_the_timeline_status_and_answer(tmp_path):
     result = agents_cli("inspect", str(path), cwd=tmp_path)
     assert result.returncode == 0
     lines = result.stdout.splitlines()
-    assert lines[0].split() == [
-        "step",
-        "type",
-        "tools",
-        "input_tokens",
-        "output_tokens",
-        "cost",
-        "duration",
-        "stop_reason",
-    ]
+    assert lines[0].split() == TIMELINE_HEADER
     assert "status: completed" in lines and "stop reason: completed" in lines
     assert any(line.startswith("final response: Your trip costs") for line in lines)
     as_json = json.loads(agents_cli("inspect", str(path), "--json", cwd=tmp_path).stdout)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import agents_cli, python
+from helpers import add, agents_cli, python
 
 from agents import (
     AgentLoop,
@@ -19,22 +19,10 @@ from agents import (
     Role,
     TokenWindowCompiler,
     estimate_tokens,
-    tool,
 )
 from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, reply
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add.
-
-    Args:
-        a: first
-        b: second
-    """
-    return a + b
 
 
 def one_token(message: Message) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from helpers import agents_cli, rendered_dom
+from helpers import TIMELINE_HEADER, add, agents_cli, rendered_dom
 
 from agents import (
     AgentLoop,
@@ -35,17 +35,6 @@ from agents.testing import (
 
 PARENT_USAGE = Usage(input_tokens=100, output_tokens=20, cost=0.5)
 CHILD_USAGE = Usage(input_tokens=30, output_tokens=7, cost=0.25)
-
-
-@tool
-def add(a: int, b: int) -> int:
-    """Add.
-
-    Args:
-        a: first
-        b: second
-    """
-    return a + b
 
 
 @tool
@@ -229,15 +218,7 @@ def test_allow_and_deny_narrow_the_childs_tools():
 
 
 def test_a_history_with_sub_agents_survives_the_codec_and_the_audit_log(tmp_path):
-    researcher = subagent_tool(
-        "researcher",
-        "Finds things out.",
-        lambda: child_loop(call("add", a=1, b=1), reply("2", usage=CHILD_USAGE)),
-    )
-    path = tmp_path / "run.jsonl"
-    with AuditLog.open(path) as log:
-        loop = parent_loop(researcher, call("researcher", task="1+1"), reply("2"), listeners=[log])
-        final = loop.run(AgentState.initial(messages=["go"]))
+    path, final = _audited_run_with_a_sub_agent(tmp_path)
     assert AgentState.from_json(final.to_json()) == final
     assert AuditLog.verify(path) > 0
     assert AuditLog.read(path) == final
@@ -294,16 +275,7 @@ def test_agents_inspect_shows_the_sub_agents_runs(tmp_path):
     out = result.stdout
     assert "sub-agent researcher (step 1, call r1, agent child-agent-1):" in out
     nested = out.split("sub-agent researcher", 1)[1].splitlines()[1:]
-    assert nested[0].split() == [
-        "step",
-        "type",
-        "tools",
-        "input_tokens",
-        "output_tokens",
-        "cost",
-        "duration",
-        "stop_reason",
-    ]
+    assert nested[0].split() == TIMELINE_HEADER
     assert nested[1].split()[:3] == ["1", "tool_execution", "add"]
     assert "  final response: it is 42" in out
     document = json.loads(agents_cli("inspect", "--json", str(path), cwd=tmp_path).stdout)

@@ -179,13 +179,12 @@ def diff(args: argparse.Namespace, out: TextIO) -> int:
     from agents.cli.runfiles import compare, load_state
 
     a, b = load_state(args.a), load_state(args.b)
-    difference = compare(a, b)
-    if difference is None:
-        out.write("the runs tell the same story (ids and timestamps aside)\n")
-        return OK
-    step, field = difference
-    out.write(f"first divergence: step {step}, field {field}\n")
-    return DIFFERENT
+    return _verdict(
+        compare(a, b),
+        "the runs tell the same story (ids and timestamps aside)",
+        "first divergence:",
+        out,
+    )
 
 
 def replay(args: argparse.Namespace, out: TextIO) -> int:
@@ -237,10 +236,16 @@ def replay(args: argparse.Namespace, out: TextIO) -> int:
     print_timeline(replayed, out)
     if not args.verify:
         return OK
-    difference = compare(recorded, replayed)
+    return _verdict(
+        compare(recorded, replayed), "replay matches the record", "replay diverges at", out
+    )
+
+
+def _verdict(difference: tuple[int, str] | None, same: str, differs: str, out: TextIO) -> int:
+    """Say whether two histories differ (and where); the exit code."""
     if difference is None:
-        out.write("replay matches the record\n")
+        out.write(same + "\n")
         return OK
     step, field = difference
-    out.write(f"replay diverges at step {step}, field {field}\n")
+    out.write(f"{differs} step {step}, field {field}\n")
     return DIFFERENT
