@@ -48,6 +48,8 @@ _TAIL: Final = re.compile(
     rb',"prev_hash":"([0-9a-f]{64})","record":"(\w+)","seq":(\d+),"step":(?:null|\d+),'
     rb'"type":"\w+","hash":"([0-9a-f]{64})"\}$'
 )
+# Every record the log writes begins so (canonical JSON: "agent_id" is the first key).
+_RECORD_START: Final = b'{"agent_id":'
 _KEYS: Final = frozenset(
     {"seq", "record", "type", "agent_id", "execution_id", "step", "payload", "prev_hash", "hash"}
 )
@@ -67,6 +69,39 @@ def _line_digest(raw: bytes) -> str | None:
     if cut < 0 or not raw.endswith(b'"}'):
         return None
     return hashlib.sha256(raw[:cut] + b"}").hexdigest()
+
+
+def _check_line(raw: bytes, number: int, previous: str, path: Any) -> tuple[str, str]:
+    """Check line ``number`` against the hash before it: its own hash and record kind, or
+    ``AuditLogTampered`` saying what is wrong with it."""
+    fast = _TAIL.search(raw, max(0, len(raw) - 400))
+    if fast is not None:  # the layout the log writes: check without parsing
+        prev_hash, record, seq, digest = fast.groups()
+        if (
+            int(seq) == number
+            and prev_hash.decode() == previous
+            and hashlib.sha256(raw[: fast.start(4) - len(_HASH_KEY)] + b"}").hexdigest()
+            == digest.decode()
+        ):
+            return digest.decode(), record.decode()
+    entry = _parse(raw, path, number)  # something is wrong: say precisely what
+    if entry.get("seq") != number:
+        raise AuditLogTampered(
+            f"{path}: line {number} has seq {entry.get('seq')!r}, expected {number} "
+            "(a line was inserted, deleted or moved)",
+            line=number,
+        )
+    if entry.get("prev_hash") != previous:
+        raise AuditLogTampered(
+            f"{path}: line {number} does not follow line {number - 1} "
+            "(the chain of hashes is broken)",
+            line=number,
+        )
+    if entry.get("hash") != _line_digest(raw):
+        raise AuditLogTampered(
+            f"{path}: line {number} was modified (its hash does not match)", line=number
+        )
+    return entry["hash"], str(entry.get("record"))
 
 
 class AuditLog:
@@ -167,55 +202,33 @@ class AuditLog:
         """Check every line and the chain; the number of records checked.
 
         Raises ``AuditLogTampered`` with the first bad ``line`` (1-based): an edited,
-        inserted, deleted or reordered line; a torn last line (a write cut by a crash); and,
-        with ``complete=True``, a log whose last run has no terminal record ("incomplete").
+        inserted, deleted or reordered line; a torn last line (a write cut by a crash),
+        reported as torn only when every line before it verifies; and, with
+        ``complete=True``, an empty file or a log whose last run has no terminal record
+        ("incomplete").
         """
         data = _read_bytes(path)
         lines = data.split(b"\n")
-        if lines and lines[-1] == b"":
-            lines.pop()
-        elif lines:
-            raise AuditLogTampered(
-                f"{path}: torn last line {len(lines)} (a write cut short, as by a crash); "
-                f"the {len(lines) - 1} lines before it are intact",
-                line=len(lines),
-            )
-        previous = GENESIS
-        last_record = None
+        torn = lines.pop()  # what follows the last newline: b"" unless a write was cut
+        previous, last_record = GENESIS, None
         total = len(lines)
         for number, raw in enumerate(lines, start=1):
             if progress is not None and number % 20_000 == 0:
                 progress(number, total)
-            fast = _TAIL.search(raw, max(0, len(raw) - 400))
-            if fast is not None:  # the layout the log writes: check without parsing
-                prev_hash, record, seq, digest = fast.groups()
-                if (
-                    int(seq) == number
-                    and prev_hash.decode() == previous
-                    and hashlib.sha256(raw[: fast.start(4) - len(_HASH_KEY)] + b"}").hexdigest()
-                    == digest.decode()
-                ):
-                    previous, last_record = digest.decode(), record.decode()
-                    continue
-            entry = _parse(raw, path, number)  # something is wrong: say precisely what
-            if entry.get("seq") != number:
-                raise AuditLogTampered(
-                    f"{path}: line {number} has seq {entry.get('seq')!r}, expected {number} "
-                    "(a line was inserted, deleted or moved)",
-                    line=number,
-                )
-            if entry.get("prev_hash") != previous:
-                raise AuditLogTampered(
-                    f"{path}: line {number} does not follow line {number - 1} "
-                    "(the chain of hashes is broken)",
-                    line=number,
-                )
-            if entry.get("hash") != _line_digest(raw):
-                raise AuditLogTampered(
-                    f"{path}: line {number} was modified (its hash does not match)", line=number
-                )
-            previous = entry["hash"]
-            last_record = entry.get("record")
+            previous, last_record = _check_line(raw, number, previous, path)
+        if torn:
+            # Only now that every line before it verified can the last one be a torn write,
+            # and only if it begins as every record the log writes begins.
+            number = len(lines) + 1
+            if not _RECORD_START.startswith(torn[: len(_RECORD_START)]):
+                _check_line(torn, number, previous, path)
+            raise AuditLogTampered(
+                f"{path}: torn last line {number} (a write cut short, as by a crash); "
+                f"the {len(lines)} lines before it are intact",
+                line=number,
+            )
+        if not lines and complete:
+            raise AuditLogTampered(f"{path}: empty file (no audit records)", line=1)
         if complete and last_record != "end":
             raise AuditLogTampered(
                 f"{path}: incomplete: the log has {len(lines)} records and no terminal record "

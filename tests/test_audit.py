@@ -173,3 +173,35 @@ def test_an_unwritable_log_fails_the_run(tmp_path):
     final = make_loop(reply("x"), listeners=[log]).run(initial())
     assert final.status is ExecutionStatus.FAILED
     assert final.execution.error.type == "ListenerFailed"
+
+
+def test_an_edit_hidden_behind_a_torn_last_line_is_caught(logged):
+    """A torn last line is reported only when every line before it verifies: an edited
+    line 2 in front of a cut-short last line is reported at line 2."""
+    path, _ = logged
+    lines = lines_of(path)
+    lines[1] = '{"edited": true}\n'
+    lines[-1] = lines[-1][:40]
+    assert_caught(tampered(path, lines), 2, "not an audit record")
+
+
+def test_random_bytes_are_tampered_at_line_1(tmp_path):
+    """A file of arbitrary bytes is not a log with a torn tail: line 1 is bad."""
+    garbage = tmp_path / "bytes.jsonl"
+    garbage.write_bytes(bytes(range(256)) * 4)
+    assert_caught(garbage, 1, "not a JSON record")
+
+
+def test_an_unterminated_last_line_that_is_no_record_is_tampering(logged):
+    """Bytes after the last newline that do not begin as a record does are not a torn
+    write: they are reported as what they are."""
+    path, _ = logged
+    lines = lines_of(path)
+    assert_caught(tampered(path, [*lines, '{"edited": true}']), len(lines) + 1, "not an audit")
+
+
+def test_an_empty_file_is_not_a_log(tmp_path):
+    """An empty file is named as such."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    assert_caught(empty, 1, "empty file")
