@@ -83,11 +83,22 @@ class DefinitionError(ConfigurationError):
 
 class ProviderError(AgentError):
     """A model provider failed for good (after any retries); ``error_info`` has the
-    provider's status and the number of attempts in its details."""
+        provider's status and the number of attempts in its details; ``retryable`` and
+        ``retry_after`` say what a retry policy around the driver may do (``None``: judge by the
+    status). It never chains the
+        provider's own exception (whose text may hold a credential)."""
 
-    def __init__(self, error: ErrorInfo) -> None:
+    def __init__(
+        self,
+        error: ErrorInfo,
+        *,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(error.describe())
         self._error = error
+        self.retryable = retryable
+        self.retry_after = retry_after
 
     @property
     def error_info(self) -> ErrorInfo:
@@ -99,7 +110,7 @@ class StateDecodeError(AgentError):
     """Malformed or unsupported serialized data; ``path`` names the bad field."""
 
     def __init__(self, message: str, path: str = "$") -> None:
-        super().__init__(f"{path}: {message}")
+        super().__init__(message if path == "$" else f"{message} (at {path})")
         self.path = path
         self.reason = message
 

@@ -24,6 +24,10 @@ _MAX_RETRY_AFTER: Final = 60.0
 def classify(exc: BaseException) -> tuple[int | None, bool, float | None]:
     """``(status_code, retryable, retry_after)`` of a fault; ``status_code`` is ``None`` when
     no response arrived (timeout, dropped connection, a stream cut mid-way)."""
+    if isinstance(exc, ProviderError) and exc.retryable is not None:  # the driver knows
+        status = exc.error_info.details.get("status_code")
+        code = status if isinstance(status, int) and not isinstance(status, bool) else None
+        return code, exc.retryable, exc.retry_after if exc.retryable else None
     names = {cls.__name__ for cls in type(exc).__mro__}
     if "MidStreamFallbackError" in names:  # a stream cut mid-way: the partial text is dropped
         return None, True, None
@@ -52,8 +56,6 @@ def retry_delay(attempt: int, backoff: float, retry_after: float | None) -> floa
 
 def _retry_after(exc: BaseException) -> float | None:
     response = getattr(exc, "response", None)
-    if response is None and exc.__cause__ is not None:  # a ProviderError wrapping the fault
-        response = getattr(exc.__cause__, "response", None)
     headers = getattr(response, "headers", None)
     if not headers:
         return None

@@ -13,6 +13,7 @@ LAYERS = {
     **dict.fromkeys(
         [
             "persistent",
+            "redaction",
             "record",
             "errors",
             "messages",

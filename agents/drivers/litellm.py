@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from agents.codec import is_secret_key
+from agents.codec import parse_object
 from agents.errors import ConfigurationError, ErrorInfo, ProviderError
 from agents.inference import InferenceRequest, InferenceResponse
 from agents.log import note
 from agents.messages import Message, Role, ToolCall
-from agents.persistent import deep_thaw, to_pvector
+from agents.persistent import EMPTY_MAP, deep_thaw, to_pvector
+from agents.redaction import environment_secrets, redacted, scrub, secret_values
 from agents.reporting import report_retry
 from agents.retry import classify, retry_delay
 from agents.usage import Usage
@@ -47,7 +49,6 @@ _FINISH: Final = {
     "safety": "content_filter",
     "error": "error",
 }
-_KEY_PATTERN: Final = re.compile(r"\b(sk|pk|rk|key)-[A-Za-z0-9_\-]{6,}")
 
 
 def _litellm() -> Any:
@@ -104,11 +105,7 @@ class LiteLLMDriver:
         self._asleep = asleep or asyncio.sleep
         self._options = dict(litellm_options)
         self._prices = _Prices()
-        self._secrets = tuple(
-            str(value)
-            for key, value in litellm_options.items()
-            if is_secret_key(key) and isinstance(value, str) and value
-        )
+        self._secrets = secret_values(litellm_options)
 
     def token_counter(self) -> Callable[[Message], int]:
         """Counts a message's tokens with litellm's counter for this driver's model (its
@@ -123,17 +120,18 @@ class LiteLLMDriver:
 
     def describe(self) -> dict[str, Any]:
         """The driver's settings for ``AgentLoop.describe()`` (secrets redacted there)."""
+        options = {k: v for k, v in redacted(self._options).items() if _plain_json(v)}
         return {
             "num_retries": self.num_retries,
             "retry_backoff": self.retry_backoff,
             "timeout": self.timeout,
             "stream": self.stream,
-            "options": {k: v for k, v in self._options.items() if _plain_json(v)},
+            "options": json.loads(self._scrub(json.dumps(options))),
         }
 
     def __repr__(self) -> str:
-        shown = {k: ("[redacted]" if is_secret_key(k) else v) for k, v in self._options.items()}
-        return f"LiteLLMDriver({self.model!r}, stream={self.stream}, options={shown})"
+        shown = redacted(self._options)
+        return self._scrub(f"LiteLLMDriver({self.model!r}, stream={self.stream}, options={shown})")
 
     # -- the two entry points ---------------------------------------------------------------
 
@@ -152,9 +150,9 @@ class LiteLLMDriver:
                     return self._streamed(chunks, attempt, on_delta)
                 return self._answer(litellm.completion(**arguments))
             except Exception as exc:  # every provider fault is classified below
-                error, delay = self._failure(exc, attempt)
-                if delay is None:
-                    raise ProviderError(error) from exc
+                error, delay, given_up = self._failure(exc, attempt)
+            if given_up is not None:  # raised here, so that no provider text is chained
+                raise given_up
             report_retry(attempt, error, delay)
             self._sleep(delay)
 
@@ -173,9 +171,9 @@ class LiteLLMDriver:
                     return await self._astreamed(chunks, attempt, on_delta)
                 return self._answer(await litellm.acompletion(**arguments))
             except Exception as exc:
-                error, delay = self._failure(exc, attempt)
-                if delay is None:
-                    raise ProviderError(error) from exc
+                error, delay, given_up = self._failure(exc, attempt)
+            if given_up is not None:
+                raise given_up
             report_retry(attempt, error, delay)
             await self._asleep(delay)
 
@@ -269,8 +267,13 @@ class LiteLLMDriver:
 
     # -- faults -----------------------------------------------------------------------------
 
-    def _failure(self, exc: Exception, attempt: int) -> tuple[ErrorInfo, float | None]:
-        """The fault as data, and the delay before the next attempt (``None``: give up)."""
+    def _failure(
+        self, exc: Exception, attempt: int
+    ) -> tuple[ErrorInfo, float, ProviderError | None]:
+        """The fault as data; the delay before the next attempt, or the ``ProviderError``
+        to raise when the driver gives up. The error holds the scrubbed text and what a
+        retry policy needs, not the provider's exception: its text may echo a credential,
+        and a chained exception travels with the error wherever it is logged or shown."""
         status, retryable, retry_after = classify(exc)
         error = ErrorInfo(
             type=type(exc).__name__,
@@ -278,13 +281,14 @@ class LiteLLMDriver:
             details={"status_code": status, "attempts": attempt},
         )
         if not retryable or attempt > self.num_retries:
-            return error, None
-        return error, retry_delay(attempt, self.retry_backoff, retry_after)
+            given_up = ProviderError(error, retryable=retryable, retry_after=retry_after)
+            return error, 0.0, given_up
+        return error, retry_delay(attempt, self.retry_backoff, retry_after), None
 
     def _scrub(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "[redacted]")
-        return _KEY_PATTERN.sub("[redacted]", text)
+        """``text`` without this driver's credentials, the environment's, or key-shaped
+        words (a provider may echo a key in its error message)."""
+        return scrub(text, (*self._secrets, *environment_secrets(os.environ)))
 
 
 class _Prices:
@@ -358,12 +362,9 @@ def _finish_reason(value: str | None, has_calls: bool) -> str:
 
 def _tool_call(call_id: str | None, name: str | None, arguments: str | None) -> ToolCall:
     text = arguments or ""
-    try:
-        parsed = json.loads(text) if text.strip() else {}
-    except ValueError:
-        parsed = None
+    parsed = parse_object(text) if text.strip() else EMPTY_MAP
     identifier = call_id or ""
-    if isinstance(parsed, dict):
+    if parsed is not None:
         return ToolCall(id=identifier, name=name or "", arguments=parsed)
     return ToolCall(id=identifier, name=name or "", raw_arguments=text)
 

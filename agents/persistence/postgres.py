@@ -11,7 +11,7 @@ the blocking one on ``psycopg.Connection``, the async one on ``psycopg.AsyncConn
 from __future__ import annotations
 
 import asyncio
-import re
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Self
@@ -35,6 +35,7 @@ from agents.persistence.sql import (
     save_plan,
     schema_plan,
 )
+from agents.redaction import REDACTED, dsn_secrets, environment_secrets, redacted_dsn, scrub
 from agents.state import AgentState
 from agents.step import StepExecution
 
@@ -44,8 +45,22 @@ __all__ = ["AsyncPostgresSessionStore", "PostgresSessionStore"]
 _SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 
 
-def _redacted(dsn: str) -> str:
-    return re.sub(r"(password=|:)([^@\s/]+)@", r"\1[redacted]@", dsn)
+class _Hidden:
+    """A DSN kept for connecting, shown as ``[redacted]`` wherever the object is shown."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return REDACTED
+
+
+def _unusable(path: str, dsn: str, exc: Exception) -> StateDecodeError:
+    """A connection failure, without the DSN's password (a server may echo it)."""
+    reason = scrub(str(exc), (*dsn_secrets(dsn), *environment_secrets(os.environ)))
+    return StateDecodeError(f"{path}: cannot use the database ({reason})")
 
 
 class PostgresSessionStore(SQLSessionStore):
@@ -61,14 +76,17 @@ class PostgresSessionStore(SQLSessionStore):
         import psycopg
 
         self._errors = psycopg.errors
-        self.path = _redacted(dsn)
+        self.path = redacted_dsn(dsn)
+        failure = None
         try:
             self._db: Any = psycopg.connect(dsn, autocommit=True)
             with self._transaction() as db:
                 db.perform(Query("SELECT pg_advisory_xact_lock(4242)"))  # one schema creator
                 self._check_schema(db)
         except psycopg.Error as exc:
-            raise StateDecodeError(f"{self.path}: cannot use the database ({exc})", "$") from None
+            failure = _unusable(self.path, dsn, exc)
+        if failure is not None:  # raised here: the driver's error (and the DSN) not chained
+            raise failure
 
     @contextmanager
     def _transaction(self) -> Iterator[Handle]:
@@ -104,12 +122,12 @@ class AsyncPostgresSessionStore:
     def __init__(
         self, dsn: str, *, clock: Clock | None = None, ids: IdFactory | None = None
     ) -> None:
-        self._dsn = dsn
+        self._dsn = _Hidden(dsn)
         self._clock = clock or SystemClock()
         self._ids = ids or RandomIds()
         self._lock = asyncio.Lock()
         self._db: Any = None
-        self.path = _redacted(dsn)
+        self.path = redacted_dsn(dsn)
 
     @classmethod
     async def open(
@@ -124,11 +142,14 @@ class AsyncPostgresSessionStore:
         import psycopg
 
         self._errors = psycopg.errors
+        failure = None
         try:
-            self._db = await psycopg.AsyncConnection.connect(self._dsn, autocommit=True)
+            self._db = await psycopg.AsyncConnection.connect(self._dsn.value, autocommit=True)
             await self._run(_locked_schema_plan(self.path), write=True)
         except psycopg.Error as exc:
-            raise StateDecodeError(f"{self.path}: cannot use the database ({exc})", "$") from None
+            failure = _unusable(self.path, self._dsn.value, exc)
+        if failure is not None:  # raised here: the driver's error (and the DSN) not chained
+            raise failure
 
     async def __aenter__(self) -> Self:
         if self._db is None:

@@ -1,0 +1,172 @@
+"""Secrets: which keys hold them, and keeping their values out of text and data.
+
+SPEC §10: in every plain map, values under secret keys (``api_key``, ``authorization``,
+``password``, ``token``, names ending in ``_api_key``, ``_secret``, …; case-insensitive,
+``-`` read as ``_``) are written as ``"[redacted]"``. Beyond the maps the codec writes,
+secrets reach text in other ways — a provider echoing a key in an error, a header value, a
+database DSN, a key the environment provides — so this module also collects secret values
+and scrubs them from any text: reprs, error messages and log lines.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from pyrsistent import PMap, PVector
+
+__all__ = [
+    "REDACTED",
+    "dsn_secrets",
+    "environment_secrets",
+    "is_secret_key",
+    "redact",
+    "redacted",
+    "redacted_dsn",
+    "scrub",
+    "secret_values",
+]
+
+REDACTED: Final = "[redacted]"
+
+_SECRET_KEYS: Final = frozenset(
+    {
+        "api_key",
+        "apikey",
+        "x_api_key",
+        "authorization",
+        "proxy_authorization",
+        "password",
+        "secret",
+        "client_secret",
+        "token",
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "cookie",
+    }
+)
+_SECRET_SUFFIXES: Final = ("_api_key", "_secret", "_password", "_access_token")
+# Environment variables holding credentials are named more loosely (OPENAI_API_KEY,
+# HF_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD).
+_ENV_SUFFIXES: Final = ("_key", "_token", "_secret", "_password", "_pass")
+_ENV_NAMES: Final = frozenset({"pgpassword"})
+_MIN_SECRET: Final = 6  # shorter values would scrub ordinary words; such keys are no keys
+# Key-shaped words, whatever their source (provider keys echoed in error messages).
+_KEY_PATTERN: Final = re.compile(r"\b(sk|pk|rk|key)-[A-Za-z0-9_\-]{6,}")
+# "Bearer <token>" and "Basic <credentials>" wherever they appear.
+_SCHEME_PATTERN: Final = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]{6,}")
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether values under ``key`` are secrets (case-insensitive, ``-`` read as ``_``)."""
+    normal = key.lower().replace("-", "_")
+    return normal in _SECRET_KEYS or normal.endswith(_SECRET_SUFFIXES)
+
+
+def redact(value: Any) -> Any:
+    """``value`` as plain JSON data, with secrets in every map replaced by ``"[redacted]"``."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    if isinstance(value, Mapping | PMap):
+        if not value:  # most maps are empty; iterating even an empty PMap is not free
+            return {}
+        return {
+            str(key): REDACTED if is_secret_key(str(key)) else redact(item)
+            for key, item in sorted(value.items(), key=lambda pair: str(pair[0]))
+        }
+    if isinstance(value, Sequence | PVector):
+        return [redact(item) for item in value]
+    if isinstance(value, enum.Enum):
+        return value.value
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def redacted(value: Any) -> Any:
+    """Any value with secrets under secret keys replaced, at any depth; values that are
+    not maps or sequences are kept as they are (for reprs and descriptions)."""
+    if isinstance(value, Mapping | PMap):
+        return {
+            key: REDACTED if isinstance(key, str) and is_secret_key(key) else redacted(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list | tuple | PVector):
+        return [redacted(item) for item in value]
+    return value
+
+
+def secret_values(value: Any) -> tuple[str, ...]:
+    """Every string held under a secret key in ``value``, at any depth (a header's
+    ``Authorization: Bearer K`` gives both ``Bearer K`` and ``K``)."""
+    found: list[str] = []
+
+    def walk(item: Any, secret: bool) -> None:
+        if isinstance(item, Mapping | PMap):
+            for key, inner in item.items():
+                walk(inner, secret or (isinstance(key, str) and is_secret_key(key)))
+        elif isinstance(item, list | tuple | PVector):
+            for inner in item:
+                walk(inner, secret)
+        elif secret and isinstance(item, str) and len(item) >= _MIN_SECRET:
+            found.append(item)
+            scheme, _, token = item.partition(" ")
+            if token and scheme.lower() in ("bearer", "basic", "token"):
+                found.append(token.strip())
+
+    walk(value, False)
+    return tuple(found)
+
+
+def environment_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
+    """The values of environment variables (``os.environ``, passed by the edge that reads
+    it) named like credentials (``OPENAI_API_KEY``, ``HF_TOKEN``, ``PGPASSWORD``…):
+    libraries read them by themselves, so they can reach error texts without the
+    application ever passing them."""
+    found = []
+    for name, value in environ.items():
+        normal = name.lower()
+        if len(value) >= _MIN_SECRET and (
+            is_secret_key(normal) or normal.endswith(_ENV_SUFFIXES) or normal in _ENV_NAMES
+        ):
+            found.append(value)
+    return tuple(found)
+
+
+def scrub(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with each of ``secrets`` (longest first), key-shaped words and
+    ``Bearer``/``Basic`` credentials replaced by ``"[redacted]"``."""
+    for secret in sorted(set(secrets), key=len, reverse=True):
+        if secret:
+            text = text.replace(secret, REDACTED)
+    text = _SCHEME_PATTERN.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    return _KEY_PATTERN.sub(REDACTED, text)
+
+
+# A password in a database DSN: in a URL's user information, or as a key=value pair (the
+# libpq form, or a URL's query), quoted or not.
+_DSN_USERINFO: Final = re.compile(r"(://[^/:@\s]*:)([^@\s]*)(@)")
+_DSN_PAIR: Final = re.compile(
+    r"((?:^|[\s?&])(?:password|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", re.IGNORECASE
+)
+
+
+def dsn_secrets(dsn: str) -> tuple[str, ...]:
+    """The passwords a DSN holds, as written and as a server or driver may quote them."""
+    from urllib.parse import unquote
+
+    found = [match.group(2) for match in _DSN_USERINFO.finditer(dsn)]
+    for match in _DSN_PAIR.finditer(dsn):
+        value = match.group(2)
+        found.append(value)
+        if value.startswith("'") and value.endswith("'") and len(value) >= 2:
+            found.append(value[1:-1].replace("\\'", "'").replace("\\\\", "\\"))
+    found.extend([unquote(value) for value in found])
+    return tuple(value for value in dict.fromkeys(found) if value)
+
+
+def redacted_dsn(dsn: str) -> str:
+    """``dsn`` with its passwords replaced by ``"[redacted]"`` (URL or key=value form)."""
+    text = _DSN_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(3)}", dsn)
+    return _DSN_PAIR.sub(lambda m: f"{m.group(1)}{REDACTED}", text)

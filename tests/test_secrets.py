@@ -1,0 +1,204 @@
+"""Planted secrets (SPEC §10, issue 14 item 6): credentials in every form the library takes
+never show in a repr, a str, ``describe()``, an error or its chained causes, a log line
+(structlog and stdlib at DEBUG), an event, a stored state, a session row or an audit log."""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import sqlite3
+
+import pytest
+from helpers import add, initial
+from llm_server import LLMServer, fault, tool_calls
+from structlog.testing import capture_logs
+
+from agents import (
+    AgentLoop,
+    AuditLog,
+    InferenceRequest,
+    LiteLLMDriver,
+    Message,
+    PostgresSessionStore,
+    ProviderError,
+    SessionRuntime,
+    SQLiteSessionStore,
+    StateDecodeError,
+)
+from agents.testing import SequentialIds, TickingClock, capture_events
+
+API_KEY = "sk-planted-api-key-1111"
+BEARER = "planted-bearer-token-2222"
+HEADER_KEY = "planted-api-key-header-3333"
+X_API_KEY = "planted-x-api-key-4444"
+ENV_KEY = "sk-planted-env-key-5555"
+PG_PASSWORD = "planted-pg-password-6666"
+PG_URL_PASSWORD = "planted-pg-url-password-7777"
+PG_ENV_PASSWORD = "planted-pg-env-password-8888"
+SECRETS = [
+    API_KEY,
+    BEARER,
+    HEADER_KEY,
+    X_API_KEY,
+    ENV_KEY,
+    PG_PASSWORD,
+    PG_URL_PASSWORD,
+    PG_ENV_PASSWORD,
+]
+
+
+def leaks(text: str) -> list[str]:
+    """The planted secrets found in ``text``."""
+    return [secret for secret in SECRETS if secret in text]
+
+
+def chain(exc: BaseException | None) -> str:
+    """An exception, its args and every cause and context, as text."""
+    seen = []
+    while exc is not None and exc not in seen:
+        seen.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return "\n".join(
+        f"{e!r} {e} {e.args!r} {vars(e) if hasattr(e, '__dict__') else ''}" for e in seen
+    )
+
+
+@pytest.fixture
+def debug_logs():
+    """Every stdlib logger at DEBUG into one buffer (litellm's and openai's included)."""
+    buffer = io.StringIO()
+    handler = logging.StreamHandler(buffer)
+    handler.setLevel(logging.DEBUG)
+    handler.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
+    root = logging.getLogger()
+    levels = {name: logging.getLogger(name).level for name in logging.root.manager.loggerDict}
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "openai", "httpx"):
+        logging.getLogger(name).setLevel(logging.DEBUG)
+        logging.getLogger(name).addHandler(handler)
+    yield buffer
+    root.removeHandler(handler)
+    root.setLevel(previous)
+    for name in ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "openai", "httpx"):
+        logging.getLogger(name).removeHandler(handler)
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
+
+
+def test_model_credentials_never_show(tmp_path, monkeypatch, debug_logs, capsys):
+    """An API key, headers of any case and an environment key, through a real run against
+    a server that echoes them in its error: nothing anywhere shows them."""
+    monkeypatch.setenv("OPENAI_API_KEY", ENV_KEY)
+    with LLMServer() as server:
+        server.plan(
+            tool_calls(("c1", "add", {"a": 1, "b": 2})),
+            fault(401, message=f"Incorrect API key provided: {API_KEY} (Bearer {BEARER})"),
+            fault(401, message=f"Incorrect API key provided: {ENV_KEY}"),
+        )
+        driver = LiteLLMDriver(
+            "openai/test-model",
+            api_base=server.base_url,
+            api_key=API_KEY,
+            extra_headers={
+                "Authorization": f"Bearer {BEARER}",
+                "api-key": HEADER_KEY,
+                "X-Api-Key": X_API_KEY,
+            },
+            num_retries=0,
+        )
+        store = SQLiteSessionStore(tmp_path / "sessions.db")
+        recorder = capture_events()
+        audit = AuditLog.open(tmp_path / "run.jsonl")
+
+        def make(_session):
+            return AgentLoop(
+                driver,
+                tools=[add],
+                clock=TickingClock(),
+                ids=SequentialIds(),
+                listeners=[audit, recorder],
+            )
+
+        with capture_logs() as structured:
+            runtime = SessionRuntime(store, make)
+            session = runtime.create(initial("add 1 and 2"))
+            final = runtime.send(session.session_id, "go on").state
+            # The environment's key, used by litellm when the driver is given none.
+            env_driver = LiteLLMDriver("openai/test-model", api_base=server.base_url, num_retries=0)
+            with pytest.raises(ProviderError) as raised:
+                env_driver.infer(InferenceRequest(messages=[Message.user("hi")], tools=()))
+        audit.close()
+        sent = {k.lower(): v for k, v in server.headers[0].items()}
+        assert sent["authorization"] == f"Bearer {BEARER}"  # it was sent
+    assert final.status.value == "failed"
+    assert "[redacted]" in final.execution.error.message
+
+    texts = {
+        "repr(driver)": repr(driver),
+        "str(driver)": str(driver),
+        "driver.describe()": json.dumps(driver.describe()),
+        "loop.describe()": json.dumps(make(None).describe(), default=str),
+        "state": final.to_json(),
+        "error": chain(raised.value),
+        "events": "\n".join(repr(event) for event in recorder.events),
+        "audit log": (tmp_path / "run.jsonl").read_text(encoding="utf-8"),
+        "structlog": repr(structured),
+        "stdlib logs": debug_logs.getvalue(),
+        "output": "".join(capsys.readouterr()),
+    }
+    with sqlite3.connect(tmp_path / "sessions.db") as db:
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        texts["session rows"] = repr(
+            [list(db.execute(f"SELECT * FROM {table}")) for table in tables]
+        )
+    for path in tmp_path.iterdir():
+        texts[f"file {path.name}"] = path.read_bytes().decode("utf-8", "replace")
+    assert "ProviderError" in texts["error"]
+    assert texts["stdlib logs"], "DEBUG logging captured nothing: the check would be empty"
+    found = {where: leaks(text) for where, text in texts.items() if leaks(text)}
+    assert found == {}
+
+
+def _dsns(database: str) -> list[str]:
+    """The test server's database as a key=value DSN and as a URL, each with a password
+    (trust authentication ignores it)."""
+    host, port = "127.0.0.1", "5432"
+    return [
+        f"host={host} port={port} dbname={database} user=postgres password={PG_PASSWORD}",
+        f"postgresql://postgres:{PG_URL_PASSWORD}@{host}:{port}/{database}",
+    ]
+
+
+def test_database_passwords_never_show(postgres_database, monkeypatch, debug_logs):
+    """A PostgreSQL password in a DSN of either form, or in ``PGPASSWORD``: not in the
+    store's repr or ``path``, nor in the error when the connection fails."""
+    database = postgres_database.rsplit("/", 1)[1]
+    monkeypatch.setenv("PGPASSWORD", PG_ENV_PASSWORD)
+    texts = {}
+    for index, dsn in enumerate(_dsns(database)):
+        store = PostgresSessionStore(dsn)
+        texts[f"repr {index}"] = repr(store) + store.path
+        store.create(initial())
+        store.close()
+        unreachable = dsn.replace("5432", "1")
+        with pytest.raises(StateDecodeError) as raised:
+            PostgresSessionStore(unreachable)
+        texts[f"error {index}"] = chain(raised.value)
+        assert "cannot use the database" in str(raised.value)
+    texts["logs"] = debug_logs.getvalue()
+    found = {where: leaks(text) for where, text in texts.items() if leaks(text)}
+    assert found == {}
+
+
+def test_redaction_knows_every_form():
+    """The helpers behind the checks above, on the forms a user may write."""
+    from agents.redaction import dsn_secrets, environment_secrets, redacted_dsn, scrub
+
+    assert PG_PASSWORD not in redacted_dsn(f"host=h password='{PG_PASSWORD}' user=u")
+    assert PG_PASSWORD in dsn_secrets(f"host=h password='{PG_PASSWORD}' user=u")
+    assert PG_PASSWORD not in redacted_dsn(f"postgresql://h/db?password={PG_PASSWORD}&x=1")
+    assert environment_secrets({"HF_TOKEN": BEARER, "HOME": "/root/somewhere"}) == (BEARER,)
+    assert scrub(f"Authorization: Bearer {BEARER}") == "Authorization: Bearer [redacted]"
