@@ -19,12 +19,19 @@ import re
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import attrs
 
-from agents.codec import encode_value, from_dict, to_dict
+from agents.codec import (
+    decode_step_execution,
+    encode_step_execution,
+    encode_value,
+    from_dict,
+    to_dict,
+)
 from agents.compaction import apply_compaction
+from agents.context import SECTIONS, MessageStore
 from agents.errors import AuditLogTampered, StateDecodeError
 from agents.events import (
     LIVE_FIELDS,
@@ -33,15 +40,17 @@ from agents.events import (
     ExecutionStarted,
     StepCompleted,
 )
-from agents.execution import ExecutionStatus
-from agents.persistent import to_history
+from agents.messages import Message
+from agents.persistent import History, to_history
 from agents.state import AgentState
 from agents.step import StepExecution
+from agents.subagents import DEPTH_KEY
 
 __all__ = ["GENESIS", "AuditLog", "canonical"]
 
 GENESIS: Final = "0" * 64
-_NO_MESSAGES: Final = to_history(())
+_NO_STEPS: Final[History[StepExecution]] = to_history(())
+_NO_SECTIONS: Final = MessageStore()
 _HASH_KEY: Final = b',"hash":"'
 # The end of a line as the log writes it (canonical JSON sorts the keys; the hash comes last).
 _TAIL: Final = re.compile(
@@ -116,6 +125,10 @@ class AuditLog:
         self._seq = seq
         self._last = last_hash
         self._lock = threading.Lock()
+        # The state each open run's last record describes, by agent, execution and depth
+        # (a sub-agent's records interleave with its parent's, and with deterministic ids
+        # a child may carry its parent's ids): a step record holds what changed since.
+        self._described: dict[tuple[str | None, str | None, int], AgentState] = {}
 
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> AuditLog:
@@ -134,15 +147,21 @@ class AuditLog:
     def __call__(self, event: Event) -> None:
         """Record one event (and, for a completed step, the step; at the end, the state)."""
         self._write("event", type(event).__name__, event, _event_payload(event))
-        if isinstance(event, StepCompleted):
+        if isinstance(event, ExecutionStarted):
+            self._described[_run_key(event, event.state)] = event.state
+        elif isinstance(event, StepCompleted):
+            key = _run_key(event, event.state)
+            before = self._described.get(key)
+            self._described[key] = event.state
             self._write(
                 "step",
                 "StepExecution",
                 event,
-                {"step_execution": _step_payload(event.step_execution)},
+                _step_payload(event.step_execution, event.state, before),
                 sync=True,
             )
         elif isinstance(event, ExecutionCompleted):
+            self._described.pop(_run_key(event, event.state), None)
             self._write("end", "AgentState", event, {"state": to_dict(event.state)}, sync=True)
 
     def _write(
@@ -241,26 +260,25 @@ class AuditLog:
     def read(path: str | os.PathLike[str]) -> AgentState:
         """The final state of the last run in the log (equal to the one the run returned).
 
-        A log without a terminal record (a crash) gives the state as far as it got: the
-        execution's starting state with every completed step, still IN_PROGRESS.
+        Sub-agents' runs, recorded inside their parent's steps, are not "the last run". A
+        log without the run's terminal record (a crash) gives the state as it was after the
+        last step recorded whole, still IN_PROGRESS: its conversation, steps and queues
+        exactly as the run had them. Records this cannot make sense of raise
+        ``StateDecodeError`` naming the line.
         """
         data = _read_bytes(path)
-        entries = []
-        for number, raw in enumerate(data.split(b"\n"), start=1):
-            if not raw:
-                continue
-            try:
-                entries.append(_parse(raw, path, number))
-            except AuditLogTampered:
-                if number == len(data.split(b"\n")) and not data.endswith(b"\n"):
-                    break  # a torn last line: the prefix stays readable
-                raise
+        lines = data.split(b"\n")
+        torn = lines.pop()
+        entries = [(number, _parse(raw, path, number)) for number, raw in _numbered(lines)]
+        if torn and not _RECORD_START.startswith(torn[: len(_RECORD_START)]):
+            _parse(torn, path, len(lines) + 1)  # not a write cut short: say what it is
         if not entries:
             raise StateDecodeError(f"{path}: the audit log is empty", "$")
-        for entry in reversed(entries):
-            if entry.get("record") == "end":
-                return _state(entry, path)
-        return _partial(entries, path)
+        return _last_run(entries, path)
+
+
+def _numbered(lines: list[bytes]) -> list[tuple[int, bytes]]:
+    return [(number, raw) for number, raw in enumerate(lines, start=1) if raw]
 
 
 def _read_bytes(path: str | os.PathLike[str]) -> bytes:
@@ -275,7 +293,7 @@ def _read_bytes(path: str | os.PathLike[str]) -> bytes:
 def _parse(raw: bytes, path: Any, number: int) -> dict[str, Any]:
     try:
         entry = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         raise AuditLogTampered(f"{path}: line {number} is not a JSON record", line=number) from None
     if not isinstance(entry, dict) or not set(entry) >= _KEYS:
         raise AuditLogTampered(
@@ -284,37 +302,145 @@ def _parse(raw: bytes, path: Any, number: int) -> dict[str, Any]:
     return entry
 
 
-def _state(entry: dict[str, Any], path: Any) -> AgentState:
+class _Where:
+    """A record being read, for errors naming the file, the line and the field."""
+
+    __slots__ = ("entry", "line", "path")
+
+    def __init__(self, path: Any, line: int, entry: dict[str, Any]) -> None:
+        self.path, self.line, self.entry = path, line, entry
+
+    def error(self, what: str, field: str = "$") -> StateDecodeError:
+        return StateDecodeError(f"{self.path}: line {self.line}: {what}", field)
+
+    def get(self, *keys: str, data: Any = None, base: str = "") -> Any:
+        """``entry[k1][k2]...`` (or ``data[...]`` under the path ``base``), or an error
+        naming the first missing or mistyped field."""
+        value = self.entry if data is None else data
+        field = base
+        for key in keys:
+            field = f"{field}.{key}" if field else key
+            if not isinstance(value, dict) or key not in value:
+                raise self.error("malformed record", field)
+            value = value[key]
+        return value
+
+    def decode(self, data: Any, cls: type[T], field: str) -> T:
+        """``data`` (a record without its ``schema_version``) decoded as ``cls``."""
+        if not isinstance(data, dict):
+            raise self.error(f"expected a {cls.__name__} object", field)
+        try:
+            return from_dict({**data, "schema_version": 1}, cls)  # type: ignore[type-var]
+        except StateDecodeError as exc:
+            where = field if exc.path == "$" else f"{field}.{exc.path}"
+            raise self.error(exc.reason, where) from None
+
+
+T = TypeVar("T")
+
+
+def _run_key(event: Event, state: AgentState) -> tuple[str | None, str | None, int]:
+    depth = state.metadata.get(DEPTH_KEY, 0)
+    return event.agent_id, event.execution_id, depth if isinstance(depth, int) else 0
+
+
+def _depth(data: Any) -> int:
+    """How deep a recorded state runs: 0 for a top-level run, 1 for its sub-agents..."""
+    context = data.get("context") if isinstance(data, dict) else None
+    metadata = context.get("metadata") if isinstance(context, dict) else None
+    depth = metadata.get(DEPTH_KEY) if isinstance(metadata, dict) else None
+    return depth if isinstance(depth, int) and not isinstance(depth, bool) else 0
+
+
+def _last_run(entries: list[tuple[int, dict[str, Any]]], path: Any) -> AgentState:
+    """The last top-level run's final state, or its state after its last recorded step.
+
+    Sub-agents' runs are recorded inside their parent's steps; their records carry their
+    depth in the recorded state's metadata, so they are told apart even when they reuse
+    the parent's ids."""
+    start: tuple[int, dict[str, Any]] | None = None
+    for number, entry in entries:
+        if entry.get("record") == "event" and entry.get("type") == "ExecutionStarted":
+            recorded = _Where(path, number, entry).get("payload", "state")
+            if _depth(recorded) == 0:
+                start = number, entry
+    if start is None:
+        raise StateDecodeError(f"{path}: no run started in this log")
+    first_line, first = start
+    where = _Where(path, first_line, first)
+    execution_id = first.get("execution_id")
+    state = where.decode(where.get("payload", "state"), AgentState, "payload.state")
+    if state.execution is None:
+        raise where.error("the run's starting state has no execution", "payload.state.execution")
+    for number, entry in entries:
+        record = entry.get("record")
+        if number <= first_line or record not in ("step", "end"):
+            continue
+        where = _Where(path, number, entry)
+        payload = where.get("payload")
+        if entry.get("execution_id") != execution_id or (
+            isinstance(payload, dict) and _depth(payload.get("state")) != 0
+        ):
+            continue  # another run's, or a sub-agent's
+        if record == "end":
+            return where.decode(where.get("payload", "state"), AgentState, "payload.state")
+        state = _after_step(state, where)
+    return state
+
+
+def _after_step(before: AgentState, where: _Where) -> AgentState:
+    """The state after the step an audit record describes, from the state before it."""
+    payload = where.get("payload")
+    if not isinstance(payload, dict) or "state" not in payload:
+        return _after_step_legacy(before, where)  # written before records described states
+    stub = where.decode(payload["state"], AgentState, "payload.state")
+    execution = before.execution
+    if stub.execution is None or execution is None:
+        raise where.error("a step record whose state has no execution", "payload.state")
+    store = before.context.store
+    changes = where.get("payload", "sections")
+    if not isinstance(changes, dict) or not set(changes) <= set(SECTIONS):
+        raise where.error("malformed message sections", "payload.sections")
+    for name, change in changes.items():
+        field = f"payload.sections.{name}"
+        keep = where.get("keep", data=change, base=field)
+        added = where.get("add", data=change, base=field)
+        section = store.section(name)
+        if not isinstance(keep, int) or isinstance(keep, bool) or not 0 <= keep <= len(section):
+            raise where.error(f"cannot keep {keep!r} of {len(section)} messages", f"{field}.keep")
+        if not isinstance(added, list):
+            raise where.error("expected an array", f"{field}.add")
+        messages = [
+            where.decode(item, Message, f"{field}.add[{index}]") for index, item in enumerate(added)
+        ]
+        store = store.with_section(name, section.prefix(keep).extend(messages))
+    context = stub.context.with_store(store)
+    field = "payload.step_execution"
     try:
-        return from_dict(entry["payload"]["state"], AgentState)
-    except (KeyError, TypeError):
-        raise StateDecodeError(f"{path}: line {entry.get('seq')}: no state", "payload") from None
+        step_execution = decode_step_execution(where.get("payload", "step_execution"), context)
+    except StateDecodeError as exc:
+        raise where.error(exc.reason, field if exc.path == "$" else f"{field}.{exc.path}") from None
+    steps = execution.step_executions.append(step_execution)
+    return stub._evolve(context=context, execution=stub.execution._evolve(step_executions=steps))
 
 
-def _partial(entries: list[dict[str, Any]], path: Any) -> AgentState:
-    started = [
-        e for e in entries if e.get("record") == "event" and e.get("type") == "ExecutionStarted"
-    ]
-    if not started:
-        raise StateDecodeError(f"{path}: no run started in this log", "$")
-    start = started[-1]
-    state = _state(start, path)
-    steps = [e for e in entries if e.get("record") == "step" and e["seq"] > start["seq"]]
+def _after_step_legacy(state: AgentState, where: _Where) -> AgentState:
+    """Logs written before step records described the state: the step, and its messages
+    appended (what joined the conversation between steps is not in such a log)."""
+    data = where.get("payload", "step_execution")
+    step = where.get("payload", "step_execution", "step")
+    if not isinstance(step, dict):
+        raise where.error("malformed record", "payload.step_execution.step")
+    document = {**data, "step": {**step, "input_messages": []}}
+    step_execution = where.decode(document, StepExecution, "payload.step_execution")
     execution = state.execution
-    assert execution is not None
-    for entry in steps:
-        data = dict(entry["payload"]["step_execution"])
-        step = dict(data["step"])
-        step["input_messages"] = []  # references into the conversation: not rebuilt
-        data["step"] = step
-        step_execution = from_dict({**data, "schema_version": 1}, StepExecution)
-        execution = execution.with_step_execution(step_execution)
-        state = state.with_execution(execution)
-        if step_execution.step.compaction is not None:  # done before the step's request
-            state = apply_compaction(state, step_execution.step.compaction)
-        for message in step_execution.step.output_messages:
-            state = state.with_message(message)
-    return state.with_execution(execution._evolve(status=ExecutionStatus.IN_PROGRESS))
+    assert execution is not None  # checked when the run's start was read
+    state = state.with_execution(execution.with_step_execution(step_execution))
+    if step_execution.step.compaction is not None:  # done before the step's request
+        state = apply_compaction(state, step_execution.step.compaction)
+    for message in step_execution.step.output_messages:
+        state = state.with_message(message)
+    return state
 
 
 def _event_payload(event: Event) -> dict[str, Any]:
@@ -328,14 +454,35 @@ def _event_payload(event: Event) -> dict[str, Any]:
     return payload
 
 
-def _step_payload(step_execution: StepExecution) -> dict[str, Any]:
-    """The step as JSON, its input messages as a reference (their number in the
-    conversation): writing them whole would make a long run's log quadratic."""
-    step = step_execution.step
-    data = to_dict(step_execution._evolve(step=step._evolve(input_messages=_NO_MESSAGES)))
-    data.pop("schema_version", None)
-    data["step"]["input_messages"] = {
-        "kind": "MessagesRef",
-        "prefix": len(step.input_messages.body()),
+def _step_payload(
+    step_execution: StepExecution, state: AgentState, before: AgentState | None
+) -> dict[str, Any]:
+    """A step record: the step (its input messages as a reference into the conversation
+    where they are one, as in an encoded state), and the state after it as a change from
+    the state the previous record described: every field but the message sections and the
+    steps, and for each section that changed, how many messages it kept and which it added.
+    A reader rebuilds the state after every recorded step exactly (a crash loses nothing
+    that was recorded) while a long run's log stays O(steps)."""
+    execution = state.execution
+    assert execution is not None  # a step belongs to an execution
+    stub = state._evolve(
+        context=state.context.with_store(_NO_SECTIONS),
+        execution=execution._evolve(step_executions=_NO_STEPS),
+    )
+    old = before.context.store if before is not None else _NO_SECTIONS
+    new = state.context.store
+    sections = {}
+    for name in SECTIONS:
+        was, now = old.section(name), new.section(name)
+        keep = len(was) if now is was else was.common_prefix(now)
+        if keep == len(was) == len(now):
+            continue
+        sections[name] = {
+            "keep": keep,
+            "add": [encode_value(message) for message in now.items_from(keep)],
+        }
+    return {
+        "sections": sections,
+        "state": encode_value(stub),
+        "step_execution": encode_step_execution(step_execution, state.context),
     }
-    return data

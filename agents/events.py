@@ -2,8 +2,8 @@
 
 Every event names its ``agent_id``, ``execution_id`` and ``step`` (the step number, ``None``
 outside a step). ``ExecutionStarted``, ``StepCompleted`` and ``ExecutionCompleted`` carry the
-live state or step execution; those fields are for listeners in the same process and are
-never serialized.
+live state (``StepCompleted`` also the step execution); those fields are for listeners in
+the same process and are never serialized.
 """
 
 from __future__ import annotations
@@ -135,9 +135,12 @@ class ToolCallBlocked(Event):
 
 @attrs.frozen(kw_only=True)
 class StepCompleted(Event):
-    """A step was archived; carries the live step execution."""
+    """A step was archived; carries the live step execution and the live state after it
+    (what joined the conversation after the step's own messages included: output feedback,
+    follow-ups, a goal's prompt)."""
 
     step_execution: StepExecution = attrs.field(repr=False, eq=False)
+    state: AgentState = attrs.field(repr=False, eq=False)
 
 
 @attrs.frozen(kw_only=True)

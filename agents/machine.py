@@ -762,6 +762,10 @@ def _emit_step_completed(
     assert last is not None
     emit(
         StepCompleted(
-            agent_id=agent_id, execution_id=execution_id, step=number, step_execution=last
+            agent_id=agent_id,
+            execution_id=execution_id,
+            step=number,
+            step_execution=last,
+            state=state,
         )
     )

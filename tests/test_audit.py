@@ -8,8 +8,17 @@ import json
 import pytest
 from helpers import add, echo, initial, make_loop
 
-from agents import AuditLog, AuditLogTampered, ExecutionStatus, StateDecodeError
+from agents import (
+    AgentState,
+    AuditLog,
+    AuditLogTampered,
+    ExecutionStatus,
+    Goal,
+    StateDecodeError,
+    StepCompleted,
+)
 from agents.audit import GENESIS, canonical
+from agents.subagents import DEPTH_KEY
 from agents.testing import call, calls, fail, reply
 
 
@@ -205,3 +214,163 @@ def test_an_empty_file_is_not_a_log(tmp_path):
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")
     assert_caught(empty, 1, "empty file")
+
+
+# -- a crashed run's log (no terminal record) ---------------------------------------------
+
+
+def run_capturing(path, *script, state=None, tools=(add, echo), **options):
+    """Run with an audit log, keeping the live state after every step."""
+    after_steps = []
+
+    def keep(event):
+        if isinstance(event, StepCompleted) and DEPTH_KEY not in event.state.metadata:
+            after_steps.append(event.state)  # the top-level run's, not a sub-agent's
+
+    with AuditLog.open(path) as log:
+        loop = make_loop(*script, tools=tools, listeners=[log, keep], **options)
+        final = loop.run(state if state is not None else initial())
+    return final, after_steps
+
+
+def cut_after_step(path, number, *, tear=False):
+    """The log as a crash right after step ``number``'s record would leave it (``tear``:
+    plus half of the next line); a sub-agent's steps come before its parent's."""
+    lines = lines_of(path)
+    index = max(
+        i
+        for i, line in enumerate(lines)
+        if json.loads(line)["record"] == "step" and json.loads(line)["step"] == number
+    )
+    kept = lines[: index + 1] + ([lines[index + 1][:30]] if tear else [])
+    return tampered(path, kept, f"cut-{number}-{tear}.jsonl")
+
+
+def test_a_crashed_runs_prefix_reads_back_exactly(tmp_path):
+    """After a crash, ``read`` gives the state as it was after the last recorded step:
+    input messages, follow-ups, output feedback and goal prompts added between steps
+    included, byte for byte."""
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+        "required": ["n"],
+        "additionalProperties": False,
+    }
+    state = (
+        AgentState.initial("Count.", messages=["go"], response_format=schema)
+        .with_follow_up("and again")
+        .with_goal(Goal("count to three"))
+    )
+    path = tmp_path / "run.jsonl"
+    final, after_steps = run_capturing(
+        path,
+        call("add", a=1, b=2),
+        reply("not json"),  # output feedback
+        reply('{"n": 3}'),  # valid, but the goal is open: a goal prompt and the follow-up
+        call("complete_goal", summary="done"),
+        reply('{"n": 4}'),
+        state=state,
+    )
+    assert final.step_count == len(after_steps) >= 4
+    tags = {m.metadata.get("agents") for m in final.messages}
+    assert {"output_feedback", "goal_prompt"} <= tags
+    for number, expected in enumerate(after_steps, start=1):
+        for tear in (False, True):
+            partial = AuditLog.read(cut_after_step(path, number, tear=tear))
+            assert partial == expected
+            assert partial.to_json() == expected.to_json()
+            assert partial.status is ExecutionStatus.IN_PROGRESS
+
+
+def test_a_crash_inside_a_sub_agent_reads_back_the_parents_run(tmp_path):
+    """The last run of a log is the top-level one: a crash after a sub-agent's run ended
+    gives the parent's state, not the child's."""
+    from agents import subagent_tool
+
+    child = subagent_tool("helper", "Helps.", lambda: make_loop(reply("child answer")))
+    path = tmp_path / "run.jsonl"
+    final, after_steps = run_capturing(
+        path, call("helper", task="help"), reply("done"), tools=[child]
+    )
+    lines = lines_of(path)
+    child_end = next(
+        i
+        for i, line in enumerate(lines)
+        if json.loads(line)["record"] == "end"
+        and DEPTH_KEY in json.loads(line)["payload"]["state"]["context"]["metadata"]
+    )
+    partial = AuditLog.read(tampered(path, lines[: child_end + 1]))
+    assert partial.agent_id == final.agent_id
+    assert partial.step_count == 0 and partial.status is ExecutionStatus.IN_PROGRESS
+    assert AuditLog.read(cut_after_step(path, 1)) == after_steps[0]
+
+
+def forge(path, lines, index, change):
+    """Line ``index`` rewritten by ``change(record)`` (hashes left as they are: readers
+    do not verify, so they must survive whatever a record holds)."""
+    record = json.loads(lines[index])
+    change(record)
+    edited = list(lines)
+    edited[index] = json.dumps(record, separators=(",", ":")) + "\n"
+    return tampered(path, edited, f"forged-{index}.jsonl")
+
+
+def _first(lines, record, kind=None):
+    return next(
+        i
+        for i, line in enumerate(lines)
+        if json.loads(line)["record"] == record
+        and (kind is None or json.loads(line)["type"] == kind)
+    )
+
+
+@pytest.mark.parametrize(
+    ("where", "change", "fragment"),
+    [
+        (("step",), lambda r: r.update(payload={}), "malformed record"),
+        (("step",), lambda r: r["payload"].update(step_execution=None), "step_execution"),
+        (
+            ("step",),
+            lambda r: r["payload"]["sections"].update(messages={"keep": -1, "add": []}),
+            "keep",
+        ),
+        (("step",), lambda r: r["payload"].update(sections=[]), "sections"),
+        (
+            ("event", "ExecutionStarted"),
+            lambda r: r["payload"]["state"].update(execution=None),
+            "no execution",
+        ),
+        (("event", "ExecutionStarted"), lambda r: r["payload"].update(state=[]), "payload.state"),
+        (("end",), lambda r: r["payload"]["state"].update(context=7), "payload.state.context"),
+    ],
+)
+def test_malformed_records_of_a_crashed_log_are_typed_errors(tmp_path, where, change, fragment):
+    """Forged records in a log without a terminal record give ``StateDecodeError`` naming
+    the line, and the CLI prints one line (exit 2), never a traceback."""
+    path = tmp_path / "run.jsonl"
+    write_log(path, *SCRIPT)
+    lines = lines_of(path)
+    if where[0] != "end":
+        lines = lines[:-3]  # crashed before the end
+    forged = forge(path, lines, _first(lines, *where), change)
+    with pytest.raises(StateDecodeError, match=fragment) as info:
+        AuditLog.read(forged)
+    assert "line" in str(info.value)
+    from helpers import agents_cli
+
+    for command in (["inspect", str(forged)], ["report", str(forged), "-o", "r.html"]):
+        result = agents_cli(*command, cwd=tmp_path)
+        assert result.returncode == 2, (command, result.stdout, result.stderr)
+        assert result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+    replayed = agents_cli("replay", str(forged), "--verify", cwd=tmp_path)
+    assert replayed.returncode == 2 and "Traceback" not in replayed.stderr
+
+
+def test_a_string_seq_does_not_trouble_readers(tmp_path):
+    """Readers do not depend on ``seq`` (``verify`` does, and names the line)."""
+    path = tmp_path / "run.jsonl"
+    final = write_log(path, *SCRIPT)
+    lines = lines_of(path)
+    forged = forge(path, lines, 3, lambda r: r.update(seq="4"))
+    assert AuditLog.read(forged) == final
+    assert_caught(forged, 4, "seq")
