@@ -14,10 +14,12 @@ rejected, and any problem raises ``StateDecodeError`` naming the path of the bad
 from __future__ import annotations
 
 import enum
+import itertools
 import json
+import math
 import types
 import typing
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final, TypeVar, Union
 
@@ -30,8 +32,17 @@ from agents.execution import ApprovalDecision, ExecutionState
 from agents.goal import Goal
 from agents.inference import InferenceRequest, InferenceResponse
 from agents.messages import Message, ToolCall
-from agents.persistent import History, deep_freeze, to_history, to_pmap, to_pvector
+from agents.persistent import (
+    MAX_DEPTH,
+    History,
+    NestingError,
+    deep_freeze,
+    to_history,
+    to_pmap,
+    to_pvector,
+)
 from agents.record import Record
+from agents.redaction import REDACTED, is_secret_key, redact
 from agents.signals import ExecutionContinuation, StopSignal
 from agents.state import AgentState
 from agents.step import AgentStep, Compaction, StepExecution, ToolExecution
@@ -41,18 +52,25 @@ from agents.usage import Usage
 __all__ = [
     "REDACTED",
     "SCHEMA_VERSION",
+    "decode_step_execution",
     "encode_step_execution",
     "encode_value",
     "from_dict",
     "from_json",
     "is_secret_key",
+    "loads",
+    "nesting_position",
+    "parse_object",
     "redact",
+    "register",
     "to_dict",
     "to_json",
 ]
 
 SCHEMA_VERSION: Final = 1
-REDACTED: Final = "[redacted]"
+MAX_STATES: Final = 16
+"""How many ``AgentState``s may nest in a document (a sub-agent's run inside its parent's
+tool execution, and so on): deeper documents are refused with a ``StateDecodeError``."""
 
 R = TypeVar("R", bound=Record)
 
@@ -81,54 +99,20 @@ RECORDS: Final[dict[str, type[Record]]] = {
     )
 }
 
-RECORDS_BY_TYPE: Final[frozenset[type]] = frozenset(RECORDS.values())
+RECORDS_BY_TYPE: Final[set[type]] = set(RECORDS.values())
+
+
+def register(cls: type[R]) -> type[R]:
+    """Make a record class of a higher layer known to the codec by its name (``kind``),
+    as ``agents.definitions`` does for ``AgentDefinition``; returns the class."""
+    if not (isinstance(cls, type) and issubclass(cls, Record)):
+        raise TypeError(f"register() takes a Record class, got {cls!r}")
+    RECORDS[cls.__name__] = cls
+    RECORDS_BY_TYPE.add(cls)
+    return cls
+
+
 PVector_type: Final = type(to_pvector(()))
-
-# -- secrets ----------------------------------------------------------------------------------
-
-_SECRET_KEYS: Final = frozenset(
-    {
-        "api_key",
-        "apikey",
-        "x_api_key",
-        "authorization",
-        "proxy_authorization",
-        "password",
-        "secret",
-        "client_secret",
-        "token",
-        "access_token",
-        "refresh_token",
-        "id_token",
-        "cookie",
-    }
-)
-_SECRET_SUFFIXES: Final = ("_api_key", "_secret", "_password", "_access_token")
-
-
-def is_secret_key(key: str) -> bool:
-    """Whether values under ``key`` are secrets (case-insensitive, ``-`` read as ``_``)."""
-    normal = key.lower().replace("-", "_")
-    return normal in _SECRET_KEYS or normal.endswith(_SECRET_SUFFIXES)
-
-
-def redact(value: Any) -> Any:
-    """``value`` as plain JSON data, with secrets in every map replaced by ``"[redacted]"``."""
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    if isinstance(value, Mapping | PMap):
-        if not value:  # most maps are empty; iterating even an empty PMap is not free
-            return {}
-        return {
-            str(key): REDACTED if is_secret_key(str(key)) else redact(item)
-            for key, item in sorted(value.items(), key=lambda pair: str(pair[0]))
-        }
-    if isinstance(value, Sequence | PVector):
-        return [redact(item) for item in value]
-    if isinstance(value, enum.Enum):
-        return value.value
-    raise TypeError(f"{type(value).__name__} is not JSON")
-
 
 # -- encoding ---------------------------------------------------------------------------------
 
@@ -150,6 +134,13 @@ def _hints(cls: type) -> dict[str, Any]:
 _PLAIN: Final = frozenset({str, int, float, bool, str | None, int | None, float | None})
 
 
+def _data_fields(cls: type) -> list[Any]:
+    """The fields written and read: those that take part in equality (a field left out
+    of ``==``, such as where a definition was read from, would make equal records encode
+    differently)."""
+    return [field for field in attrs.fields(cls) if field.eq]
+
+
 def _field_plan(cls: type) -> tuple[tuple[str, bool, bool], ...]:
     """Each field's name, and whether its values are JSON scalars written as they are."""
     plan = _FIELDS.get(cls)
@@ -162,7 +153,7 @@ def _field_plan(cls: type) -> tuple[tuple[str, bool, bool], ...]:
                 hints.get(field.name) in _PLAIN and field.name not in optional,
                 field.name in optional,
             )
-            for field in attrs.fields(cls)
+            for field in _data_fields(cls)
         )
     return plan
 
@@ -181,10 +172,20 @@ class _Refs:
         self.encoded: dict[int, dict[str, Any]] = {}
 
     def prefix_of(self, messages: History[Message]) -> int | None:
+        """``k`` when ``messages`` equal the head followed by the first ``k`` conversation
+        messages, judged by value: equal states must encode alike however their histories
+        happen to be split into head and body (SPEC §17)."""
         head = messages.head
-        if head != self.head:
-            return None
-        body = messages.body()
+        if head is self.head or head == self.head:  # split as the context splits it
+            body = messages.body()
+        else:  # built another way (decoded whole, by hand): compare the values
+            size = len(self.head)
+            if len(messages) < size:
+                return None
+            items = iter(messages)
+            if tuple(itertools.islice(items, size)) != self.head:
+                return None
+            body = History(items)
         return len(body) if body.is_prefix_of(self.messages) else None
 
 
@@ -258,6 +259,14 @@ def encode_step_execution(step_execution: StepExecution, context: AgentContext) 
     return _encode_record(step_execution, _Refs(context))
 
 
+def decode_step_execution(data: Any, context: AgentContext, path: str = "$") -> StepExecution:
+    """The inverse of ``encode_step_execution``: a step execution whose ``MessagesRef``
+    input refers to ``context``'s conversation. ``StateDecodeError`` names a bad field."""
+    decoding = _Context()
+    decoding.refs = _Refs(context)
+    return _decode_record(data, path, decoding, StepExecution)
+
+
 def to_dict(record: Record) -> dict[str, Any]:
     """``record`` as plain JSON data with ``kind`` and ``schema_version`` at the top."""
     if not isinstance(record, Record):
@@ -281,11 +290,12 @@ class _Context:
     built (the first, optimistic pass builds none; an error sends decoding through a second
     pass that builds them, and checks in the original order, to say exactly where)."""
 
-    __slots__ = ("paths", "refs")
+    __slots__ = ("paths", "refs", "states")
 
     def __init__(self, paths: bool = True) -> None:
         self.refs: _Refs | None = None
         self.paths = paths
+        self.states = 0  # AgentStates being decoded, one inside another (sub-agents' runs)
 
 
 def _type_name(value: Any) -> str:
@@ -307,6 +317,8 @@ def _type_name(value: Any) -> str:
 def _scalar(kind: type, label: str) -> Decoder:
     def decode(value: Any, path: str, _: _Context) -> Any:
         if type(value) is kind:
+            if kind is float and not math.isfinite(typing.cast(float, value)):
+                raise StateDecodeError(f"{value!r} is not a JSON number", path)
             return value
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
             return float(value)
@@ -330,13 +342,19 @@ def _datetime(value: Any, path: str, _: _Context) -> datetime:
 
 
 def _json_value(value: Any, path: str, _: _Context) -> Any:
-    return deep_freeze(value)
+    try:
+        return deep_freeze(value)
+    except NestingError as exc:
+        raise StateDecodeError(exc.problem, f"{path}{exc.where}") from None
 
 
 def _plain_map(value: Any, path: str, _: _Context) -> Any:
     if not isinstance(value, dict):
         raise StateDecodeError(f"expected an object, got {_type_name(value)}", path)
-    return to_pmap(value)
+    try:
+        return to_pmap(value)
+    except NestingError as exc:
+        raise StateDecodeError(exc.problem, f"{path}{exc.where}") from None
 
 
 def _optional(inner: Decoder) -> Decoder:
@@ -400,6 +418,10 @@ def _decoder_for(annotation: Any, owner: str) -> Decoder:
             return _optional(_decoder_for(rest[0], owner))
     if origin is History:
         return _sequence(_decoder_for(args[0], owner), to_history)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return _sequence(_decoder_for(args[0], owner), tuple)
+    if origin in (Mapping, dict) and args and args[0] is str:
+        return _plain_map
     if origin is PVector or (origin is not None and getattr(origin, "__name__", "") == "PVector"):
         return _sequence(_decoder_for(args[0], owner), to_pvector)
     if origin is PMap or (origin is not None and getattr(origin, "__name__", "") == "PMap"):
@@ -421,7 +443,7 @@ def _field_decoders(cls: type[Record]) -> dict[str, Decoder]:
     if decoders is None:
         hints = _hints(cls)
         decoders = {}
-        for field in attrs.fields(cls):  # type: ignore[arg-type]
+        for field in _data_fields(cls):
             decoders[field.name] = _decoder_for(hints[field.name], cls.__name__)
         _DECODERS[cls] = decoders
         optional = _OPTIONAL.get(cls, frozenset())
@@ -488,6 +510,9 @@ def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
         raise StateDecodeError(f"unknown field for {cls.__name__}", where)
     outer_refs = context.refs  # a sub-agent's state nests inside its parent's
     if cls is AgentState:
+        if context.states >= MAX_STATES:
+            raise StateDecodeError(f"states nested deeper than {MAX_STATES} levels", path)
+        context.states += 1
         context_path = _join(path, "context")
         if "context" not in value:
             raise StateDecodeError(f"missing field of {cls.__name__}", context_path)
@@ -515,6 +540,8 @@ def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
             continue
         kwargs[name] = decode(raw, field_path, context)
     context.refs = outer_refs
+    if cls is AgentState:
+        context.states -= 1
     try:
         return cls(**kwargs)
     except (TypeError, ValueError) as exc:
@@ -555,8 +582,75 @@ def from_dict(data: Any, cls: type[R] | None = None) -> R:
 
 def from_json(text: str | bytes, cls: type[R] | None = None) -> R:
     """Rebuild a record from ``to_json`` output."""
+    return from_dict(loads(text), cls)
+
+
+def loads(text: str | bytes) -> Any:
+    """JSON text as Python data, strictly: ``NaN`` and ``Infinity`` (which Python's ``json``
+    accepts) and nesting past what the readers handle are ``StateDecodeError``s too."""
     try:
-        data = json.loads(text)
+        return json.loads(text, parse_constant=_non_finite)
+    except RecursionError:
+        where = _too_deep(text)
+        raise StateDecodeError(f"not valid JSON: nested too deeply ({where})") from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise StateDecodeError(f"not valid JSON: {exc}", "$") from None
-    return from_dict(data, cls)
+        raise StateDecodeError(f"not valid JSON: {exc}") from None
+
+
+def parse_object(text: str) -> PMap[str, Any] | None:
+    """A JSON object in ``text`` (a model's tool call arguments) as a frozen map, or
+    ``None`` when it is not one: invalid JSON, another kind of value, non-finite numbers,
+    or nesting past ``MAX_DEPTH``."""
+    try:
+        value = loads(text)
+    except StateDecodeError:
+        return None
+    if not isinstance(value, dict):
+        return None
+    try:
+        return to_pmap(value)
+    except NestingError:
+        return None
+
+
+def _non_finite(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _too_deep(text: str | bytes) -> str:
+    """Where a document nests past the codec's limits, for the error (looked for only
+    after the parser gave up)."""
+    limit = MAX_DEPTH + 20 * MAX_STATES
+    found = nesting_position(text, limit)
+    if found is None:
+        return "more levels than the parser allows"
+    line, column = found
+    return f"more than {limit} levels at line {line} column {column}"
+
+
+def nesting_position(text: str | bytes, limit: int) -> tuple[int, int] | None:
+    """The line and column (1-based) where JSON-like text (JSON, TOML and YAML flow
+    collections) first nests deeper than ``limit`` brackets, or ``None``."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    depth, line, column, quoted, escaped = 0, 1, 0, "", False
+    for char in text:
+        column += 1
+        if quoted:
+            if escaped:
+                escaped = False
+            elif char == "\\" and quoted == '"':
+                escaped = True
+            elif char == quoted:
+                quoted = ""
+        elif char in "\"'":
+            quoted = char
+        elif char in "[{":
+            depth += 1
+            if depth > limit:
+                return line, column
+        elif char in "]}":
+            depth -= 1
+        if char == "\n":
+            line, column = line + 1, 0
+    return None

@@ -25,10 +25,13 @@ from typing import Any, Final
 import attrs
 import yaml
 
+from agents.codec import nesting_position, register
 from agents.compaction import Summarization
 from agents.compilers import TokenWindowCompiler
-from agents.errors import ConfigurationError, DefinitionError
+from agents.errors import ConfigurationError, DefinitionError, StateDecodeError
 from agents.loop import AgentLoop
+from agents.persistent import MAX_DEPTH, NestingError, deep_freeze, deep_thaw, to_pmap
+from agents.record import Record
 from agents.state import AgentState
 from agents.subagents import SubagentFailed, subagent_tool
 from agents.tools import Tool, Tools
@@ -48,14 +51,18 @@ def _strings(value: Iterable[str]) -> tuple[str, ...]:
 
 
 @attrs.frozen(kw_only=True)
-class AgentDefinition:
-    """An agent as data. ``tools=None`` offers every tool of the registry; ``()`` none."""
+class AgentDefinition(Record):
+    """An agent as data. ``tools=None`` offers every tool of the registry; ``()`` none.
+
+    A record like the others: ``to_json``/``from_json``/``to_dict``/``from_dict`` through
+    the codec (secrets among ``llm_options`` written as ``"[redacted]"``, as in every
+    map); ``to_data``/``to_text`` give what a definition file holds."""
 
     name: str
     description: str = ""
     system_prompt: str = ""
     model: str | None = None
-    llm_options: Mapping[str, Any] = attrs.field(factory=dict)
+    llm_options: Mapping[str, Any] = attrs.field(factory=dict, converter=to_pmap)
     tools: tuple[str, ...] | None = attrs.field(default=None, converter=_names)
     deny_tools: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     max_steps: int | None = 20
@@ -122,8 +129,9 @@ class AgentDefinition:
 
     # -- writing ----------------------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        """The fields that differ from their defaults (``name`` always), as plain data."""
+    def to_data(self) -> dict[str, Any]:
+        """The fields that differ from their defaults (``name`` always), as plain data:
+        what a definition file holds."""
         out: dict[str, Any] = {}
         defaults = AgentDefinition(name=self.name)
         for field in attrs.fields(AgentDefinition):
@@ -131,18 +139,23 @@ class AgentDefinition:
                 continue
             value = getattr(self, field.name)
             if field.name == "name" or value != getattr(defaults, field.name):
-                out[field.name] = (
-                    list(value)
-                    if isinstance(value, tuple)
-                    else dict(value)
-                    if isinstance(value, Mapping)
-                    else value
-                )
+                out[field.name] = list(value) if isinstance(value, tuple) else deep_thaw(value)
         return out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> AgentDefinition:
+        """A definition from the codec's JSON data, checked as a definition file is
+        (``StateDecodeError`` naming the field)."""
+        return _checked(super().from_dict(data))
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> AgentDefinition:
+        """A definition from the codec's JSON text, checked as a definition file is."""
+        return _checked(super().from_json(text))
 
     def to_text(self, kind: str) -> str:
         """The definition as a file of ``kind`` that ``from_text`` reads back equal."""
-        data = self.to_dict()
+        data = self.to_data()
         if kind == "toml":
             return _write_toml(data)
         if kind == "yaml":
@@ -253,6 +266,17 @@ class AgentDefinition:
         )
 
 
+register(AgentDefinition)
+
+
+def _checked(definition: AgentDefinition) -> AgentDefinition:
+    """A decoded definition, validated as a file's would be."""
+    try:
+        return _validated(definition.to_data(), {}, definition.source or "<json>")
+    except DefinitionError as exc:
+        raise StateDecodeError(str(exc), exc.field or "$") from None
+
+
 @attrs.frozen
 class Registry:
     """What definitions may name: tools, and other definitions (for sub-agents)."""
@@ -296,9 +320,19 @@ class Registry:
 # -- reading the formats ------------------------------------------------------------------------
 
 
+def _nesting_checked(text: str, source: str, offset: int = 0) -> None:
+    """Refuse text nesting past ``MAX_DEPTH`` before a parser walks it (PyYAML takes
+    seconds over a deep flow collection before it gives up)."""
+    if nesting_position(text, MAX_DEPTH + 2) is not None:  # + the file's own levels
+        raise _too_deep(source, text, offset)
+
+
 def _read_toml(text: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
+    _nesting_checked(text, source)
     try:
         data = tomllib.loads(text)
+    except RecursionError:
+        raise _too_deep(source, text) from None
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"line (\d+)", str(exc))
         raise DefinitionError(
@@ -313,9 +347,20 @@ def _read_toml(text: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
 
 
 def _read_yaml(text: str, source: str, offset: int) -> tuple[dict[str, Any], dict[str, int]]:
+    _nesting_checked(text, source, offset)
     try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent):  # a few aliases can stand for billions
+                mark = event.start_mark
+                raise DefinitionError(
+                    "YAML aliases (*name) are not allowed in definitions",
+                    file=source,
+                    line=mark.line + 1 + offset if mark is not None else None,
+                )
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         data = yaml.safe_load(text)
+    except RecursionError:
+        raise _too_deep(source, text, offset) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 + offset if mark is not None else None
@@ -335,6 +380,17 @@ def _read_yaml(text: str, source: str, offset: int) -> tuple[dict[str, Any], dic
             if isinstance(key.value, str):
                 lines[key.value] = key.start_mark.line + 1 + offset
     return data, lines
+
+
+def _too_deep(source: str, text: str, offset: int = 0) -> DefinitionError:
+    """A file nesting past what its parser can read (far past ``MAX_DEPTH``)."""
+    found = nesting_position(text, MAX_DEPTH)
+    return DefinitionError(
+        f"nested too deeply (values nest at most {MAX_DEPTH} levels)"
+        + (f", column {found[1]}" if found else ""),
+        file=source,
+        line=found[0] + offset if found else None,
+    )
 
 
 def _validated(data: dict[str, Any], lines: dict[str, int], source: str) -> AgentDefinition:
@@ -381,6 +437,13 @@ def _validated(data: dict[str, Any], lines: dict[str, int], source: str) -> Agen
     }
     for field, value in data.items():
         check, expected = checks[field]
+        if field == "llm_options" and isinstance(value, dict):
+            try:
+                deep_freeze(value)
+            except NestingError as exc:
+                raise DefinitionError(
+                    str(exc), file=source, line=lines.get(field), field=field
+                ) from None
         if not check(value):
             raise fail(field, expected)
     # Summaries need both budgets; a summary model without them would do nothing.
@@ -417,11 +480,17 @@ def _positive_number_or_none(value: Any) -> bool:
 
 
 def _plain(value: Any) -> bool:
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError):
-        return False
-    return True
+    """JSON data: objects with string keys, arrays, strings, finite numbers, booleans and
+    null (YAML and TOML have more: dates, integer keys, which JSON would change)."""
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, Mapping):
+        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_plain(item) for item in value)
+    return False
 
 
 # -- writing TOML (the flat shape of a definition: scalars, string lists, one table) --------
@@ -436,6 +505,11 @@ def _toml_value(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)  # JSON escapes are TOML basic strings
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):  # an inline table
+        pairs = ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items())
+        return "{" + pairs + "}"
+    if value is None:
+        raise ValueError("TOML has no null: a null option cannot be written (use YAML)")
     raise TypeError(f"cannot write {type(value).__name__} as TOML")
 
 

@@ -9,7 +9,6 @@ with the validation error (SPEC §7, issue "structured output").
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import typing
 from collections.abc import Mapping
@@ -17,8 +16,9 @@ from typing import Any, Final
 
 import attrs
 
-from agents.errors import ConfigurationError
-from agents.persistent import deep_thaw
+from agents.codec import loads
+from agents.errors import ConfigurationError, StateDecodeError
+from agents.persistent import NestingError, deep_freeze, deep_thaw
 from agents.schema import Validator, compile_validator, schema_for_type
 
 __all__ = ["build_output", "check_output", "output_schema", "output_validator"]
@@ -89,9 +89,12 @@ def check_output(content: str, validator: Validator) -> tuple[Any, str | None]:
     fenced = _FENCE.match(content)
     text = fenced.group(1) if fenced else content
     try:
-        value = json.loads(text)
-    except ValueError as exc:
-        return None, f"the answer is not valid JSON ({exc})"
+        value = deep_freeze(loads(text))
+    except StateDecodeError as exc:
+        detail = exc.reason.removeprefix("not valid JSON: ")
+        return None, f"the answer is not valid JSON ({detail})"
+    except NestingError as exc:
+        return None, f"the answer is not usable JSON ({exc})"
     converted, error = validator(value, "")
     if error is not None:
         return None, f"the answer does not match the schema: {error}"

@@ -20,7 +20,9 @@ from pyrsistent.typing import PVector as PVectorT
 __all__ = [
     "EMPTY_MAP",
     "EMPTY_VECTOR",
+    "MAX_DEPTH",
     "History",
+    "NestingError",
     "deep_freeze",
     "deep_thaw",
     "shallow_dict",
@@ -58,14 +60,76 @@ def to_pmap(value: Mapping[str, Any] | None) -> PMapT[str, Any]:
     return pmap({key: deep_freeze(item) for key, item in value.items()})
 
 
+MAX_DEPTH: Final = 100
+"""How deep a value held in a record (metadata, tool arguments and values, options) may
+nest: deeper values are refused where they enter (``ValueError``; the codec's
+``StateDecodeError`` names the path), so that no reader, writer or store meets a value it
+cannot handle without exhausting the stack."""
+
+
+class NestingError(ValueError):
+    """A value nested deeper than ``MAX_DEPTH``, or holding a number JSON cannot write;
+    ``where`` is the path inside the value (``[3].a``, empty at the top)."""
+
+    def __init__(self, problem: str, *, non_finite: bool = False) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.non_finite = non_finite  # a NaN or an infinity (else: too deep)
+        self.where = ""
+
+    def __str__(self) -> str:
+        return f"{self.problem} at {self.where or 'the top'}"
+
+
 def deep_freeze(value: Any) -> Any:
-    """Turn nested dicts/lists/tuples into ``PMap``/``PVector``; other values pass through."""
+    """Turn nested dicts/lists/tuples into ``PMap``/``PVector``; other values pass through
+    (persistent collections are taken as they are: frozen already).
+
+    Raises ``NestingError`` (a ``ValueError``) for a value nested deeper than ``MAX_DEPTH``
+    or holding a non-finite float (``NaN``, ``Infinity``: JSON has no such numbers)."""
     kind = type(value)
+    if kind is float:
+        if value - value != 0.0:  # NaN or an infinity
+            raise NestingError(f"{value!r} is not a JSON number", non_finite=True)
+        return value
     if kind in _SCALARS or kind is _PMAP_TYPE or kind is _PVECTOR_TYPE:
         return value
-    if isinstance(value, str | int | float | bool | PMap | PVector):
+    if isinstance(value, str | int | bool | PMap | PVector):
         return value
-    return freeze(value, strict=True)  # type: ignore[call-overload]
+    return _frozen(value, 0)
+
+
+def _frozen(value: Any, depth: int) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:
+        if kind is float and value - value != 0.0:
+            raise NestingError(f"{value!r} is not a JSON number", non_finite=True)
+        return value
+    if kind is _PMAP_TYPE or kind is _PVECTOR_TYPE:
+        return value
+    if depth >= MAX_DEPTH:
+        raise NestingError(f"nested deeper than {MAX_DEPTH} levels")
+    if kind is dict:
+        frozen = {}
+        for key, item in value.items():
+            try:
+                frozen[key] = _frozen(item, depth + 1)
+            except NestingError as exc:  # the path is built only on the way out
+                exc.where = f".{key}{exc.where}"
+                raise
+        return pmap(frozen)
+    if kind is list or kind is tuple:
+        items = []
+        for index, item in enumerate(value):
+            try:
+                items.append(_frozen(item, depth + 1))
+            except NestingError as exc:
+                exc.where = f"[{index}]{exc.where}"
+                raise
+        return pvector(items) if kind is list else tuple(items)
+    if isinstance(value, float) and value - value != 0.0:
+        raise NestingError(f"{value!r} is not a JSON number", non_finite=True)
+    return freeze(value, strict=True)  # type: ignore[call-overload]  # sets, defaultdicts
 
 
 def shallow_dict(value: Mapping[str, Any]) -> dict[str, Any]:
@@ -178,6 +242,31 @@ class History(Sequence[T]):
         index = len(mine)
         source = theirs[index] if index < len(theirs) else other._tail
         return source[: len(tail)] == tail
+
+    def common_prefix(self, other: History[T]) -> int:
+        """How many leading items this head-less history shares with ``other``'s body (one
+        identity check per shared chunk when ``other`` grew from this one)."""
+        if self.is_prefix_of(other):
+            return self._len
+        count = 0
+        for a, b in zip(self, other.body(), strict=False):
+            if a is not b and a != b:
+                break
+            count += 1
+        return count
+
+    def items_from(self, start: int) -> Iterator[T]:
+        """The items from index ``start`` on (head included in the count)."""
+        head = len(self._head)
+        if start < head:
+            yield from self._head[start:]
+            start = head
+        chunk, offset = divmod(start - head, _CHUNK)
+        for part in self._chunks[chunk:]:
+            yield from part[offset:]
+            offset = 0
+        if chunk <= len(self._chunks):
+            yield from self._tail[offset if chunk == len(self._chunks) else 0 :]
 
     # -- reading ----------------------------------------------------------------------------
 

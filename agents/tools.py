@@ -26,7 +26,7 @@ from agents.effects import ToolInvocation
 from agents.errors import AgentError, ConfigurationError, ErrorInfo
 from agents.goal import COMPLETE_GOAL
 from agents.messages import ToolCall
-from agents.persistent import deep_freeze, shallow_dict
+from agents.persistent import MAX_DEPTH, deep_freeze, shallow_dict
 from agents.record import maker
 from agents.schema import Validator, compile_validator, describe_docstring, schema_for_type
 from agents.signals import StopReason, StopSignal
@@ -290,7 +290,7 @@ def _from_value(
         value = value.value
         kind = type(value)
     if kind not in _PLAIN or (kind is float and not math.isfinite(value)):
-        problem = _json_problem(value, "result")
+        problem = _json_problem(value, "result", 0)
         if problem is not None:
             return _failed(
                 invocation, "InvalidToolResult", f"{invocation.tool_call.name} returned {problem}"
@@ -317,23 +317,25 @@ _PMAP_TYPE: Final[type] = type(pmap())
 _make_execution: Final = maker(ToolExecution)
 
 
-def _json_problem(value: Any, path: str) -> str | None:
-    """Why ``value`` is not JSON-able, or ``None``."""
+def _json_problem(value: Any, path: str, depth: int) -> str | None:
+    """Why ``value`` is not JSON-able (or nests deeper than records hold), or ``None``."""
     if value is None or isinstance(value, str | bool | int):
         return None
     if isinstance(value, float):
         return None if math.isfinite(value) else f"a non-finite number at {path}"
+    if depth >= MAX_DEPTH and isinstance(value, Mapping | PMap | list | tuple | PVector):
+        return f"a value nested deeper than {MAX_DEPTH} levels at {path}"
     if isinstance(value, Mapping | PMap):
         for key, item in value.items():
             if not isinstance(key, str):
                 return f"a non-string key {key!r} at {path}"
-            problem = _json_problem(item, f"{path}.{key}")
+            problem = _json_problem(item, f"{path}.{key}", depth + 1)
             if problem:
                 return problem
         return None
     if isinstance(value, list | tuple | PVector):
         for index, item in enumerate(value):
-            problem = _json_problem(item, f"{path}[{index}]")
+            problem = _json_problem(item, f"{path}[{index}]", depth + 1)
             if problem:
                 return problem
         return None
@@ -395,7 +397,7 @@ def _build(
             default = parameter.default
             if isinstance(default, enum.Enum):
                 default = default.value
-            if _json_problem(default, "default") is None:
+            if _json_problem(default, "default", 0) is None:
                 schema["default"] = default
         properties[parameter.name] = schema
     parameters: dict[str, Any] = {

@@ -9,12 +9,12 @@ counting calls through the script, so the same script always gives the same hist
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
 
+from agents.codec import parse_object
 from agents.errors import ConfigurationError, ScriptExhausted
 from agents.inference import InferenceRequest, InferenceResponse
 from agents.messages import ToolCall
@@ -205,11 +205,8 @@ def _compile(steps: list[ScriptStep]) -> tuple[InferenceResponse | _Fail, ...]:
         counter += 1
         call_id = spec.id or f"call_{counter}"
         if isinstance(spec.arguments, str):
-            try:
-                parsed = json.loads(spec.arguments)
-            except ValueError:
-                parsed = None
-            if isinstance(parsed, dict):
+            parsed = parse_object(spec.arguments)
+            if parsed is not None:
                 return ToolCall(id=call_id, name=spec.name, arguments=parsed)
             return ToolCall(id=call_id, name=spec.name, raw_arguments=spec.arguments)
         return ToolCall(id=call_id, name=spec.name, arguments=spec.arguments)
