@@ -193,14 +193,18 @@ def test_run_reports_a_module_it_cannot_use_in_one_line(tmp_path, target, fragme
     ("content", "fragment"),
     [
         (None, "no such file"),
-        ("not json at all", "line 1"),
-        ("{}", "line 1"),
-        (b"\xff\xfe garbage", "line 1"),
+        ("", "empty file"),
+        ("not json at all", "not JSON"),
+        ("{}", "JSON, but neither an audit log nor an AgentState"),
+        (b"\xff\xfe garbage", "not JSON"),
         ('{"kind": "AgentState", "schema_version": 99}', "schema_version"),
+        ('{"kind": "StepExecution", "schema_version": 1}', "a StepExecution document"),
+        ('{"kind": "InferenceRecord", "step": 1}\n', "a recording of model calls"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_code_two(tmp_path, content, fragment):
-    """Missing files, garbage, other kinds, future versions: one line on stderr, exit 2."""
+    """Missing files, empty files, garbage, other kinds, future versions: one line on
+    stderr saying what the file is (no stray ``$:``), exit 2."""
     path = tmp_path / "input.jsonl"
     if isinstance(content, bytes):
         path.write_bytes(content)
@@ -209,10 +213,14 @@ def test_bad_input_is_one_line_and_exit_code_two(tmp_path, content, fragment):
     for command in (["inspect", str(path)], ["report", str(path), "-o", "out.html"]):
         result = agents_cli(*command, cwd=tmp_path)
         assert result.returncode == 2, (command, result.stderr)
-        assert result.stderr.count("\n") == 1 and fragment in result.stderr
-        assert "Traceback" not in result.stderr
+        assert result.stderr.count("\n") == 1 and fragment in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr and "$:" not in result.stderr
     assert not (tmp_path / "out.html").exists()  # a failed command leaves no output file
-    assert agents_cli("verify", str(path), cwd=tmp_path).returncode == 1
+    # verify: a missing file is bad input (2); any other file that is not an intact,
+    # complete log fails verification (1).
+    verified = agents_cli("verify", str(path), cwd=tmp_path)
+    assert verified.returncode == (2 if content is None else 1), verified.stderr
+    assert verified.stderr.count("\n") == 1 and "Traceback" not in verified.stderr
 
 
 def test_progress_goes_to_a_terminal_only(tmp_path):
@@ -253,3 +261,84 @@ def test_progress_goes_to_a_terminal_only(tmp_path):
         os.close(leader)
     assert result.returncode == 0
     assert b"verifying 20,000/" in shown
+
+
+def test_a_failed_run_exits_one_and_says_why(tmp_path):
+    """``agents run`` exits 1 when the run ends FAILED, with the reason in one line on
+    stderr; the run file is still written (it holds the whole story)."""
+    (tmp_path / "failing.py").write_text(
+        "from agents import AgentLoop\n"
+        "from agents.testing import ScriptedDriver, fail\n"
+        "def make():\n"
+        "    return AgentLoop(ScriptedDriver([fail(RuntimeError('model down'))]))\n",
+        encoding="utf-8",
+    )
+    result = agents_cli("run", "failing:make", "--out", "run.jsonl", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == "agents run: the run failed: RuntimeError: model down\n"
+    assert AuditLog.read(tmp_path / "run.jsonl").status is ExecutionStatus.FAILED
+
+
+def test_an_unwritable_report_names_the_users_path(tmp_path):
+    """``report -o`` into a missing directory names that path, not a temporary file."""
+    path = demo_file(tmp_path)
+    target = tmp_path / "missing" / "r.html"
+    result = agents_cli("report", str(path), "-o", str(target), cwd=tmp_path)
+    assert result.returncode == 2
+    assert f"cannot write {target}" in result.stderr and ".tmp" not in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_written_files_respect_the_umask(tmp_path):
+    """The demo's run file and a report get the mode any new file gets (not mkstemp's 600)."""
+    script = "import os, sys; os.umask(0o022); from agents.cli import main; sys.exit(main())"
+    demo = subprocess.run(
+        [sys.executable, "-c", script, "demo", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert demo.returncode == 0, demo.stderr
+    path = next(tmp_path.glob("agents-demo-*.jsonl"))
+    assert path.stat().st_mode & 0o777 == 0o644
+    report = subprocess.run(
+        [sys.executable, "-c", script, "report", str(path), "-o", "r.html"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert report.returncode == 0, report.stderr
+    assert (tmp_path / "r.html").stat().st_mode & 0o777 == 0o644
+
+
+def test_inspect_shows_blocked_and_failed_calls(tmp_path):
+    """The table marks a blocked or failed call; ``--json`` lists every call's outcome."""
+    path = demo_file(tmp_path)
+    table = agents_cli("inspect", str(path), cwd=tmp_path).stdout
+    assert re.search(r"^1\s+tool_execution\s+convert, convert, convert \(blocked\)", table, re.M)
+    calls = json.loads(agents_cli("inspect", str(path), "--json", cwd=tmp_path).stdout)
+    outcomes = [(c["step"], c["tool"], c["outcome"]) for c in calls["tool_calls"]]
+    assert outcomes == [
+        (1, "convert", "ok"),
+        (1, "convert", "ok"),
+        (1, "convert", "blocked"),
+        (2, "total", "ok"),
+    ]
+    assert "no exchange rate" in calls["tool_calls"][2]["error"]
+    assert calls["finished"] is True
+
+
+def test_the_demo_hints_at_commands_that_work_outside_a_venv(tmp_path):
+    """The demo's "next:" line names the command as it was invoked (here
+    ``<python> -m agents``), not a bare ``agents`` that needs an activated venv."""
+    out = agents_cli("demo", cwd=tmp_path).stdout
+    hint = next(line for line in out.splitlines() if line.startswith("next:"))
+    assert hint.split()[1:4] == [sys.executable, "-m", "agents"]
+    script = Path(sys.executable).parent / "agents"
+    via_script = subprocess.run(
+        [str(script), "demo"], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    ).stdout
+    hint = next(line for line in via_script.splitlines() if line.startswith("next:"))
+    assert hint.split()[1] == str(script)

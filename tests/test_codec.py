@@ -227,7 +227,7 @@ def test_malformed_input_names_the_path(path, value, where, reason):
         AgentState.from_dict(_corrupt(path, value))
     assert info.value.path == where
     assert reason in str(info.value)
-    assert str(info.value).startswith(where)
+    assert str(info.value).endswith(f"(at {where})")
 
 
 @pytest.mark.parametrize("version", [2, 0, "1", None, True])

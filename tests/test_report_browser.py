@@ -56,3 +56,32 @@ def test_a_screenshot_is_written(report, tmp_path):
     assert result.returncode == 0, result.stderr[-2000:]
     assert shot.exists() and shot.stat().st_size > 10_000
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_top_says_what_went_wrong_and_the_chart_is_labelled(report, tmp_path):
+    """The page opens with a notice of the failed call (linked to its step); the chart
+    names its axes and its steps; no "model None" when the model is unknown."""
+    dom = chromium(tmp_path, "--dump-dom", report.as_uri()).stdout
+    assert 'id="failed-calls"' in dom and '<a href="#step-1">step 1</a>' in dom
+    assert dom.index('id="failed-calls"') < dom.index('id="timeline"')
+    assert "tokens (bars)" in dom and "duration in ms (line)" in dom and ">step</text>" in dom
+    assert all('class="tick"' in dom and f">{n}</text>" in dom for n in (1, 2, 3))
+    assert "None" not in dom
+
+
+def test_an_incomplete_run_is_shown_as_incomplete(tmp_path):
+    """A crashed run's log renders as incomplete, not in a completed run's colours."""
+    log = tmp_path / "run.jsonl"
+    with AuditLog.open(log) as audit:
+        make_loop(
+            calls(call("add", a=1, b=2)), reply("finished"), tools=[add], listeners=[audit]
+        ).run(initial())
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text("".join(lines[:-4]), encoding="utf-8")
+    page = tmp_path / "cut.html"
+    page.write_text(render_report(AuditLog.read(cut), str(cut)), encoding="utf-8")
+    dom = chromium(tmp_path, "--dump-dom", page.as_uri()).stdout
+    assert 'id="incomplete"' in dom and "incomplete" in dom
+    assert 'id="status" class="warn">in_progress<' in dom
+    assert 'class="ok">in_progress' not in dom

@@ -9,22 +9,45 @@ import tempfile
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["BAD_INPUT", "DIFFERENT", "OK", "load_attribute", "progress", "write_atomically"]
+__all__ = [
+    "BAD_INPUT",
+    "DIFFERENT",
+    "OK",
+    "command_name",
+    "file_mode",
+    "load_attribute",
+    "progress",
+    "write_atomically",
+]
 
 OK, DIFFERENT, BAD_INPUT = 0, 1, 2
 
 
+def file_mode() -> int:
+    """The mode a new file gets under the process's umask (``mkstemp`` alone gives 600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` only once all of it is ready (no partial output file)."""
+    """Write ``text`` to ``path`` only once all of it is ready (no partial output file),
+    with the mode any new file gets under the umask. A failure names ``path``."""
     directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(dir=directory, prefix=".agents-", suffix=".tmp")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=directory, prefix=".agents-", suffix=".tmp")
+    except OSError as exc:
+        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
+        os.chmod(temporary, file_mode())
         os.replace(temporary, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(temporary):
             os.unlink(temporary)
+        if isinstance(exc, OSError):
+            raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
 
 
@@ -55,3 +78,20 @@ def load_attribute(spec: str) -> Any:
         return getattr(importlib.import_module(module_name), attribute)
     except Exception as exc:  # the user's module may fail in any way while importing
         raise ConfigurationError(f"cannot load {spec}: {type(exc).__name__}: {exc}") from None
+
+
+def command_name() -> str:
+    """How to call this command again as it was called (``.venv/bin/agents``, or
+    ``python -m agents`` through this interpreter): bare ``agents`` works only in an
+    activated virtual environment."""
+    invoked = sys.argv[0] if sys.argv else ""
+    if not invoked or invoked.endswith("__main__.py") or not os.path.exists(invoked):
+        return f"{_shortest(sys.executable)} -m agents"
+    return _shortest(invoked)
+
+
+def _shortest(path: str) -> str:
+    """``path`` relative to the current directory when it lies below it, else absolute."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return relative if not relative.startswith("..") else absolute

@@ -21,6 +21,7 @@ from agents import (
     tool,
 )
 from agents.audit import AuditLog
+from agents.cli.common import command_name, file_mode
 from agents.drivers.scripted import ScriptedDriver, call, calls, reply
 from agents.errors import AgentError
 
@@ -101,6 +102,7 @@ def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO) -> int:
         os.makedirs(out_dir, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=out_dir, prefix=".agents-demo-", suffix=".jsonl")
         os.close(handle)
+        os.chmod(temporary, file_mode())  # as any new file (mkstemp's own mode is 600)
     except OSError as exc:
         stderr.write(f"agents demo: cannot write the run file in {out_dir!r}: {exc}\n")
         return 2
@@ -142,9 +144,10 @@ def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO) -> int:
     stdout.write(f"\nstatus: {status}   tokens: {usage.total_tokens}   cost: ${usage.cost:.6f}\n")
     stdout.write(f"answer: {final.final_response}\n")
     stdout.write(f"run written to {path}\n")
+    agents = command_name()
     stdout.write(
-        f"next: agents inspect {path}   agents verify {path}   "
-        f"agents report {path} -o report.html\n"
+        f"next: {agents} inspect {path}   {agents} verify {path}   "
+        f"{agents} report {path} -o report.html\n"
     )
     return 0
 

@@ -8,9 +8,20 @@ import json
 import sys
 from typing import Any, TextIO
 
-from agents.cli.common import DIFFERENT, OK, progress, write_atomically
+from agents.cli.common import BAD_INPUT, DIFFERENT, OK, progress, write_atomically
+from agents.execution import ExecutionStatus
 
-__all__ = ["diff", "inspect", "print_timeline", "replay", "report", "verify"]
+__all__ = [
+    "call_labels",
+    "call_outcome",
+    "describe_status",
+    "diff",
+    "inspect",
+    "print_timeline",
+    "replay",
+    "report",
+    "verify",
+]
 
 _SHOWN = 100  # characters of a summary in the text view
 
@@ -35,19 +46,18 @@ def print_timeline(state: Any, out: TextIO) -> None:
         [
             str(row.step),
             row.step_type.value,
-            ", ".join(row.tools) or "-",
+            ", ".join(call_labels(step_execution)) or "-",
             str(row.input_tokens),
             str(row.output_tokens),
             f"{row.cost:.6f}",
             f"{row.duration * 1000:.2f} ms",
             row.stop_reason.value if row.stop_reason else "",
         ]
-        for row in state.timeline()
+        for row, step_execution in zip(state.timeline(), state.step_executions, strict=True)
     )
     out.write(table(rows) + "\n\n")
-    status = state.status.value if state.status else "not run"
     reason = state.stop_reason.value if state.stop_reason else ""
-    out.write(f"status: {status}\nstop reason: {reason}\n")
+    out.write(f"status: {describe_status(state)}\nstop reason: {reason}\n")
     if state.execution is not None and state.execution.error is not None:
         out.write(f"error: {state.execution.error.describe()}\n")
     out.write(f"final response: {state.final_response or ''}\n")
@@ -77,6 +87,42 @@ def print_timeline(state: Any, out: TextIO) -> None:
         out.write(
             "".join(f"  {line}" if line else line for line in nested.getvalue().splitlines(True))
         )
+
+
+def call_outcome(execution: Any) -> str:
+    """``ok``, ``blocked``, ``failed`` or ``stopped``: how a tool call ended."""
+    if execution.blocked:
+        return "blocked"
+    if execution.error is not None:
+        return "failed"
+    if execution.stop_signal is not None:
+        return "stopped"
+    return "ok"
+
+
+def call_labels(step_execution: Any) -> list[str]:
+    """Each call of a step by its tool's name, with how it ended unless it went well."""
+    labels = []
+    for execution in step_execution.step.tool_executions:
+        outcome = call_outcome(execution)
+        labels.append(execution.name if outcome == "ok" else f"{execution.name} ({outcome})")
+    return labels
+
+
+def describe_status(state: Any) -> str:
+    """The status, and what it means when the run has not ended."""
+    status = state.status
+    if status is None:
+        return "not run"
+    if status is ExecutionStatus.IN_PROGRESS:
+        return (
+            f"{status.value} (incomplete: the record ends after step {state.step_count}, "
+            "before the run finished)"
+        )
+    if status is ExecutionStatus.SUSPENDED:
+        waiting = ", ".join(f"{c.name} ({c.id})" for c in state.pending_approvals)
+        return f"{status.value} (waiting for approval: {waiting})"
+    return str(status.value)
 
 
 def _children(state: Any) -> list[tuple[int, Any]]:
@@ -115,7 +161,19 @@ def _inspect_document(state: Any) -> dict[str, Any]:
 
     return {
         "timeline": [encode_value(row) for row in state.timeline()],
+        "tool_calls": [
+            {
+                "step": step_execution.number,
+                "tool": execution.name,
+                "call_id": execution.tool_call.id,
+                "outcome": call_outcome(execution),
+                "error": execution.error.describe() if execution.error is not None else None,
+            }
+            for step_execution in state.step_executions
+            for execution in step_execution.step.tool_executions
+        ],
         "status": state.status.value if state.status else None,
+        "finished": state.status is not None and state.status.terminal,
         "stop_reason": state.stop_reason.value if state.stop_reason else None,
         "final_response": state.final_response,
         "usage": encode_value(state.usage),
@@ -156,9 +214,9 @@ def verify(args: argparse.Namespace, out: TextIO) -> int:
     except AuditLogTampered as exc:
         sys.stderr.write(f"agents verify: {exc}\n")
         return DIFFERENT
-    except StateDecodeError as exc:  # missing file, a directory
+    except StateDecodeError as exc:  # missing file, a directory: bad input
         sys.stderr.write(f"agents verify: {exc.reason}\n")
-        return DIFFERENT
+        return BAD_INPUT
     out.write(f"{args.file}: intact and complete, {count} records\n")
     return OK
 

@@ -6,6 +6,7 @@ import html
 import json
 from typing import Any
 
+from agents.cli.history import call_labels
 from agents.execution import ExecutionStatus
 from agents.persistent import deep_thaw
 from agents.state import AgentState
@@ -20,7 +21,9 @@ h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .3rem .6rem; border-bottom: 1px solid #dde2e7; }
 th { background: #f3f5f7; }
-.error { color: #a4161a; } .ok { color: #2b6a30; } .blocked { color: #8a5a00; }
+.error { color: #a4161a; } .ok { color: #2b6a30; } .blocked, .warn { color: #8a5a00; }
+.notice { border-left: 4px solid #8a5a00; background: #fff8e6; padding: .4rem .8rem; }
+.notice.error { border-color: #a4161a; background: #fdecec; }
 details.step { border: 1px solid #dde2e7; border-radius: 6px; margin: .6rem 0;
                padding: .4rem .8rem; }
 details.step.error-step { border-color: #a4161a; }
@@ -41,33 +44,96 @@ def _json(value: Any) -> str:
 
 
 def _chart(state: AgentState) -> str:
-    """Tokens (bars) and duration (line) per step, as inline SVG."""
+    """Tokens (bars, left axis) and duration (line, right axis) per step, as inline SVG."""
     rows = state.timeline()
     if not rows:
         return "<p>No steps.</p>"
-    width, height, pad = 640, 160, 30
+    width, height, pad = 680, 190, 44
+    plot = height - 2 * pad
     step_width = (width - 2 * pad) / len(rows)
     most_tokens = max(r.input_tokens + r.output_tokens for r in rows) or 1
     longest = max(r.duration for r in rows) or 1.0
-    bars, points = [], []
+    bars, points, labels = [], [], []
+    every = max(1, len(rows) // 20)  # at most about twenty step numbers under the axis
     for index, row in enumerate(rows):
         tokens = row.input_tokens + row.output_tokens
-        bar = (height - 2 * pad) * tokens / most_tokens
+        bar = plot * tokens / most_tokens
         x = pad + index * step_width
         bars.append(
             f'<rect class="tokens" x="{x + 2:.1f}" y="{height - pad - bar:.1f}" '
             f'width="{max(step_width - 4, 1):.1f}" height="{bar:.1f}" fill="#7aa6d8">'
-            f"<title>step {row.step}: {tokens} tokens</title></rect>"
+            f"<title>step {row.step}: {tokens} tokens, {row.duration * 1000:.2f} ms</title>"
+            "</rect>"
         )
-        y = height - pad - (height - 2 * pad) * row.duration / longest
+        y = height - pad - plot * row.duration / longest
         points.append(f"{x + step_width / 2:.1f},{y:.1f}")
+        if index % every == 0 or index == len(rows) - 1:
+            labels.append(
+                f'<text class="tick" x="{x + step_width / 2:.1f}" y="{height - pad + 14}" '
+                f'text-anchor="middle">{row.step}</text>'
+            )
     line = f'<polyline fill="none" stroke="#d8572a" stroke-width="2" points="{" ".join(points)}"/>'
+    axes = (
+        f'<line x1="{pad}" y1="{pad}" x2="{pad}" y2="{height - pad}" stroke="#888"/>'
+        f'<line x1="{pad}" y1="{height - pad}" x2="{width - pad}" y2="{height - pad}" '
+        'stroke="#888"/>'
+        f'<line x1="{width - pad}" y1="{pad}" x2="{width - pad}" y2="{height - pad}" '
+        'stroke="#888"/>'
+        f'<text class="axis" x="{pad - 4}" y="{pad}" text-anchor="end">{most_tokens}</text>'
+        f'<text class="axis" x="{pad - 4}" y="{height - pad}" text-anchor="end">0</text>'
+        f'<text class="axis" x="{width - pad + 4}" y="{pad}">{longest * 1000:.1f}</text>'
+        f'<text class="axis" x="{width - pad + 4}" y="{height - pad}">0</text>'
+        f'<text class="axis-title" x="{pad}" y="{pad - 10}">tokens (bars)</text>'
+        f'<text class="axis-title" x="{width - pad}" y="{pad - 10}" text-anchor="end">'
+        "duration in ms (line)</text>"
+        f'<text class="axis-title" x="{width / 2:.1f}" y="{height - 6}" text-anchor="middle">'
+        "step</text>"
+    )
     return (
         f'<svg id="chart" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         'role="img" aria-label="tokens and duration per step">'
-        f'<text x="{pad}" y="14">tokens per step (bars, max {most_tokens}); duration '
-        f"(line, max {longest * 1000:.2f} ms)</text>{''.join(bars)}{line}</svg>"
+        f"{axes}{''.join(bars)}{line}{''.join(labels)}</svg>"
     )
+
+
+def _notices(state: AgentState) -> str:
+    """What a reader must see first: a run that did not finish, and calls that were
+    blocked or failed (with links to their steps)."""
+    notices = []
+    status = state.status
+    if status is ExecutionStatus.IN_PROGRESS or status is ExecutionStatus.PENDING:
+        notices.append(
+            '<p class="notice" id="incomplete">This run is <b>incomplete</b>: its record ends '
+            f"after step {state.step_count}, before the run finished (a crash, or a run still "
+            "going). What follows is the run as far as it was recorded.</p>"
+        )
+    elif status is ExecutionStatus.SUSPENDED:
+        waiting = ", ".join(
+            f"<code>{_e(c.name)}</code> ({_e(c.id)})" for c in state.pending_approvals
+        )
+        notices.append(
+            f'<p class="notice" id="suspended">This run is <b>suspended</b>, waiting for '
+            f"approval of {waiting or 'nothing'}.</p>"
+        )
+    for label, css in (("blocked", "notice"), ("failed", "notice error")):
+        steps: dict[int, None] = {}
+        names: set[str] = set()
+        count = 0
+        for step_execution in state.step_executions:
+            for execution in step_execution.step.tool_executions:
+                if execution.blocked if label == "blocked" else execution.failed:
+                    steps[step_execution.number] = None
+                    names.add(execution.name)
+                    count += 1
+        if not count:
+            continue
+        links = ", ".join(f'<a href="#step-{n}">step {n}</a>' for n in steps)
+        named = ", ".join(f"<code>{_e(name)}</code>" for name in sorted(names))
+        notices.append(
+            f'<p class="{css}" id="{label}-calls">{count} tool call{"s" if count > 1 else ""} '
+            f"{label}: {named} (in {links}).</p>"
+        )
+    return "".join(notices)
 
 
 def _message(message: Any) -> str:
@@ -151,8 +217,9 @@ def _step(state: AgentState, index: int, prefix: str = "", css_class: str = "ste
     answer = (
         '<p class="error">no answer: the model call failed</p>'
         if response is None
-        else f"<p>finish reason <code>{_e(response.finish_reason)}</code>, model "
-        f"<code>{_e(response.model)}</code></p><pre>{_e(response.content)}</pre>"
+        else f"<p>finish reason <code>{_e(response.finish_reason)}</code>"
+        f"{f', model <code>{_e(response.model)}</code>' if response.model else ''}</p>"
+        f"<pre>{_e(response.content)}</pre>"
     )
     usage = step.usage
     inputs = "".join(_message(m) for m in step.input_messages)
@@ -179,14 +246,17 @@ def render_report(state: AgentState, source: str) -> str:
     signal = state.stop_signal
     usage = state.usage
     rows = "".join(
-        f"<tr><td>{r.step}</td><td>{_e(r.step_type.value)}</td><td>{_e(', '.join(r.tools))}</td>"
+        f"<tr><td>{r.step}</td><td>{_e(r.step_type.value)}</td>"
+        f"<td>{_e(', '.join(call_labels(step_execution)))}</td>"
         f"<td>{r.input_tokens}</td><td>{r.output_tokens}</td><td>{r.cost:.6f}</td>"
         f"<td>{r.duration * 1000:.2f} ms</td>"
         f"<td>{_e(r.stop_reason.value) if r.stop_reason else ''}</td></tr>"
-        for r in state.timeline()
+        for r, step_execution in zip(state.timeline(), state.step_executions, strict=True)
     )
     error = execution.error if execution is not None else None
-    failed = state.status is ExecutionStatus.FAILED
+    css = {ExecutionStatus.COMPLETED: "ok", ExecutionStatus.FAILED: "error"}.get(
+        state.status or ExecutionStatus.PENDING, "warn"
+    )
     steps = "".join(_step(state, index) for index in range(state.step_count))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -199,13 +269,14 @@ def render_report(state: AgentState, source: str) -> str:
 <div class="summary" id="summary">
 <span>agent <code>{_e(state.agent_id)}</code></span>
 <span>execution <code>{_e(execution.execution_id if execution else None)}</code></span>
-<span>status <b id="status" class="{"error" if failed else "ok"}">{_e(status)}</b></span>
+<span>status <b id="status" class="{css}">{_e(status)}</b></span>
 <span>stop reason <b id="stop-reason">{_e(signal.reason.value if signal else "")}</b>
  {_e(signal.message if signal else "")}</span>
 <span>steps {state.step_count}</span>
 <span>tokens {usage.total_tokens}</span><span>cost ${usage.cost:.6f}</span>
 <span>duration {(state.execution_duration or 0) * 1000:.2f} ms</span>
 </div>
+{_notices(state)}
 {f'<p class="error" id="error">Error: {_e(error.describe())}</p>' if error else ""}
 <h2>Final response</h2><pre id="final-response">{_e(state.final_response or "")}</pre>
 <h2>Timeline</h2>

@@ -8,6 +8,7 @@ from typing import Any, Final
 
 from agents.audit import AuditLog
 from agents.codec import from_json, to_dict
+from agents.drivers.replay import RECORD_KIND
 from agents.errors import StateDecodeError
 from agents.state import AgentState
 
@@ -33,27 +34,43 @@ _VOLATILE: Final = frozenset(
 
 
 def load_state(path: str) -> AgentState:
-    """The final state in a run file: an audit log (JSONL) or a state JSON file."""
+    """The final state in a run file: an audit log (JSONL) or a state JSON document (compact
+    or indented). Anything else is a ``StateDecodeError`` saying what the file is."""
     file = Path(path)
     if not file.exists():
-        raise StateDecodeError(f"{path}: no such file", "$")
+        raise StateDecodeError(f"{path}: no such file")
     if file.is_dir():
-        raise StateDecodeError(f"{path}: is a directory, not a run file", "$")
-    first = file.read_bytes().split(b"\n", 1)[0]
-    try:
-        start = json.loads(first.decode("utf-8")) if first.strip().endswith(b"}") else None
-    except (UnicodeDecodeError, ValueError):
-        start = None
-    if isinstance(start, dict) and start.get("kind") == "AgentState":
+        raise StateDecodeError(f"{path}: is a directory, not a run file")
+    data = file.read_bytes()
+    if not data.strip():
+        raise StateDecodeError(f"{path}: empty file (a run file is an audit log or a state)")
+    first = _json_or_none(data.split(b"\n", 1)[0])
+    if isinstance(first, dict) and "seq" in first and "prev_hash" in first:
+        return AuditLog.read(file)
+    document = first if first is not None and b"\n" not in data.strip() else _json_or_none(data)
+    kind = document.get("kind") if isinstance(document, dict) else None
+    if kind == "AgentState":
         try:
-            return from_json(file.read_bytes(), AgentState)
+            return from_json(data, AgentState)
         except StateDecodeError as exc:
             raise StateDecodeError(f"{path}: {exc.reason}", exc.path) from None
-    if isinstance(start, dict) and "seq" in start and "prev_hash" in start:
-        return AuditLog.read(file)
-    raise StateDecodeError(
-        f"{path}: line 1 is neither an audit record nor an AgentState JSON document", "$"
-    )
+    if isinstance(first, dict) and first.get("kind") == RECORD_KIND:
+        raise StateDecodeError(
+            f"{path}: a recording of model calls (RecordingInterceptor), read by "
+            "ReplayDriver.from_file, not a run file"
+        )
+    if isinstance(kind, str):
+        raise StateDecodeError(f"{path}: a {kind} document, not a run file (an AgentState)")
+    if document is not None or first is not None:
+        raise StateDecodeError(f"{path}: JSON, but neither an audit log nor an AgentState document")
+    raise StateDecodeError(f"{path}: not JSON (neither an audit log nor an AgentState document)")
+
+
+def _json_or_none(data: bytes) -> Any:
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
 
 
 def _strip(value: Any) -> Any:

@@ -1,12 +1,16 @@
-"""``agents run``: an agent from a module or a definition file, audited to a run file."""
+"""``agents run``: an agent from a module or a definition file, audited to a run file.
+
+Exit 0 when the run ends (completed, stopped by a limit, suspended for approval), 1 when it
+ends FAILED (the reason in one line on stderr; the run file holds the whole story)."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 from typing import TextIO
 
-from agents.cli.common import OK, load_attribute
+from agents.cli.common import DIFFERENT, OK, load_attribute
 from agents.cli.history import print_timeline
 
 __all__ = ["run"]
@@ -17,6 +21,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from agents.audit import AuditLog
     from agents.definitions import SUFFIXES
     from agents.errors import ConfigurationError
+    from agents.execution import ExecutionStatus
     from agents.loop import AgentLoop
     from agents.state import AgentState
 
@@ -47,4 +52,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         final = loop.with_listeners(log).run(initial.with_user_message(args.input))
     print_timeline(final, out)
     out.write(f"run written to {args.out}\n")
+    error = final.execution.error if final.execution is not None else None
+    if final.status is ExecutionStatus.FAILED:
+        why = error.describe() if error is not None else "an ERROR stop signal"
+        sys.stderr.write(f"agents run: the run failed: {' '.join(why.split())}\n")
+        return DIFFERENT
     return OK
