@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
+import os
+import subprocess
+import sys
+import textwrap
 
 import pytest
 from helpers import add, initial
@@ -378,3 +383,28 @@ def test_unknown_models_cost_zero_with_a_logged_note(server):
     assert costs == [0.0, 0.0]
     notes = [entry for entry in logs if entry["event"] == "model_not_priced"]
     assert len(notes) == 1 and notes[0]["model"] == "openai/test-model"
+
+
+def test_litellm_loads_before_the_first_step():
+    """Constructing the driver imports litellm and what its first call would import by
+    itself (~0.3 s of pydantic models), so the first step's duration is the model's, not
+    seconds of imports; ``import agents`` alone still imports none of it."""
+    code = textwrap.dedent(
+        """
+        import sys
+        import agents
+        assert "litellm" not in sys.modules
+        agents.LiteLLMDriver("openai/m", api_key="k")
+        print(sorted(m for m in ("litellm", "litellm.proxy._types") if m in sys.modules))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+    assert result.returncode == 0, result.stderr
+    loaded = ast.literal_eval(result.stdout.strip().splitlines()[-1])
+    assert loaded == ["litellm", "litellm.proxy._types"]

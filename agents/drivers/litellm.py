@@ -12,6 +12,7 @@ the driver: they never reach the request, the state, events, logs or error messa
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import os
 import re
@@ -51,11 +52,35 @@ _FINISH: Final = {
 }
 
 
+_warmed = False
+
+
 def _litellm() -> Any:
     import litellm
 
     litellm.suppress_debug_info = True  # no help banners on stdout: errors become data here
     return litellm
+
+
+def _warm_up() -> None:
+    """Import litellm and load its price list, once per process: seconds that would
+    otherwise be counted as the first step's model latency in durations, audits and
+    reports. (No warm-up call: litellm would report it to any callbacks configured.)"""
+    global _warmed
+    if _warmed:
+        return
+    _litellm()
+    _rates("openai/warm-up")  # loads litellm's price list
+    for module in _LAZY_MODULES:  # what litellm's first call imports by itself
+        try:
+            importlib.import_module(module)
+        except Exception:  # best effort: another litellm may lay out otherwise
+            continue
+    _warmed = True
+
+
+# Modules litellm (1.110) imports inside its first completion (~0.3 s of pydantic models).
+_LAZY_MODULES: Final = ("litellm.proxy.openai_files_endpoints.common_utils",)
 
 
 class LiteLLMDriver:
@@ -106,6 +131,7 @@ class LiteLLMDriver:
         self._options = dict(litellm_options)
         self._prices = _Prices()
         self._secrets = secret_values(litellm_options)
+        _warm_up()  # here, not inside the first step (whose duration it would swell)
 
     def token_counter(self) -> Callable[[Message], int]:
         """Counts a message's tokens with litellm's counter for this driver's model (its
