@@ -42,6 +42,7 @@ from agents.events import (
 )
 from agents.messages import Message
 from agents.persistent import History, to_history
+from agents.replaying import RunRecord, Segment
 from agents.state import AgentState
 from agents.step import StepExecution
 from agents.subagents import DEPTH_KEY
@@ -266,6 +267,14 @@ class AuditLog:
         exactly as the run had them. Records this cannot make sense of raise
         ``StateDecodeError`` naming the line.
         """
+        return AuditLog.read_run(path).final
+
+    @staticmethod
+    def read_run(path: str | os.PathLike[str]) -> RunRecord:
+        """The last run of the log as a ``RunRecord`` (what ``agents replay`` replays):
+        each stretch of its execution — its start, and every resumption after a suspension
+        — with the state it started from and the state it ended in (as far as the log goes,
+        for a crashed run's last one)."""
         data = _read_bytes(path)
         lines = data.split(b"\n")
         torn = lines.pop()
@@ -273,7 +282,7 @@ class AuditLog:
         if torn and not _RECORD_START.startswith(torn[: len(_RECORD_START)]):
             _parse(torn, path, len(lines) + 1)  # not a write cut short: say what it is
         if not entries:
-            raise StateDecodeError(f"{path}: the audit log is empty", "$")
+            raise StateDecodeError(f"{path}: the audit log is empty")
         return _last_run(entries, path)
 
 
@@ -352,26 +361,48 @@ def _depth(data: Any) -> int:
     return depth if isinstance(depth, int) and not isinstance(depth, bool) else 0
 
 
-def _last_run(entries: list[tuple[int, dict[str, Any]]], path: Any) -> AgentState:
-    """The last top-level run's final state, or its state after its last recorded step.
+def _last_run(entries: list[tuple[int, dict[str, Any]]], path: Any) -> RunRecord:
+    """The last top-level run: the stretches of its execution, each from its recorded start
+    to its end record (the last one possibly to its last recorded step).
 
     Sub-agents' runs are recorded inside their parent's steps; their records carry their
     depth in the recorded state's metadata, so they are told apart even when they reuse
     the parent's ids."""
-    start: tuple[int, dict[str, Any]] | None = None
+    starts: list[tuple[int, dict[str, Any]]] = []
     for number, entry in entries:
         if entry.get("record") == "event" and entry.get("type") == "ExecutionStarted":
             recorded = _Where(path, number, entry).get("payload", "state")
             if _depth(recorded) == 0:
-                start = number, entry
-    if start is None:
+                starts.append((number, entry))
+    if not starts:
         raise StateDecodeError(f"{path}: no run started in this log")
-    first_line, first = start
+    chain = [starts[-1]]
+    execution_id = starts[-1][1].get("execution_id")
+    for number, entry in reversed(starts[:-1]):  # the resumptions of the same execution
+        payload = chain[0][1].get("payload")
+        resumed = isinstance(payload, dict) and payload.get("resumed") is True
+        if not resumed or entry.get("execution_id") != execution_id:
+            break
+        chain.insert(0, (number, entry))
+    segments = []
+    complete = False
+    for number, entry in chain:
+        start, end, complete = _segment(entries, number, entry, path)
+        segments.append(Segment(start=start, end=end))
+    return RunRecord(segments=tuple(segments), complete=complete)
+
+
+def _segment(
+    entries: list[tuple[int, dict[str, Any]]], first_line: int, first: dict[str, Any], path: Any
+) -> tuple[AgentState, AgentState, bool]:
+    """A stretch of a run from its ExecutionStarted record: its start, its end (the end
+    record's state, or the state after its last recorded step) and whether it ended."""
     where = _Where(path, first_line, first)
     execution_id = first.get("execution_id")
-    state = where.decode(where.get("payload", "state"), AgentState, "payload.state")
-    if state.execution is None:
+    start = where.decode(where.get("payload", "state"), AgentState, "payload.state")
+    if start.execution is None:
         raise where.error("the run's starting state has no execution", "payload.state.execution")
+    state = start
     for number, entry in entries:
         record = entry.get("record")
         if number <= first_line or record not in ("step", "end"):
@@ -383,9 +414,10 @@ def _last_run(entries: list[tuple[int, dict[str, Any]]], path: Any) -> AgentStat
         ):
             continue  # another run's, or a sub-agent's
         if record == "end":
-            return where.decode(where.get("payload", "state"), AgentState, "payload.state")
+            end = where.decode(where.get("payload", "state"), AgentState, "payload.state")
+            return start, end, True
         state = _after_step(state, where)
-    return state
+    return start, state, False
 
 
 def _after_step(before: AgentState, where: _Where) -> AgentState:

@@ -232,12 +232,17 @@ class RecordedCompactions:
 
     @classmethod
     def from_state(cls, state: AgentState) -> RecordedCompactions:
-        """The compactions recorded on ``state``'s steps."""
+        """The compactions recorded on ``state``'s steps (a step suspended for approvals
+        included)."""
+        steps = [(se.number, se.step) for se in state.step_executions]
+        execution = state.execution
+        if execution is not None and execution.current_step is not None:
+            steps.append((len(steps) + 1, execution.current_step))  # suspended for approvals
         plans = {}
-        for step_execution in state.step_executions:
-            compaction = step_execution.step.compaction
+        for number, step in steps:
+            compaction = step.compaction
             if compaction is not None:
-                plans[step_execution.number] = CompactionPlan(compaction.moved, compaction.request)
+                plans[number] = CompactionPlan(compaction.moved, compaction.request)
         return cls(plans)
 
     def __bool__(self) -> bool:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -12,6 +14,7 @@ from typing import Any
 from agents import (
     AgentLoop,
     AgentState,
+    AsyncPostgresSessionStore,
     HookContext,
     HookTrigger,
     InferenceRequest,
@@ -163,3 +166,39 @@ def rendered_dom(page: Path, tmp_path: Path) -> str:
     shown = chromium(tmp_path, "--dump-dom", page.as_uri())
     assert shown.returncode == 0, shown.stderr[-2000:]
     return shown.stdout
+
+
+class BlockingAsyncStore:
+    """Drives a real ``AsyncPostgresSessionStore`` from blocking code, on an event loop in a
+    thread of its own, so the whole contract suite runs against the async store too."""
+
+    def __init__(self, dsn, **options):
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._thread.start()
+        self._store = self._call(AsyncPostgresSessionStore.open(dsn, **options))
+
+    def _call(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=60)
+
+    def __getattr__(self, name):
+        method = getattr(self._store, name)
+        return lambda *args, **kwargs: self._call(method(*args, **kwargs))
+
+    def close(self):
+        self._call(self._store.close())
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
+
+
+def assert_equal_states_encode_alike(states: list[AgentState]) -> None:
+    """Any two of ``states`` that are ``==`` have the same ``to_json()`` (SPEC 17)."""
+    encoded = [state.to_json() for state in states]
+    for i, first in enumerate(states):
+        for j in range(i + 1, len(states)):
+            if encoded[i] != encoded[j] and first == states[j]:
+                raise AssertionError(
+                    f"states {i} and {j} are equal but encode differently:\n"
+                    f"{encoded[i][:2000]}\n{encoded[j][:2000]}"
+                )

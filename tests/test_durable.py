@@ -25,7 +25,7 @@ import pytest
 pytest.importorskip("dbos", reason="DBOS is not installed (the dbos extra)")
 
 from dbos import DBOS
-from helpers import agents_cli, python
+from helpers import agents_cli, assert_equal_states_encode_alike, python
 
 from agents import (
     AgentError,
@@ -48,7 +48,7 @@ from agents.durable.dbos import (
     launch,
     shutdown,
 )
-from agents.persistence import InMemorySessionStore
+from agents.persistence import InMemorySessionStore, SQLiteSessionStore
 from agents.testing import FunctionDriver, capture_events
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -293,6 +293,26 @@ def test_the_final_state_lands_in_the_session_store(durable):
     again = agents["echo"].run(final.with_user_message("go on"), workflow_id="stored-2")
     session = STORE.load("stored-1")  # the same conversation, one session
     assert session.state == again and session.version == 2
+
+
+def test_the_durable_runs_output_encodes_as_any_equal_state(durable, tmp_path):
+    """Equal states encode alike (SPEC 17) for what the durable runner returns: its output,
+    a forked workflow's, and what the codec, a SQLite store, at_step and fork derive."""
+    agents, _ = durable
+    outputs = [agents[name].run(initial()) for name in ("echo", "compacting", "delegating")]
+    agents["echo"].run(initial(), workflow_id="canonical-src")
+    outputs.append(agents["echo"].fork("canonical-src", at_step=1).result())
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    states = []
+    for final in outputs:
+        stored = store.load(store.create(final).session_id).state
+        assert stored == final
+        states += [final, AgentState.from_json(final.to_json()), stored]
+        for source in (final, stored):
+            for k in range(final.step_count + 1):
+                states += [source.at_step(k), source.fork(k)]
+    store.close()
+    assert_equal_states_encode_alike(states)
 
 
 def test_fork_from_step_k_agrees_with_state_fork(durable):

@@ -60,6 +60,7 @@ LAYERS = {
             "testing",
             "cli",
             "audit",
+            "replaying",
             "persistence",
             "durable",
             "definitions",

@@ -22,7 +22,7 @@ from agents import (
     hook,
 )
 from agents.drivers.replay import request_hash
-from agents.testing import SequentialIds, TickingClock, call, calls, fail, reply
+from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, calls, fail, reply
 
 SCRIPT = [
     calls(call("add", a=1, b=2), call("echo", text="x")),
@@ -177,3 +177,105 @@ def test_state_round_trip_keeps_replayability():
     assert replayed(ReplayDriver.from_state(decoded)).run(initial()).to_json() == (
         recorded.to_json()
     )
+
+
+# -- agents replay --verify on genuine runs (issue 14 item 3) -----------------------------
+
+
+def _replay_verify(path):
+    import contextlib
+    import io
+
+    from agents.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["replay", "--verify", str(path)])
+    return code, out.getvalue()
+
+
+def test_a_follow_up_run_replays_from_its_audit_log(tmp_path):
+    """The follow-up example of docs/how-to/goals.md, audited, replays (it diverged at
+    step 1 on continuation.stop_signals: the replay began without the queued follow-up)."""
+    from agents import AuditLog
+
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        loop = AgentLoop(
+            ScriptedDriver([reply("first answer"), reply("second answer")]),
+            clock=TickingClock(),
+            ids=SequentialIds(),
+            listeners=[log],
+        )
+        loop.run(AgentState.initial(messages=["question"]).with_follow_up("and another?"))
+    code, output = _replay_verify(path)
+    assert code == 0, output
+    assert "replay matches the record" in output
+
+
+def test_steering_added_before_an_approval_replays(tmp_path):
+    """A run suspended for approval, steered and approved, replays segment by segment (it
+    diverged at step 2 on a stop signal's message: the replay never saw the steering)."""
+    from agents import AuditLog, tool
+
+    @tool(requires_approval=True)
+    def transfer(amount: int) -> str:
+        """Move money."""
+        return f"moved {amount}"
+
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        loop = make_loop(
+            call("transfer", amount=5), reply("done"), tools=[transfer], listeners=[log]
+        )
+        suspended = loop.run(initial())
+        assert suspended.status is ExecutionStatus.SUSPENDED
+        call_id = suspended.pending_approvals[0].id
+        final = loop.run(suspended.with_steering_message("be quick").with_approval(call_id, True))
+    assert final.status is ExecutionStatus.COMPLETED
+    assert "be quick" in [m.content for m in final.steps[1].input_messages]
+    code, output = _replay_verify(path)
+    assert code == 0, output
+
+
+def test_a_changed_record_still_diverges(tmp_path):
+    """Replay stays a check: a record whose model answer was edited diverges (the edited
+    state is written as a state document)."""
+    final = make_loop(*SCRIPT, tools=[add, echo]).run(initial())
+    step = final.step_executions[0]
+    edited = step.step._evolve(
+        output_messages=step.step.output_messages.set(
+            0, step.step.output_messages[0]._evolve(content="something else")
+        )
+    )
+    changed = final.with_execution(
+        final.execution._evolve(
+            step_executions=final.execution.step_executions.prefix(0)
+            .append(step._evolve(step=edited))
+            .extend(final.execution.step_executions.items_from(1))
+        )
+    )
+    path = tmp_path / "changed.json"
+    path.write_text(changed.to_json(), encoding="utf-8")
+    code, output = _replay_verify(path)
+    assert code == 1
+    assert "replay diverges at step 1" in output
+
+
+def test_a_state_file_with_approvals_replays(tmp_path):
+    """A state document holds the approval decisions: its replay suspends where the run
+    did and answers as the record did."""
+    from agents import tool
+
+    @tool(requires_approval=True)
+    def transfer(amount: int) -> str:
+        """Move money."""
+        return f"moved {amount}"
+
+    loop = make_loop(call("transfer", amount=5), reply("done"), tools=[transfer])
+    suspended = loop.run(initial())
+    final = loop.run(suspended.with_approval(suspended.pending_approvals[0].id, False, "no"))
+    path = tmp_path / "final.json"
+    path.write_text(final.to_json(), encoding="utf-8")
+    code, output = _replay_verify(path)
+    assert code == 0, output

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers import add, echo, initial, make_loop
+from helpers import BlockingAsyncStore, add, echo, initial, make_loop
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -40,30 +40,6 @@ from agents import (
 from agents.testing import SequentialIds, TickingClock, call, calls, reply
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-class BlockingAsyncStore:
-    """Drives a real ``AsyncPostgresSessionStore`` from blocking code, on an event loop in a
-    thread of its own, so the whole contract suite runs against the async store too."""
-
-    def __init__(self, dsn, **options):
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
-        self._thread.start()
-        self._store = self._call(AsyncPostgresSessionStore.open(dsn, **options))
-
-    def _call(self, coroutine):
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result(timeout=60)
-
-    def __getattr__(self, name):
-        method = getattr(self._store, name)
-        return lambda *args, **kwargs: self._call(method(*args, **kwargs))
-
-    def close(self):
-        self._call(self._store.close())
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join()
-        self._loop.close()
 
 
 @pytest.fixture(params=["memory", "sqlite", "postgres", "postgres-async"])

@@ -247,56 +247,20 @@ def diff(args: argparse.Namespace, out: TextIO) -> int:
 
 def replay(args: argparse.Namespace, out: TextIO) -> int:
     """``agents replay FILE [--verify]``: the run again, answered from its record."""
-    from agents.cli.runfiles import compare, load_state
-    from agents.compaction import RecordedCompactions
-    from agents.drivers.replay import ReplayDriver
-    from agents.hooks import HookContext, HookTrigger, hook, tool_interceptor
-    from agents.loop import AgentLoop
-    from agents.step import ToolExecution
+    from agents.cli.runfiles import load_record
+    from agents.replaying import replay as replay_record
 
-    recorded = load_state(args.file)
-    executions = {e.tool_call.id: e for e in recorded.tool_executions}
-
-    @tool_interceptor
-    def recorded_tools(call: Any, call_next: Any) -> ToolExecution:
-        execution = executions.get(call.id)
-        if execution is None:
-            return call_next(call)  # type: ignore[no-any-return]
-        return execution
-
-    steps = {s.number: s.step for s in recorded.step_executions}
-
-    @hook(HookTrigger.BEFORE_INFERENCE, name="recorded_windows")
-    def recorded_windows(context: HookContext) -> HookContext:
-        # A request that left part of the conversation out (a message compiler's window,
-        # recorded with conversation_length) was chosen by code the file does not hold:
-        # send what was recorded. Everything else is compiled again and compared.
-        step = steps.get(len(context.state.step_executions) + 1)
-        request = context.request
-        if (
-            step is None
-            or step.conversation_length is None
-            or request is None
-            or len(step.input_messages) >= len(request.messages)
-        ):
-            return context
-        return context.with_request(request.with_messages(tuple(step.input_messages)))
-
-    compactions = RecordedCompactions.from_state(recorded)
-    loop = AgentLoop(
-        ReplayDriver.from_state(recorded),
-        hooks=[recorded_windows],
-        interceptors=[recorded_tools],
-        max_steps=max(recorded.step_count, 1),
-        compaction=compactions or None,  # summaries answered from the record
-    )
-    replayed = loop.run(recorded.at_step(0))
-    print_timeline(replayed, out)
+    record = load_record(args.file)
+    replayed = replay_record(record)
+    print_timeline(replayed.state, out)
     if not args.verify:
         return OK
-    return _verdict(
-        compare(recorded, replayed), "replay matches the record", "replay diverges at", out
-    )
+    if not record.complete:
+        out.write(
+            f"the record ends after step {record.final.step_count} (the run did not finish): "
+            "the steps it holds are compared\n"
+        )
+    return _verdict(replayed.difference, "replay matches the record", "replay diverges at", out)
 
 
 def _verdict(difference: tuple[int, str] | None, same: str, differs: str, out: TextIO) -> int:

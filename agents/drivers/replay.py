@@ -25,6 +25,7 @@ from agents.errors import ErrorInfo, ReplayDivergence, StateDecodeError
 from agents.inference import InferenceRequest, InferenceResponse
 from agents.messages import Message
 from agents.state import AgentState
+from agents.step import AgentStep
 
 __all__ = ["RecordingInterceptor", "ReplayDriver", "request_hash"]
 
@@ -74,37 +75,18 @@ class ReplayDriver:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_state(cls, state: AgentState) -> ReplayDriver:
-        """Replay the inferences of ``state``'s execution."""
-        recorded = []
-        for step_execution in state.step_executions:
-            step = step_execution.step
-            compaction = step.compaction
-            if compaction is not None and compaction.request is not None:
-                # The summary asked for before the step's own request.
-                recorded.append(
-                    _Recorded(
-                        step_execution.number,
-                        tuple(compaction.request.messages),
-                        compaction.response,
-                        compaction.error,
-                        "compaction.",
-                    )
-                )
-                if compaction.error is not None:
-                    continue  # the step failed there: its own request was never sent
-            error = None
-            if step.response is None:
-                error = (
-                    step.errors[0]
-                    if step.errors
-                    else ErrorInfo(
-                        type="ReplayError", message="the recorded step has neither answer nor error"
-                    )
-                )
-            recorded.append(
-                _Recorded(step_execution.number, tuple(step.input_messages), step.response, error)
-            )
+    def from_state(cls, state: AgentState, *, after: int = 0) -> ReplayDriver:
+        """Replay the inferences of ``state``'s execution (those of the steps after step
+        ``after``: a replay resuming from a state that holds the earlier ones)."""
+        recorded: list[_Recorded] = []
+        steps = [(se.number, se.step) for se in state.step_executions]
+        execution = state.execution
+        if execution is not None and execution.current_step is not None:
+            # A step suspended for approvals: the model had answered it.
+            steps.append((len(steps) + 1, execution.current_step))
+        for number, step in steps:
+            if number > after:
+                recorded.extend(_inferences(number, step))
         return cls(recorded)
 
     @classmethod
@@ -165,6 +147,36 @@ class ReplayDriver:
 
     def __repr__(self) -> str:
         return f"ReplayDriver({len(self._recorded)} inferences, {self.remaining} left)"
+
+
+def _inferences(number: int, step: AgentStep) -> list[_Recorded]:
+    """What step ``number`` asked the model: a summary (compaction) first, then its own
+    request, unless the summary failed."""
+    found = []
+    compaction = step.compaction
+    if compaction is not None and compaction.request is not None:
+        found.append(
+            _Recorded(
+                number,
+                tuple(compaction.request.messages),
+                compaction.response,
+                compaction.error,
+                "compaction.",
+            )
+        )
+        if compaction.error is not None:
+            return found  # the step failed there: its own request was never sent
+    error = None
+    if step.response is None:
+        error = (
+            step.errors[0]
+            if step.errors
+            else ErrorInfo(
+                type="ReplayError", message="the recorded step has neither answer nor error"
+            )
+        )
+    found.append(_Recorded(number, tuple(step.input_messages), step.response, error))
+    return found
 
 
 def _divergence(step: int, field: str, message: str) -> ReplayDivergence:

@@ -1,0 +1,356 @@
+"""Replaying a recorded run through the engine, and comparing it with its record.
+
+A run is recorded as one or more *segments*: an execution starts, and each time it is
+resumed after a suspension (approvals given, steering added) it starts again from the state
+the application handed back. An audit log holds every segment's starting state and ending
+state exactly (``AuditLog.read_run``); a state document holds only the end, and its start is
+rewound with ``at_step(0)`` (``RunRecord.from_state``).
+
+``replay(record)`` runs each segment again from its recorded start: the model's answers come
+from the record (``ReplayDriver``, which checks that every request is the one recorded),
+tool results from the record (by call), compactions and message windows from the record.
+What the engine decides is decided again — the messages it appends, tool messages, stop
+signals and whether to go on, goal prompts and output feedback, the approval gate — and
+the result is compared with the record, ids and timestamps aside. What the record shows the
+engine could not have decided by itself is given back to it: the limits and cancellations
+that stopped the run (a replay has no wall clock to run out of), the output retry limit,
+finish reasons and ``stop_on_tool_error`` when the record shows they acted, and which tools
+needed approval. What the agent's own hooks did to requests or state cannot be replayed
+without its code: such a run is reported as diverging where that first shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, Final
+
+import attrs
+
+from agents.codec import to_dict
+from agents.compaction import RecordedCompactions
+from agents.drivers.replay import ReplayDriver
+from agents.execution import ExecutionStatus
+from agents.hooks import HookContext, HookTrigger, hook, tool_interceptor
+from agents.loop import AgentLoop
+from agents.messages import ToolCall
+from agents.signals import StopReason, StopSignal
+from agents.state import AgentState
+from agents.step import ToolExecution
+from agents.tools import Tool, tool
+
+__all__ = ["Replayed", "RunRecord", "Segment", "compare", "replay"]
+
+# Left out when comparing histories: what differs between two runs of the same behaviour.
+VOLATILE: Final = frozenset(
+    {
+        "agent_id",
+        "parent_agent_id",
+        "execution_id",
+        "id",
+        "started_at",
+        "completed_at",
+        "created_at",
+        "updated_at",
+        "duration",
+        # Bookkeeping for rewinding (at_step), not behaviour: a replay without the loop's
+        # message compiler records it where the original did not, and back.
+        "conversation_length",
+    }
+)
+# Signals a replay cannot raise by itself: limits (it has no wall clock, and is not told
+# the loop's limits) and cancellations. Given back where the record shows them.
+_GIVEN_BACK: Final = frozenset(
+    {
+        StopReason.STEPS_LIMIT,
+        StopReason.TOKEN_LIMIT,
+        StopReason.COST_LIMIT,
+        StopReason.TIME_LIMIT,
+        StopReason.USER_REQUESTED,
+    }
+)
+_END_OF_RECORD: Final = StopSignal(
+    reason=StopReason.USER_REQUESTED, message="the record ends here", source="replay"
+)
+_MANY: Final = 1_000_000  # output retries when the record shows no limit was reached
+
+
+@attrs.frozen
+class Segment:
+    """One stretch of an execution: the state it started from and the recorded state at
+    its end (or as far as the record goes)."""
+
+    start: AgentState
+    end: AgentState
+
+
+@attrs.frozen
+class RunRecord:
+    """A recorded run: its segments in order, and whether the record reaches the run's
+    end (a crashed run's log does not: only its recorded steps are compared)."""
+
+    segments: tuple[Segment, ...]
+    complete: bool
+
+    @property
+    def final(self) -> AgentState:
+        """The recorded state at the end of the record."""
+        return self.segments[-1].end
+
+    @classmethod
+    def from_state(cls, state: AgentState) -> RunRecord:
+        """A record of which only the end is known: its start is ``at_step(0)``, and
+        suspensions are answered with the decisions the state holds."""
+        status = state.status
+        complete = status is not None and status not in (
+            ExecutionStatus.IN_PROGRESS,
+            ExecutionStatus.PENDING,
+        )
+        start = state.at_step(0) if state.execution is not None else state
+        return cls(segments=(Segment(start=start, end=state),), complete=complete)
+
+
+@attrs.frozen
+class Replayed:
+    """The outcome of a replay: the replayed state, and the first difference from the
+    record (``(step, field)``), or ``None`` when the replay tells the same story."""
+
+    state: AgentState
+    difference: tuple[int, str] | None
+
+
+def replay(record: RunRecord) -> Replayed:
+    """Run every segment of ``record`` again and compare each with its record."""
+    final = record.final
+    states = [state for segment in record.segments for state in (segment.start, segment.end)]
+    loop = _replay_loop(final, states, record.complete, _answered(record.segments[0].start))
+    decisions = {d.call_id: d for d in final.execution.approvals} if final.execution else {}
+    replayed = final
+    last = len(record.segments) - 1
+    for index, segment in enumerate(record.segments):
+        replayed = loop.run(segment.start)
+        if len(record.segments) == 1:  # no recorded resumptions: answer as the record did
+            while replayed.status is ExecutionStatus.SUSPENDED and all(
+                call.id in decisions for call in replayed.pending_approvals
+            ):
+                for call in replayed.pending_approvals:
+                    decision = decisions[call.id]
+                    replayed = replayed.with_approval(call.id, decision.approved, decision.reason)
+                replayed = loop.run(replayed)
+        outcome = record.complete or index < last
+        difference = compare(segment.end, replayed, outcome=outcome)
+        if difference is not None:
+            return Replayed(replayed, difference)
+    return Replayed(replayed, None)
+
+
+def _answered(start: AgentState) -> int:
+    """How many of the record's steps had asked the model before ``start`` (a suspended
+    step in progress had)."""
+    execution = start.execution
+    if execution is None:
+        return 0
+    return len(execution.step_executions) + (1 if execution.current_step is not None else 0)
+
+
+def _replay_loop(
+    final: AgentState, states: Sequence[AgentState], complete: bool, answered: int
+) -> AgentLoop:
+    """A loop answering from ``final``'s record (the steps after ``answered``) and given
+    back what it cannot decide."""
+    from agents.testing.clocks import SequentialIds, TickingClock  # not with import agents
+
+    step_executions = list(final.step_executions)
+    steps = {se.number: se.step for se in step_executions}
+    current = final.execution.current_step if final.execution is not None else None
+    if current is not None:
+        steps[len(step_executions) + 1] = current  # suspended for approvals
+    recorded_count = _answered(final)  # a step suspended for approvals had begun
+    signals = _signals(final)
+    executions: dict[str, list[ToolExecution]] = {}
+    for se in step_executions:
+        for execution in se.step.tool_executions:
+            executions.setdefault(execution.tool_call.id, []).append(execution)
+
+    @tool_interceptor
+    def recorded_tools(call: ToolCall, call_next: Any) -> ToolExecution:
+        found = executions.get(call.id, [])
+        for index, execution in enumerate(found):
+            if execution.tool_call == call or index == len(found) - 1:
+                return found.pop(index)
+        return call_next(call)  # type: ignore[no-any-return]
+
+    @hook(HookTrigger.BEFORE_INFERENCE, name="recorded_windows")
+    def recorded_windows(context: HookContext) -> HookContext:
+        # A request that left part of the conversation out (a message compiler's window,
+        # recorded with conversation_length) was chosen by code the record does not hold:
+        # send what was recorded. Everything else is compiled again and compared.
+        step = steps.get(len(context.state.step_executions) + 1)
+        request = context.request
+        if (
+            step is None
+            or step.conversation_length is None
+            or request is None
+            or len(step.input_messages) >= len(request.messages)
+        ):
+            return context
+        return context.with_request(request.with_messages(tuple(step.input_messages)))
+
+    ended = _ended_signals(final)
+
+    @hook(HookTrigger.BEFORE_STEP, name="recorded_stops")
+    def recorded_stops(context: HookContext) -> HookContext:
+        # Past the last recorded step: the limits or cancellation that ended the run, or
+        # the end of a record that stops short (a crash).
+        state = context.state
+        if len(state.step_executions) < recorded_count:
+            return context
+        for signal in ended if complete else (_END_OF_RECORD,):
+            if not _has(state, signal):
+                state = state.with_stop_signal(signal)
+        return context.with_state(state)
+
+    @hook(HookTrigger.AFTER_STEP, name="recorded_cancellations")
+    def recorded_cancellations(context: HookContext) -> HookContext:
+        state = context.state
+        number = len(state.step_executions) + 1
+        if number > len(step_executions):
+            return context
+        for signal in step_executions[number - 1].continuation.stop_signals:
+            if signal.reason is StopReason.USER_REQUESTED and not _has(state, signal):
+                state = state.with_stop_signal(signal)
+        return context.with_state(state)
+
+    retry_limits = [
+        s.context.get("output_retries") for s in signals if s.reason is StopReason.RETRY_LIMIT
+    ]
+    finish_reasons = sorted(
+        {
+            str(s.context.get("finish_reason"))
+            for s in signals
+            if s.reason is StopReason.FINISH_REASON and s.context.get("finish_reason")
+        }
+    )
+    compactions = RecordedCompactions.from_state(final)
+    return AgentLoop(
+        ReplayDriver.from_state(final, after=answered),
+        tools=_approval_gates(states),
+        hooks=[recorded_windows, recorded_stops, recorded_cancellations],
+        interceptors=[recorded_tools],
+        max_steps=None,
+        output_retries=next((int(n) for n in retry_limits if isinstance(n, int)), _MANY),
+        stop_on_finish_reasons=finish_reasons,
+        stop_on_tool_error=any(s.source == "stop_on_tool_error" for s in signals),
+        compaction=compactions or None,  # summaries answered from the record
+        clock=TickingClock(),
+        ids=SequentialIds("replay-"),
+    )
+
+
+def _signals(state: AgentState) -> list[StopSignal]:
+    """Every stop signal the record holds: each step's, and the final ones."""
+    found: list[StopSignal] = []
+    for se in state.step_executions:
+        found.extend(se.continuation.stop_signals)
+    if state.execution is not None:
+        found.extend(state.execution.continuation.stop_signals)
+    return found
+
+
+def _ended_signals(state: AgentState) -> tuple[StopSignal, ...]:
+    """The signals added after the last recorded step that a replay cannot raise by
+    itself (a goal's budgets it raises: they follow from the recorded goal)."""
+    execution = state.execution
+    if execution is None:
+        return ()
+    last = execution.step_executions.last()
+    before = last.continuation.stop_signals if last is not None else ()
+    return tuple(
+        signal
+        for signal in execution.continuation.stop_signals
+        if signal.reason in _GIVEN_BACK and signal.source != "goal" and signal not in before
+    )
+
+
+def _has(state: AgentState, signal: StopSignal) -> bool:
+    return state.execution is not None and signal in state.execution.continuation.stop_signals
+
+
+def _approval_gates(states: Iterable[AgentState]) -> list[Tool]:
+    """Stand-ins for the tools whose calls waited for approval in any of ``states``: the
+    replay must suspend where the run did. They never run (results come from the record)."""
+    names: set[str] = set()
+    for state in states:
+        execution = state.execution
+        if execution is None:
+            continue
+        waited = {d.call_id for d in execution.approvals}
+        names.update(c.name for c in execution.pending_approvals)
+        steps = [se.step for se in execution.step_executions]
+        if execution.current_step is not None:
+            steps.append(execution.current_step)
+        for step in steps:
+            names.update(c.name for c in step.requested_tool_calls if c.id in waited)
+    return [_gate(name) for name in sorted(names)]
+
+
+def _gate(name: str) -> Tool:
+    def stand_in() -> None:
+        raise RuntimeError(f"{name} is answered from the record")
+
+    return tool(stand_in, name=name, description="(replayed)", requires_approval=True)
+
+
+# -- comparing ----------------------------------------------------------------------------------
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k not in VOLATILE}
+    if isinstance(value, list):
+        return [_strip(item) for item in value]
+    return value
+
+
+def _first_difference(a: Any, b: Any, path: str) -> str | None:
+    if type(a) is not type(b):
+        return path
+    if isinstance(a, dict):
+        for key in sorted(set(a) | set(b)):
+            if key not in a or key not in b:
+                return f"{path}.{key}"
+            found = _first_difference(a[key], b[key], f"{path}.{key}")
+            if found:
+                return found
+        return None
+    if isinstance(a, list):
+        for index, (x, y) in enumerate(zip(a, b, strict=False)):
+            found = _first_difference(x, y, f"{path}[{index}]")
+            if found:
+                return found
+        return None if len(a) == len(b) else f"{path}.length"
+    return None if a == b else path
+
+
+def compare(a: AgentState, b: AgentState, *, outcome: bool = True) -> tuple[int, str] | None:
+    """The first step (1-based) and field where two histories differ, ignoring ids and
+    timestamps; ``None`` when they tell the same story. With ``outcome=False`` only the
+    steps ``a`` holds are compared (``a`` is a record that stops short)."""
+    steps_a = [_strip(to_dict(se)) for se in a.step_executions]
+    steps_b = [_strip(to_dict(se)) for se in b.step_executions]
+    for number, (x, y) in enumerate(zip(steps_a, steps_b, strict=False), start=1):
+        field = _first_difference(x, y, "")
+        if field:
+            return number, field.lstrip(".")
+    if not outcome:
+        return None if len(steps_b) >= len(steps_a) else (len(steps_b) + 1, "steps")
+    if len(steps_a) != len(steps_b):
+        return min(len(steps_a), len(steps_b)) + 1, "steps"
+    outcome_a = (a.status, a.stop_reason, a.final_output, _pending(a))
+    outcome_b = (b.status, b.stop_reason, b.final_output, _pending(b))
+    if outcome_a != outcome_b:
+        return len(steps_a), "status"
+    return None
+
+
+def _pending(state: AgentState) -> Sequence[Any]:
+    return [call.id for call in state.pending_approvals]
