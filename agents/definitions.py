@@ -30,7 +30,7 @@ from agents.compaction import Summarization
 from agents.compilers import TokenWindowCompiler
 from agents.errors import ConfigurationError, DefinitionError, StateDecodeError
 from agents.loop import AgentLoop
-from agents.persistent import MAX_DEPTH, NestingError, deep_freeze, deep_thaw, to_pmap
+from agents.persistent import MAX_DEPTH, NestingError, deep_freeze, deep_thaw, to_float, to_pmap
 from agents.record import Record
 from agents.state import AgentState
 from agents.subagents import SubagentFailed, subagent_tool
@@ -67,8 +67,8 @@ class AgentDefinition(Record):
     deny_tools: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     max_steps: int | None = 20
     max_tokens: int | None = None
-    max_cost: float | None = None
-    time_limit: float | None = None
+    max_cost: float | None = attrs.field(default=None, converter=to_float)
+    time_limit: float | None = attrs.field(default=None, converter=to_float)
     tool_execution: str = "parallel"
     subagents: tuple[str, ...] = attrs.field(default=(), converter=_strings)
     max_depth: int = 3

@@ -16,6 +16,7 @@ from agents.errors import ErrorInfo
 from agents.execution import ExecutionStatus
 from agents.inference import InferenceResponse
 from agents.messages import ToolCall
+from agents.persistent import to_float
 from agents.signals import StopSignal
 from agents.step import Compaction, StepExecution, ToolExecution
 
@@ -108,7 +109,7 @@ class InferenceRetry(Event):
 
     attempt: int
     error: ErrorInfo
-    delay: float
+    delay: float = attrs.field(converter=to_float)
     level: ClassVar[str] = "info"
 
 

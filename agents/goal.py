@@ -8,6 +8,7 @@ from typing import Any, Final
 
 import attrs
 
+from agents.persistent import to_float
 from agents.record import Record
 
 __all__ = ["COMPLETE_GOAL", "GOAL_STATUSES", "Goal"]
@@ -35,7 +36,9 @@ class Goal(Record):
 
     objective: str
     token_budget: int | None = attrs.field(default=None, kw_only=True, validator=_check_budget)
-    time_budget: float | None = attrs.field(default=None, kw_only=True, validator=_check_budget)
+    time_budget: float | None = attrs.field(
+        default=None, kw_only=True, validator=_check_budget, converter=to_float
+    )
     status: str = attrs.field(default="active", kw_only=True, validator=_check_status)
     started_at: datetime | None = attrs.field(default=None, kw_only=True)
     tokens_used: int = attrs.field(default=0, kw_only=True)

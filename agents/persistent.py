@@ -26,6 +26,7 @@ __all__ = [
     "deep_freeze",
     "deep_thaw",
     "shallow_dict",
+    "to_float",
     "to_history",
     "to_pmap",
     "to_pvector",
@@ -49,6 +50,15 @@ def to_pvector(value: Iterable[Any]) -> PVectorT[Any]:
     if not value:  # an empty tuple or list; other iterables are truthy
         return EMPTY_VECTOR
     return pvector(value)
+
+
+def to_float(value: Any) -> Any:
+    """An ``int`` given for a float field as a float: ``1`` would be written to JSON as ``1``
+    and read back as ``1.0`` — equal, yet encoded differently (SPEC 17). Anything else
+    (``None``, a bool, a string) is left as it is, for the field's validator to judge."""
+    if type(value) is int:
+        return float(value)
+    return value
 
 
 def to_pmap(value: Mapping[str, Any] | None) -> PMapT[str, Any]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import attrs
 from pyrsistent.typing import PVector
 
-from agents.persistent import EMPTY_VECTOR, to_pvector
+from agents.persistent import EMPTY_VECTOR, to_float, to_pvector
 from agents.record import Record
 from agents.signals import StopReason
 from agents.step import StepType
@@ -23,6 +23,6 @@ class TimelineRow(Record):
     tools: PVector[str] = attrs.field(default=EMPTY_VECTOR, converter=to_pvector)
     input_tokens: int = 0
     output_tokens: int = 0
-    cost: float = 0.0
-    duration: float = 0.0
+    cost: float = attrs.field(default=0.0, converter=to_float)
+    duration: float = attrs.field(default=0.0, converter=to_float)
     stop_reason: StopReason | None = None

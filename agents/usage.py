@@ -6,6 +6,7 @@ from typing import Final
 
 import attrs
 
+from agents.persistent import to_float
 from agents.record import Record
 
 __all__ = ["ZERO_USAGE", "Usage"]
@@ -18,7 +19,7 @@ class Usage(Record):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
-    cost: float = 0.0
+    cost: float = attrs.field(default=0.0, converter=to_float)
 
     @property
     def total_tokens(self) -> int:

@@ -261,3 +261,37 @@ def test_invalid_values_inside_valid_json_are_rejected():
     data["execution"]["step_executions"][0]["step"]["response"]["finish_reason"] = "bored"
     with pytest.raises(StateDecodeError, match="invalid InferenceResponse"):
         AgentState.from_dict(data)
+
+
+def test_an_int_in_a_float_field_encodes_as_the_float_it_reads_back_as():
+    """``Usage(cost=1)`` wrote ``"cost":1`` and read back ``1.0``: equal states with two
+    encodings (SPEC 17). Float fields hold floats, whatever number they were given."""
+    from agents import Goal, Usage
+    from agents.definitions import AgentDefinition
+
+    for record in (
+        Usage(cost=1),
+        Goal("x", time_budget=5),
+        AgentDefinition(name="a", max_cost=1, time_limit=30),
+        initial().with_goal(Goal("y", time_budget=2)),
+    ):
+        again = type(record).from_json(record.to_json())
+        assert again == record
+        assert again.to_json() == record.to_json()
+    assert Usage(cost=1).cost == 1.0 and type(Usage(cost=1).cost) is float
+
+
+def test_an_event_given_an_int_delay_writes_the_float_it_stands_for():
+    """Events go into the audit log as JSON: ``InferenceRetry(delay=1)`` and ``delay=1.0``
+    are equal and must be written alike."""
+    from agents.codec import encode_value
+    from agents.errors import ErrorInfo
+    from agents.events import InferenceRetry
+
+    error = ErrorInfo(type="RateLimited", message="slow down")
+    where = {"agent_id": "a", "execution_id": "e", "step": 1, "attempt": 1, "error": error}
+    one = InferenceRetry(**where, delay=1)
+    other = InferenceRetry(**where, delay=1.0)
+    assert one == other
+    assert encode_value(one.delay) == encode_value(other.delay) == 1.0
+    assert json.dumps(encode_value(one.delay)) == "1.0"
