@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from helpers import add, echo, initial, make_loop
 from hypothesis import find, given, settings
@@ -223,6 +226,9 @@ CalculatorMachine.TestCase.settings = settings(
 TestCalculatorMachine = CalculatorMachine.TestCase
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
 # -- the pytest plugin --------------------------------------------------------------------
 
 
@@ -265,3 +271,20 @@ def test_plugin_leaves_other_projects_alone(pytester):
     result.assert_outcomes(passed=1)
     listed = pytester.runpytest("-p", "no:cacheprovider", "--fixtures")
     assert any("scripted_loop" in line for line in listed.outlines)  # the plugin is loaded
+
+
+def test_scripted_loops_work_under_given_as_the_docs_show(pytester):
+    """The property-testing page's ``@given`` example, run by pytest through the plugin:
+    it passes; the same test with the function-scoped ``scripted_loop`` is refused by
+    Hypothesis's health check (why ``scripted_loops`` exists)."""
+    page = (ROOT / "docs" / "how-to" / "property-testing.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", page, re.S) if "scripted_loops" in b)
+    pytester.makepyfile(test_docs_example=block)
+    pytester.makepyfile(
+        test_function_scoped=block.replace("scripted_loops", "scripted_loop").replace(
+            "test_doubling_is_reported", "test_with_a_function_scoped_fixture"
+        )
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    assert any("function_scoped_fixture" in line for line in result.outlines)

@@ -7,7 +7,11 @@ them:
 - ``agent_ids``: ``SequentialIds()``;
 - ``scripted_loop``: a factory ``scripted_loop(*steps, tools=(), **options)`` returning an
   ``AgentLoop`` over a ``ScriptedDriver`` with that clock and those ids;
-- ``captured_events``: an ``EventRecorder`` (pass it in ``listeners=``).
+- ``captured_events``: an ``EventRecorder`` (pass it in ``listeners=``);
+- ``scripted_loops``: like ``scripted_loop``, but session-scoped, so it works in tests that
+  Hypothesis runs with ``@given`` (function-scoped fixtures are not reset between the
+  examples of one test, and Hypothesis refuses them); every loop it builds has a clock and
+  ids of its own, so every example starts from the same time and ids.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from agents.loop import AgentLoop
 from agents.testing.clocks import SequentialIds, TickingClock
 from agents.testing.events import EventRecorder
 
-__all__ = ["agent_clock", "agent_ids", "captured_events", "scripted_loop"]
+__all__ = ["agent_clock", "agent_ids", "captured_events", "scripted_loop", "scripted_loops"]
 
 
 @pytest.fixture
@@ -50,6 +54,19 @@ def scripted_loop(agent_clock: TickingClock, agent_ids: SequentialIds) -> Callab
     def build(*steps: ScriptStep, tools: Any = (), **options: Any) -> AgentLoop:
         options.setdefault("clock", agent_clock)
         options.setdefault("ids", agent_ids)
+        return AgentLoop(ScriptedDriver(steps), tools=tools, **options)
+
+    return build
+
+
+@pytest.fixture(scope="session")
+def scripted_loops() -> Callable[..., AgentLoop]:
+    """``scripted_loops(*steps, tools=(), **options)``: a loop over a scripted model with a
+    new ``TickingClock`` and new ``SequentialIds`` (safe under ``@given``)."""
+
+    def build(*steps: ScriptStep, tools: Any = (), **options: Any) -> AgentLoop:
+        options.setdefault("clock", TickingClock())
+        options.setdefault("ids", SequentialIds())
         return AgentLoop(ScriptedDriver(steps), tools=tools, **options)
 
     return build
