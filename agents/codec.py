@@ -321,7 +321,10 @@ def _scalar(kind: type, label: str) -> Decoder:
                 raise StateDecodeError(f"{value!r} is not a JSON number", path)
             return value
         if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            return float(value)
+            try:
+                return float(value)
+            except OverflowError:  # 1e400 written as digits: JSON allows it, a float cannot
+                raise StateDecodeError(f"{value} is out of a number's range", path) from None
         if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
             return value
         raise StateDecodeError(f"expected {label}, got {_type_name(value)}", path)

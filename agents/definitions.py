@@ -346,19 +346,33 @@ def _read_toml(text: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
     return data, lines
 
 
+class _Loader(yaml.SafeLoader):
+    """PyYAML's safe loader refusing aliases: a few of them can stand for billions of
+    values. (The pure-Python composer, not libyaml's: a hostile file nested deep must end
+    in a ``RecursionError`` we can report, not in a crash of C code.)"""
+
+    source = ""
+    offset = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark
+            raise DefinitionError(
+                "YAML aliases (*name) are not allowed in definitions",
+                file=self.source,
+                line=mark.line + 1 + self.offset if mark is not None else None,
+            )
+        return super().compose_node(parent, index)
+
+
 def _read_yaml(text: str, source: str, offset: int) -> tuple[dict[str, Any], dict[str, int]]:
     _nesting_checked(text, source, offset)
-    try:
-        for event in yaml.parse(text, Loader=yaml.SafeLoader):
-            if isinstance(event, yaml.AliasEvent):  # a few aliases can stand for billions
-                mark = event.start_mark
-                raise DefinitionError(
-                    "YAML aliases (*name) are not allowed in definitions",
-                    file=source,
-                    line=mark.line + 1 + offset if mark is not None else None,
-                )
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
+    loader = None
+    try:  # one pass: the node (for line numbers) and the data made from it
+        loader = _Loader(text)  # may refuse the text already (unprintable characters)
+        loader.source, loader.offset = source, offset  # for the alias error
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
     except RecursionError:
         raise _too_deep(source, text, offset) from None
     except yaml.YAMLError as exc:
@@ -366,6 +380,9 @@ def _read_yaml(text: str, source: str, offset: int) -> tuple[dict[str, Any], dic
         line = mark.line + 1 + offset if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
         raise DefinitionError(f"not valid YAML ({problem})", file=source, line=line) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
     if data is None:
         data = {}
     if not isinstance(data, dict):

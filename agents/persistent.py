@@ -57,7 +57,10 @@ def to_float(value: Any) -> Any:
     and read back as ``1.0`` — equal, yet encoded differently (SPEC 17). Anything else
     (``None``, a bool, a string) is left as it is, for the field's validator to judge."""
     if type(value) is int:
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:
+            raise ValueError(f"{value} is out of a float's range") from None
     return value
 
 

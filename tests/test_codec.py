@@ -295,3 +295,18 @@ def test_an_event_given_an_int_delay_writes_the_float_it_stands_for():
     assert one == other
     assert encode_value(one.delay) == encode_value(other.delay) == 1.0
     assert json.dumps(encode_value(one.delay)) == "1.0"
+
+
+def test_an_integer_too_large_for_a_float_field_is_a_decode_error():
+    """A cost written as 400 digits is valid JSON but no float: it raised ``OverflowError``
+    (found by the fuzz); now a ``StateDecodeError`` naming the field, and the record's own
+    constructor says the same with a ``ValueError``."""
+    from agents import Usage
+
+    data = Usage().to_dict()
+    data["cost"] = 10**400
+    with pytest.raises(StateDecodeError, match="out of a number's range") as caught:
+        Usage.from_dict(data)
+    assert caught.value.path == "cost"
+    with pytest.raises(ValueError, match="out of a float's range"):
+        Usage(cost=10**400)

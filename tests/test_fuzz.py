@@ -11,10 +11,12 @@ hash chain is recomputed so that the reader meets forged records that ``verify``
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import hashlib
 import io
 import json
+import multiprocessing
 import os
 import random
 from pathlib import Path
@@ -233,6 +235,38 @@ def mutated(data: bytes, rng: random.Random, *, lines: bool = False) -> bytes:
 
 
 # -- the properties ---------------------------------------------------------------------------
+#
+# Each property checks CASES mutants. The cases are independent (case i draws from a generator
+# seeded with the property's seed and i), so they are split between two processes when the
+# machine has two cores: the rest of the suite runs on one, and the fuzz must stay under a
+# minute in CI.
+
+
+@pytest.fixture(scope="module")
+def workers():
+    """Two worker processes where there are two cores (kept for the module: each imports
+    the library once), else ``None``."""
+    if (os.cpu_count() or 1) < 2:
+        yield None
+        return
+    context = multiprocessing.get_context("spawn")  # no fork of a process with threads
+    with concurrent.futures.ProcessPoolExecutor(2, mp_context=context) as pool:
+        yield pool
+
+
+def _spread(pool: Any, worker: Any, *args: Any) -> list[Any]:
+    """``worker(*args, start, stop)`` over the cases, split between the ``pool``'s
+    processes; the results in order (an assertion in a worker fails the test)."""
+    if pool is None:
+        return [worker(*args, 0, CASES)]
+    half = CASES // 2
+    halves = ((0, half), (half, CASES))
+    futures = [pool.submit(worker, *args, start, stop) for start, stop in halves]
+    return [future.result() for future in futures]
+
+
+def _rng(seed: int, case: int) -> random.Random:
+    return random.Random(f"{seed}:{case}")
 
 
 def _written_back(state: AgentState) -> None:
@@ -240,50 +274,53 @@ def _written_back(state: AgentState) -> None:
     assert AgentState.from_json(state.to_json()) == state
 
 
-def test_state_documents(corpus):
-    """``AgentState.from_json`` on mutants: a state that writes back, or a
-    ``StateDecodeError``."""
-    rng = random.Random(1)
+def _state_cases(data: bytes, start: int, stop: int) -> int:
     accepted = 0
-    for _ in range(CASES):
-        data = mutated(corpus["state"], rng)
+    for case in range(start, stop):
         try:
-            state = AgentState.from_json(data)
+            state = AgentState.from_json(mutated(data, _rng(1, case)))
         except StateDecodeError:
             continue
         _written_back(state)
         accepted += 1
+    return accepted
+
+
+def test_state_documents(corpus, workers):
+    """``AgentState.from_json`` on mutants: a state that writes back, or a
+    ``StateDecodeError``."""
+    accepted = sum(_spread(workers, _state_cases, corpus["state"]))
     assert accepted < CASES  # the mutants do reach the error paths
 
 
-def test_audit_logs(corpus, tmp_path):
-    """``verify`` and ``read`` on mutants (forged, re-chained ones included): typed errors
-    only, and whatever ``read`` accepts writes back."""
-    rng = random.Random(2)
-    path = tmp_path / "mutant.jsonl"
-    outcomes = {"verified": 0, "read": 0}
-    for _ in range(CASES):
-        path.write_bytes(mutated(corpus["log"], rng, lines=True))
+def _log_cases(data: bytes, folder: str, start: int, stop: int) -> tuple[int, int]:
+    path = Path(folder) / f"mutant-{start}.jsonl"
+    verified = read = 0
+    for case in range(start, stop):
+        path.write_bytes(mutated(data, _rng(2, case), lines=True))
         try:
             AuditLog.verify(path)
-            outcomes["verified"] += 1
+            verified += 1
         except TYPED:
             pass
         try:
             _written_back(AuditLog.read(path))
-            outcomes["read"] += 1
+            read += 1
         except TYPED:
             pass
-    assert 0 < outcomes["read"] < CASES
+    return verified, read
 
 
-@pytest.mark.parametrize("kind", ["toml", "yaml", "markdown"])
-def test_definition_files(corpus, kind):
-    """``AgentDefinition.from_text`` on mutants of each format: a definition that
-    round-trips through its format and the codec, or a ``DefinitionError``."""
-    rng = random.Random(3)
-    for _ in range(CASES):
-        text = mutated(corpus[kind], rng).decode("utf-8", "replace")
+def test_audit_logs(corpus, workers, tmp_path):
+    """``verify`` and ``read`` on mutants (forged, re-chained ones included): typed errors
+    only, and whatever ``read`` accepts writes back."""
+    read = sum(r for _, r in _spread(workers, _log_cases, corpus["log"], str(tmp_path)))
+    assert 0 < read < CASES
+
+
+def _definition_cases(data: bytes, kind: str, start: int, stop: int) -> None:
+    for case in range(start, stop):
+        text = mutated(data, _rng(3, case)).decode("utf-8", "replace")
         try:
             definition = AgentDefinition.from_text(text, kind)
         except DefinitionError:
@@ -297,43 +334,58 @@ def test_definition_files(corpus, kind):
         assert AgentDefinition.from_text(text, kind) == definition
 
 
-def test_cli_file_arguments(corpus, tmp_path, monkeypatch):
+@pytest.mark.parametrize("kind", ["toml", "yaml", "markdown"])
+def test_definition_files(corpus, workers, kind):
+    """``AgentDefinition.from_text`` on mutants of each format: a definition that
+    round-trips through its format and the codec, or a ``DefinitionError``."""
+    _spread(workers, _definition_cases, corpus[kind], kind)
+
+
+_SOURCES = [("log", True, ".jsonl"), ("state", False, ".json"), ("markdown", False, ".md")]
+_COMMANDS = [
+    lambda f, out: ["inspect", f],
+    lambda f, out: ["inspect", "--json", f],
+    lambda f, out: ["verify", f],
+    lambda f, out: ["report", f, "-o", out],
+    lambda f, out: ["replay", "--verify", f],
+    lambda f, out: ["diff", f, str(Path(out).parent / "run.jsonl")],
+]
+
+
+def _no_network(*args: Any, **kwargs: Any) -> Any:  # a mutant may name a model: never call out
+    raise RuntimeError("the fuzz makes no model calls")
+
+
+def _cli_cases(corpus: dict[str, bytes], folder: str, start: int, stop: int) -> None:
+    home = Path(folder) / f"worker-{start}"
+    home.mkdir()
+    (home / "run.jsonl").write_bytes(corpus["log"])
+    report, run_file = home / "out.html", home / "out.jsonl"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(LiteLLMDriver, "infer", _no_network)
+        patch.setattr(LiteLLMDriver, "ainfer", _no_network)
+        for case in range(start, stop):
+            name, lines, suffix = _SOURCES[case % len(_SOURCES)]
+            target = home / f"input{suffix}"
+            target.write_bytes(mutated(corpus[name], _rng(4, case), lines=lines))
+            argv = (
+                ["run", str(target), "--out", str(run_file)]
+                if name == "markdown"
+                else _COMMANDS[case % len(_COMMANDS)](str(target), str(report))
+            )
+            err, out = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+                code = main(argv)
+            assert code in (0, 1, 2), argv
+            assert "Traceback" not in err.getvalue()
+            assert err.getvalue().count("\n") <= 1, err.getvalue()
+            if code == 2:
+                assert not report.exists()
+            report.unlink(missing_ok=True)
+            run_file.unlink(missing_ok=True)
+
+
+def test_cli_file_arguments(corpus, workers, tmp_path):
     """Every reading command on mutants of run files and definitions: an exit code of 0,
     1 or 2, one line of error at most, never an exception (a traceback)."""
-    monkeypatch.chdir(tmp_path)
-
-    def no_network(*args, **kwargs):  # a mutant may name a model: never call out
-        raise RuntimeError("the fuzz makes no model calls")
-
-    monkeypatch.setattr(LiteLLMDriver, "infer", no_network)
-    monkeypatch.setattr(LiteLLMDriver, "ainfer", no_network)
-    rng = random.Random(4)
-    sources = [("log", True, ".jsonl"), ("state", False, ".json"), ("markdown", False, ".md")]
-    commands = [
-        lambda f: ["inspect", f],
-        lambda f: ["inspect", "--json", f],
-        lambda f: ["verify", f],
-        lambda f: ["report", f, "-o", "out.html"],
-        lambda f: ["replay", "--verify", f],
-        lambda f: ["diff", f, "run.jsonl"],
-    ]
-    (tmp_path / "run.jsonl").write_bytes(corpus["log"])
-    for index in range(CASES):
-        name, lines, suffix = sources[index % len(sources)]
-        target = tmp_path / f"input{suffix}"
-        target.write_bytes(mutated(corpus[name], rng, lines=lines))
-        argv = (
-            ["run", str(target), "--out", "out.jsonl"]
-            if name == "markdown"
-            else commands[index % len(commands)](str(target))
-        )
-        err, out = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
-            code = main(argv)
-        assert code in (0, 1, 2), argv
-        assert "Traceback" not in err.getvalue()
-        assert err.getvalue().count("\n") <= 1, err.getvalue()
-        if code == 2:
-            assert not Path("out.html").exists()
-        Path("out.html").unlink(missing_ok=True)
-        Path("out.jsonl").unlink(missing_ok=True)
+    _spread(workers, _cli_cases, corpus, str(tmp_path))

@@ -8,8 +8,8 @@ the files it reads.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -37,6 +37,7 @@ class _Parser(argparse.ArgumentParser):
         self.exit(BAD_INPUT, f"{self.prog}: {message}\n")
 
 
+@functools.cache  # building it reads argparse's translations from disk: ~4 ms a call
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="agents", description="Run, inspect, verify and report agents built on agents."
@@ -62,6 +63,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--input", default="Hello!", help="the user message")
     run.add_argument("--model", help="a litellm model name to use instead of the loop's driver")
     run.add_argument("--out", metavar="FILE", default="agents-run.jsonl", help="the run file")
+    _add_history_commands(commands)
+    _add_durable_commands(commands)
+    return parser
+
+
+def _add_history_commands(commands: Any) -> None:
+    """The commands that read run files: inspect, replay, diff, verify, report."""
     inspect = commands.add_parser("inspect", help="print a run's timeline")
     inspect.add_argument("file")
     inspect.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -78,6 +86,10 @@ def _parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", help="write a self-contained HTML audit page")
     report.add_argument("file")
     report.add_argument("-o", "--output", required=True, metavar="OUT.html")
+
+
+def _add_durable_commands(commands: Any) -> None:
+    """The commands of durable runs on DBOS: worker, recover."""
     for name, text in (
         ("worker", "run durable agents from a DBOS queue until stopped (SIGTERM or Ctrl-C)"),
         ("recover", "finish the runs of a dead worker (DBOS executor), then exit"),
@@ -91,7 +103,6 @@ def _parser() -> argparse.ArgumentParser:
         )
         command.add_argument(
             "--database",
-            default=os.environ.get("AGENTS_DATABASE_URL"),
             metavar="URL",
             help="the DBOS system database: sqlite:///FILE or postgresql://... "
             "(default: $AGENTS_DATABASE_URL)",
@@ -120,7 +131,6 @@ def _parser() -> argparse.ArgumentParser:
                 metavar="ID",
                 help="the dead worker's executor id",
             )
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:

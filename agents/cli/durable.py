@@ -13,6 +13,11 @@ from agents.cli.common import OK, load_attribute
 __all__ = ["recover", "worker"]
 
 
+def _database(args: argparse.Namespace) -> str | None:
+    """``--database``, or ``$AGENTS_DATABASE_URL`` (read when the command runs)."""
+    return args.database or os.environ.get("AGENTS_DATABASE_URL")
+
+
 def _load_durable(targets: Sequence[str], database: str | None) -> Any:
     """Import the modules holding the DurableAgents (which registers them); the module."""
     from agents.errors import ConfigurationError
@@ -36,12 +41,13 @@ def worker(args: argparse.Namespace, out: TextIO) -> int:
     import signal
     import threading
 
-    dbos = _load_durable(args.targets, args.database)
+    database = _database(args)
+    dbos = _load_durable(args.targets, database)
     stop = threading.Event()
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda *_: stop.set())
     dbos.launch(
-        args.database,
+        database,
         executor_id=args.executor_id,
         queues=args.queue,
         concurrency=args.concurrency,
@@ -61,8 +67,9 @@ def worker(args: argparse.Namespace, out: TextIO) -> int:
 
 def recover(args: argparse.Namespace, out: TextIO) -> int:
     """``agents recover MODULE:ATTR --executor ID``: finish a dead worker's runs."""
-    dbos = _load_durable(args.targets, args.database)
-    dbos.launch(args.database, executor_id=f"recover-{os.getpid()}", queues=[])
+    database = _database(args)
+    dbos = _load_durable(args.targets, database)
+    dbos.launch(database, executor_id=f"recover-{os.getpid()}", queues=[])
     try:
         handles = dbos.recover(args.executor)
         for handle in handles:
