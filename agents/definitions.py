@@ -356,7 +356,7 @@ class _Loader(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
             raise DefinitionError(
                 "YAML aliases (*name) are not allowed in definitions",
                 file=self.source,
