@@ -6,17 +6,26 @@ interceptors and tools, and stop signals decide when the run ends. Start with
 """
 
 from agents.audit import AuditLog
-from agents.cancellation import CancellationToken
-from agents.clock import Clock, IdFactory, RandomIds, SystemClock
-from agents.compaction import CompactionPlan, Compactor, RecordedCompactions, Summarization
-from agents.compilers import (
+from agents.core.cancellation import CancellationToken
+from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
+from agents.core.compaction import CompactionPlan, Compactor, RecordedCompactions, Summarization
+from agents.core.compilers import (
     CachedCount,
     DefaultCompiler,
     MessageCompiler,
     TokenWindowCompiler,
     estimate_tokens,
 )
-from agents.context import AgentContext, MessageStore
+from agents.core.hooks import (
+    Hook,
+    HookContext,
+    HookTrigger,
+    InferenceInterceptor,
+    ToolInterceptor,
+    hook,
+    inference_interceptor,
+    tool_interceptor,
+)
 from agents.drivers.base import AsyncDriver, Driver, SyncDriver
 from agents.drivers.function import FunctionDriver
 from agents.drivers.litellm import LiteLLMDriver
@@ -26,16 +35,24 @@ from agents.errors import (
     AuditLogTampered,
     ConfigurationError,
     DefinitionError,
-    ErrorInfo,
     InvariantViolation,
-    ProviderError,
-    ReplayDivergence,
     ScriptExhausted,
     SessionConflict,
     SessionNotFound,
     StateDecodeError,
 )
-from agents.events import (
+from agents.persistence import (
+    AsyncPostgresSessionStore,
+    InMemorySessionStore,
+    PostgresSessionStore,
+    Session,
+    SessionRuntime,
+    SessionStore,
+    SQLiteSessionStore,
+)
+from agents.records.context import AgentContext, MessageStore
+from agents.records.error_info import ErrorInfo, ProviderError, ReplayDivergence
+from agents.records.events import (
     ContextCompacted,
     Event,
     ExecutionCompleted,
@@ -52,40 +69,21 @@ from agents.events import (
     ToolCallCompleted,
     ToolCallStarted,
 )
-from agents.execution import ApprovalDecision, ExecutionState, ExecutionStatus
-from agents.goal import Goal
-from agents.hooks import (
-    Hook,
-    HookContext,
-    HookTrigger,
-    InferenceInterceptor,
-    ToolInterceptor,
-    hook,
-    inference_interceptor,
-    tool_interceptor,
-)
-from agents.inference import InferenceRequest, InferenceResponse
-from agents.loop import AgentLoop
-from agents.messages import Message, Role, ToolCall
-from agents.persistence import (
-    AsyncPostgresSessionStore,
-    InMemorySessionStore,
-    PostgresSessionStore,
-    Session,
-    SessionRuntime,
-    SessionStore,
-    SQLiteSessionStore,
-)
-from agents.persistent import History
-from agents.record import Record
-from agents.retry import RetryInterceptor
-from agents.signals import ExecutionContinuation, StopReason, StopSignal
-from agents.state import AgentState
-from agents.step import AgentStep, Compaction, StepExecution, StepType, ToolExecution
-from agents.subagents import SubagentFailed, subagent_tool
-from agents.timeline import TimelineRow
-from agents.tools import StopAgent, Tool, ToolContext, ToolResult, Tools, tool
-from agents.usage import Usage
+from agents.records.execution import ApprovalDecision, ExecutionState, ExecutionStatus
+from agents.records.frozen import History
+from agents.records.goal import Goal
+from agents.records.inference import InferenceRequest, InferenceResponse
+from agents.records.messages import Message, Role, ToolCall
+from agents.records.record import Record
+from agents.records.signals import ExecutionContinuation, StopReason, StopSignal
+from agents.records.state import AgentState
+from agents.records.step import AgentStep, Compaction, StepExecution, StepType, ToolExecution
+from agents.records.timeline import TimelineRow
+from agents.records.usage import Usage
+from agents.shell.loop import AgentLoop
+from agents.shell.retry import RetryInterceptor
+from agents.shell.subagents import SubagentFailed, subagent_tool
+from agents.tools.tool import StopAgent, Tool, ToolContext, ToolResult, Tools, tool
 
 __version__ = "0.1.0"
 

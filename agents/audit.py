@@ -23,29 +23,29 @@ from typing import Any, Final, TypeVar
 
 import attrs
 
-from agents.codec import (
+from agents.core.compaction import apply_compaction
+from agents.errors import AuditLogTampered, StateDecodeError
+from agents.records.codec import (
     decode_step_execution,
     encode_step_execution,
     encode_value,
     from_dict,
     to_dict,
 )
-from agents.compaction import apply_compaction
-from agents.context import SECTIONS, MessageStore
-from agents.errors import AuditLogTampered, StateDecodeError
-from agents.events import (
+from agents.records.context import SECTIONS, MessageStore
+from agents.records.events import (
     LIVE_FIELDS,
     Event,
     ExecutionCompleted,
     ExecutionStarted,
     StepCompleted,
 )
-from agents.messages import Message
-from agents.persistent import History, to_history
+from agents.records.frozen import History, to_history
+from agents.records.messages import Message
+from agents.records.state import AgentState
+from agents.records.step import StepExecution
 from agents.replaying import RunRecord, Segment
-from agents.state import AgentState
-from agents.step import StepExecution
-from agents.subagents import DEPTH_KEY
+from agents.shell.subagents import DEPTH_KEY
 
 __all__ = ["GENESIS", "AuditLog", "canonical"]
 
@@ -339,7 +339,7 @@ class _Where:
         if not isinstance(data, dict):
             raise self.error(f"expected a {cls.__name__} object", field)
         try:
-            return from_dict({**data, "schema_version": 1}, cls)  # type: ignore[type-var]
+            return from_dict({**data, "schema_version": 1}, cls)
         except StateDecodeError as exc:
             where = field if exc.path == "$" else f"{field}.{exc.path}"
             raise self.error(exc.reason, where) from None

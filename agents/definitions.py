@@ -25,16 +25,16 @@ from typing import Any, Final
 import attrs
 import yaml
 
-from agents.codec import nesting_position, register
-from agents.compaction import Summarization
-from agents.compilers import TokenWindowCompiler
+from agents.core.compaction import Summarization
+from agents.core.compilers import TokenWindowCompiler
 from agents.errors import ConfigurationError, DefinitionError, StateDecodeError
-from agents.loop import AgentLoop
-from agents.persistent import MAX_DEPTH, NestingError, deep_freeze, deep_thaw, to_float, to_pmap
-from agents.record import Record
-from agents.state import AgentState
-from agents.subagents import SubagentFailed, subagent_tool
-from agents.tools import Tool, Tools
+from agents.records.codec import nesting_position, register
+from agents.records.frozen import MAX_DEPTH, NestingError, deep_freeze, deep_thaw, to_float, to_pmap
+from agents.records.record import Record
+from agents.records.state import AgentState
+from agents.shell.loop import AgentLoop
+from agents.shell.subagents import SubagentFailed, subagent_tool
+from agents.tools.tool import Tool, Tools
 
 __all__ = ["AgentDefinition", "DefinitionError", "Registry"]
 

@@ -26,17 +26,17 @@ from typing import Any, Final
 
 import attrs
 
-from agents.codec import to_dict
-from agents.compaction import RecordedCompactions
+from agents.core.compaction import RecordedCompactions
+from agents.core.hooks import HookContext, HookTrigger, hook, tool_interceptor
 from agents.drivers.replay import ReplayDriver
-from agents.execution import ExecutionStatus
-from agents.hooks import HookContext, HookTrigger, hook, tool_interceptor
-from agents.loop import AgentLoop
-from agents.messages import ToolCall
-from agents.signals import StopReason, StopSignal
-from agents.state import AgentState
-from agents.step import ToolExecution
-from agents.tools import Tool, tool
+from agents.records.codec import to_dict
+from agents.records.execution import ExecutionStatus
+from agents.records.messages import ToolCall
+from agents.records.signals import StopReason, StopSignal
+from agents.records.state import AgentState
+from agents.records.step import ToolExecution
+from agents.shell.loop import AgentLoop
+from agents.tools.tool import Tool, tool
 
 __all__ = ["Replayed", "RunRecord", "Segment", "compare", "replay"]
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from agents.items import ModelResponse
 from agents.models.interface import Model
+from agents.usage import Usage
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,
@@ -27,7 +28,6 @@ from openai.types.responses import (
 )
 
 from agents import Agent, ModelSettings, Runner, function_tool, set_tracing_disabled
-from agents.usage import Usage
 
 set_tracing_disabled(True)
 

@@ -18,7 +18,7 @@ from agents import (
     StepCompleted,
 )
 from agents.audit import GENESIS, canonical
-from agents.subagents import DEPTH_KEY
+from agents.shell.subagents import DEPTH_KEY
 from agents.testing import call, calls, fail, reply
 
 

@@ -21,7 +21,7 @@ from agents import (
     ToolExecution,
     Usage,
 )
-from agents.codec import REDACTED, SCHEMA_VERSION, from_dict, is_secret_key, to_dict
+from agents.records.codec import REDACTED, SCHEMA_VERSION, from_dict, is_secret_key, to_dict
 from agents.testing import call, calls, fail, reply
 
 
@@ -284,9 +284,9 @@ def test_an_int_in_a_float_field_encodes_as_the_float_it_reads_back_as():
 def test_an_event_given_an_int_delay_writes_the_float_it_stands_for():
     """Events go into the audit log as JSON: ``InferenceRetry(delay=1)`` and ``delay=1.0``
     are equal and must be written alike."""
-    from agents.codec import encode_value
-    from agents.errors import ErrorInfo
-    from agents.events import InferenceRetry
+    from agents.records.codec import encode_value
+    from agents.records.error_info import ErrorInfo
+    from agents.records.events import InferenceRetry
 
     error = ErrorInfo(type="RateLimited", message="slow down")
     where = {"agent_id": "a", "execution_id": "e", "step": 1, "attempt": 1, "error": error}

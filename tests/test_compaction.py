@@ -31,7 +31,7 @@ from agents import (
     estimate_tokens,
     tool,
 )
-from agents.compaction import SUMMARY_HEADING, summary_request, transcript
+from agents.core.compaction import SUMMARY_HEADING, summary_request, transcript
 from agents.testing import (
     FunctionDriver,
     ScriptedDriver,

@@ -7,7 +7,7 @@ from helpers import add, initial, make_loop
 from structlog.testing import capture_logs
 
 from agents import tool
-from agents.log import event_name
+from agents.shell.log import event_name
 from agents.testing import call, capture_events, reply
 
 

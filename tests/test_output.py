@@ -19,7 +19,7 @@ from agents import (
     Role,
     StopReason,
 )
-from agents.output import output_schema
+from agents.records.output import output_schema
 from agents.testing import SequentialIds, TickingClock, reply
 
 

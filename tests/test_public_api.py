@@ -11,7 +11,7 @@ import sys
 import agents
 import agents.testing
 from agents import AgentError
-from agents.record import Record
+from agents.records.record import Record
 
 SPEC_NAMES = [
     "AgentLoop",
@@ -116,7 +116,9 @@ def test_every_record_error_and_event_is_exported():
                 continue
             if value.__module__ != module.__name__:
                 continue
-            public = issubclass(value, Record | AgentError) or module.__name__ == "agents.events"
+            public = (
+                issubclass(value, Record | AgentError) or module.__name__ == "agents.records.events"
+            )
             if public and module.__name__ in APART:  # exported from its own module (SPEC §17)
                 assert name in module.__all__, f"{module.__name__}.{name} is not exported"
             elif public:

@@ -195,7 +195,7 @@ def test_database_passwords_never_show(postgres_database, monkeypatch, debug_log
 
 def test_redaction_knows_every_form():
     """The helpers behind the checks above, on the forms a user may write."""
-    from agents.redaction import dsn_secrets, environment_secrets, redacted_dsn, scrub
+    from agents.records.redaction import dsn_secrets, environment_secrets, redacted_dsn, scrub
 
     assert PG_PASSWORD not in redacted_dsn(f"host=h password='{PG_PASSWORD}' user=u")
     assert PG_PASSWORD in dsn_secrets(f"host=h password='{PG_PASSWORD}' user=u")

@@ -20,7 +20,7 @@ from agents import (
     subagent_tool,
     tool,
 )
-from agents.subagents import DEPTH_KEY
+from agents.shell.subagents import DEPTH_KEY
 from agents.testing import (
     FunctionDriver,
     ScriptedDriver,

@@ -9,12 +9,9 @@ import sys
 from typing import Any, TextIO
 
 from agents.cli.common import BAD_INPUT, DIFFERENT, OK, progress, write_atomically
-from agents.execution import ExecutionStatus
+from agents.cli.labels import call_labels, call_outcome, describe_status
 
 __all__ = [
-    "call_labels",
-    "call_outcome",
-    "describe_status",
     "diff",
     "inspect",
     "print_timeline",
@@ -89,42 +86,6 @@ def print_timeline(state: Any, out: TextIO) -> None:
         )
 
 
-def call_outcome(execution: Any) -> str:
-    """``ok``, ``blocked``, ``failed`` or ``stopped``: how a tool call ended."""
-    if execution.blocked:
-        return "blocked"
-    if execution.error is not None:
-        return "failed"
-    if execution.stop_signal is not None:
-        return "stopped"
-    return "ok"
-
-
-def call_labels(step_execution: Any) -> list[str]:
-    """Each call of a step by its tool's name, with how it ended unless it went well."""
-    labels = []
-    for execution in step_execution.step.tool_executions:
-        outcome = call_outcome(execution)
-        labels.append(execution.name if outcome == "ok" else f"{execution.name} ({outcome})")
-    return labels
-
-
-def describe_status(state: Any) -> str:
-    """The status, and what it means when the run has not ended."""
-    status = state.status
-    if status is None:
-        return "not run"
-    if status is ExecutionStatus.IN_PROGRESS:
-        return (
-            f"{status.value} (incomplete: the record ends after step {state.step_count}, "
-            "before the run finished)"
-        )
-    if status is ExecutionStatus.SUSPENDED:
-        waiting = ", ".join(f"{c.name} ({c.id})" for c in state.pending_approvals)
-        return f"{status.value} (waiting for approval: {waiting})"
-    return str(status.value)
-
-
 def _children(state: Any) -> list[tuple[int, Any]]:
     """The tool executions of ``state`` that ran a sub-agent, with their step numbers."""
     return [
@@ -157,7 +118,7 @@ def _compactions(state: Any) -> list[dict[str, Any]]:
 
 
 def _inspect_document(state: Any) -> dict[str, Any]:
-    from agents.codec import encode_value
+    from agents.records.codec import encode_value
 
     return {
         "timeline": [encode_value(row) for row in state.timeline()],

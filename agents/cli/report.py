@@ -6,11 +6,11 @@ import html
 import json
 from typing import Any
 
-from agents.cli.history import call_labels
-from agents.execution import ExecutionStatus
-from agents.persistent import deep_thaw
-from agents.state import AgentState
-from agents.step import StepType
+from agents.cli.labels import call_labels
+from agents.records.execution import ExecutionStatus
+from agents.records.frozen import deep_thaw
+from agents.records.state import AgentState
+from agents.records.step import StepType
 
 __all__ = ["render_report"]
 

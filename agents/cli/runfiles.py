@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from agents.audit import AuditLog
-from agents.codec import from_json
 from agents.drivers.replay import RECORD_KIND
 from agents.errors import StateDecodeError
+from agents.records.codec import from_json
+from agents.records.state import AgentState
 from agents.replaying import RunRecord, compare
-from agents.state import AgentState
 
 __all__ = ["compare", "load_record", "load_state", "table"]
 

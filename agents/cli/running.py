@@ -21,9 +21,9 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     from agents.audit import AuditLog
     from agents.definitions import SUFFIXES
     from agents.errors import ConfigurationError
-    from agents.execution import ExecutionStatus
-    from agents.loop import AgentLoop
-    from agents.state import AgentState
+    from agents.records.execution import ExecutionStatus
+    from agents.records.state import AgentState
+    from agents.shell.loop import AgentLoop
 
     initial = AgentState.initial()
     if os.path.splitext(args.target)[1].lower() in SUFFIXES:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, runtime_checkable
 
-from agents.inference import InferenceRequest, InferenceResponse
+from agents.records.inference import InferenceRequest, InferenceResponse
 
 __all__ = ["AsyncDriver", "Driver", "SyncDriver"]
 

@@ -6,11 +6,11 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from agents.bridge import run_coroutine
 from agents.errors import ConfigurationError
-from agents.inference import InferenceRequest, InferenceResponse
-from agents.messages import ToolCall
-from agents.persistent import to_pvector
+from agents.records.frozen import to_pvector
+from agents.records.inference import InferenceRequest, InferenceResponse
+from agents.records.messages import ToolCall
+from agents.tools.bridge import run_coroutine
 
 __all__ = ["FunctionDriver"]
 

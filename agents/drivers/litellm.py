@@ -20,16 +20,17 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
-from agents.codec import parse_object
-from agents.errors import ConfigurationError, ErrorInfo, ProviderError
-from agents.inference import InferenceRequest, InferenceResponse
-from agents.log import note
-from agents.messages import Message, Role, ToolCall
-from agents.persistent import EMPTY_MAP, deep_thaw, to_pvector
-from agents.redaction import environment_secrets, redacted, scrub, secret_values
-from agents.reporting import report_retry
-from agents.retry import classify, retry_delay
-from agents.usage import Usage
+from agents.errors import ConfigurationError
+from agents.records.codec import parse_object
+from agents.records.error_info import ErrorInfo, ProviderError
+from agents.records.frozen import EMPTY_MAP, deep_thaw, to_pvector
+from agents.records.inference import InferenceRequest, InferenceResponse
+from agents.records.messages import Message, Role, ToolCall
+from agents.records.redaction import environment_secrets, redacted, scrub, secret_values
+from agents.records.usage import Usage
+from agents.shell.log import note
+from agents.shell.reporting import report_retry
+from agents.shell.retry import classify, retry_delay
 
 __all__ = ["LiteLLMDriver"]
 

@@ -20,12 +20,13 @@ from typing import Any, Final
 
 import attrs
 
-from agents.codec import from_dict, from_json, to_dict
-from agents.errors import ErrorInfo, ReplayDivergence, StateDecodeError
-from agents.inference import InferenceRequest, InferenceResponse
-from agents.messages import Message
-from agents.state import AgentState
-from agents.step import AgentStep
+from agents.errors import StateDecodeError
+from agents.records.codec import from_dict, from_json, to_dict
+from agents.records.error_info import ErrorInfo, ReplayDivergence
+from agents.records.inference import InferenceRequest, InferenceResponse
+from agents.records.messages import Message
+from agents.records.state import AgentState
+from agents.records.step import AgentStep
 
 __all__ = ["RecordingInterceptor", "ReplayDriver", "request_hash"]
 

@@ -14,12 +14,12 @@ from typing import Any
 
 import attrs
 
-from agents.codec import parse_object
 from agents.errors import ConfigurationError, ScriptExhausted
-from agents.inference import InferenceRequest, InferenceResponse
-from agents.messages import ToolCall
-from agents.persistent import to_pvector
-from agents.usage import ZERO_USAGE, Usage
+from agents.records.codec import parse_object
+from agents.records.frozen import to_pvector
+from agents.records.inference import InferenceRequest, InferenceResponse
+from agents.records.messages import ToolCall
+from agents.records.usage import ZERO_USAGE, Usage
 
 __all__ = ["ScriptStep", "ScriptedDriver", "call", "calls", "fail", "reply"]
 

@@ -32,18 +32,18 @@ from typing import Any, Final
 import attrs
 from dbos import DBOS, Queue, Serializer, SetWorkflowID, WorkflowHandle
 
-from agents.clock import Clock, RandomIds, SystemClock
-from agents.codec import RECORDS, from_dict, to_dict
-from agents.effects import Failed, Infer, InvokeTools, ToolInvocation
+from agents.core.clock import Clock, RandomIds, SystemClock
 from agents.errors import AgentError, ConfigurationError, SessionNotFound
-from agents.events import Event
-from agents.loop import AgentLoop
-from agents.perform import SyncTools, perform_inference
 from agents.persistence.session import SessionStore
-from agents.record import Record
-from agents.reporting import forwarding
-from agents.state import AgentState
-from agents.step import ToolExecution
+from agents.records.codec import RECORDS, from_dict, to_dict
+from agents.records.effects import Failed, Infer, InvokeTools, ToolInvocation
+from agents.records.events import Event
+from agents.records.record import Record
+from agents.records.state import AgentState
+from agents.records.step import ToolExecution
+from agents.shell.loop import AgentLoop
+from agents.shell.perform import SyncTools, perform_inference
+from agents.shell.reporting import forwarding
 
 __all__ = [
     "CodecSerializer",

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import threading
 
-from agents.clock import Clock, IdFactory, RandomIds, SystemClock
+from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, SessionNotFound
 from agents.persistence.session import Session
-from agents.state import AgentState
-from agents.step import StepExecution
+from agents.records.state import AgentState
+from agents.records.step import StepExecution
 
 __all__ = ["InMemorySessionStore"]
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Self
 
-from agents.clock import Clock, IdFactory, RandomIds, SystemClock
+from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, StateDecodeError
 from agents.persistence.session import Session
 from agents.persistence.sql import (
@@ -35,9 +35,9 @@ from agents.persistence.sql import (
     save_plan,
     schema_plan,
 )
-from agents.redaction import REDACTED, dsn_secrets, environment_secrets, redacted_dsn, scrub
-from agents.state import AgentState
-from agents.step import StepExecution
+from agents.records.redaction import REDACTED, dsn_secrets, environment_secrets, redacted_dsn, scrub
+from agents.records.state import AgentState
+from agents.records.step import StepExecution
 
 __all__ = ["AsyncPostgresSessionStore", "PostgresSessionStore"]
 

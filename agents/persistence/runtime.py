@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from agents.clock import IdFactory, RandomIds
-from agents.execution import ExecutionState, ExecutionStatus
-from agents.loop import AgentLoop
-from agents.messages import Message
+from agents.core.clock import IdFactory, RandomIds
 from agents.persistence.session import Session, SessionStore
-from agents.state import AgentState
+from agents.records.execution import ExecutionState, ExecutionStatus
+from agents.records.messages import Message
+from agents.records.state import AgentState
+from agents.shell.loop import AgentLoop
 
 __all__ = ["SessionRuntime"]
 

@@ -7,9 +7,9 @@ from typing import Protocol, runtime_checkable
 
 import attrs
 
-from agents.record import Record
-from agents.state import AgentState
-from agents.step import StepExecution
+from agents.records.record import Record
+from agents.records.state import AgentState
+from agents.records.step import StepExecution
 
 __all__ = ["Session", "SessionStore"]
 

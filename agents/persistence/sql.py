@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
-from agents.clock import Clock, IdFactory, RandomIds, SystemClock
-from agents.codec import encode_step_execution, encode_value, from_dict, to_dict
+from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
 from agents.persistence.session import Session
-from agents.state import AgentState
-from agents.step import StepExecution
+from agents.records.codec import encode_step_execution, encode_value, from_dict, to_dict
+from agents.records.state import AgentState
+from agents.records.step import StepExecution
 
 __all__ = [
     "SCHEMA_VERSION",

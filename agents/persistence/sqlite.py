@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from agents.clock import Clock, IdFactory
+from agents.core.clock import Clock, IdFactory
 from agents.errors import StateDecodeError
 from agents.persistence.sql import Handle, SQLSessionStore
 

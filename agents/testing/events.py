@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import TypeVar
 
-from agents.events import Event
+from agents.records.events import Event
 
 __all__ = ["EventRecorder", "capture_events"]
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from agents.codec import REDACTED, from_json, to_json
 from agents.errors import InvariantViolation, StateDecodeError
-from agents.execution import ExecutionStatus
-from agents.messages import Role
-from agents.signals import StopReason
-from agents.state import AgentState
-from agents.step import StepExecution
-from agents.usage import ZERO_USAGE
+from agents.records.codec import REDACTED, from_json, to_json
+from agents.records.execution import ExecutionStatus
+from agents.records.messages import Role
+from agents.records.signals import StopReason
+from agents.records.state import AgentState
+from agents.records.step import StepExecution
+from agents.records.usage import ZERO_USAGE
 
 __all__ = ["assert_invariants", "check_invariants"]
 

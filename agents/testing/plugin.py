@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from agents.drivers.scripted import ScriptedDriver, ScriptStep
-from agents.loop import AgentLoop
+from agents.shell.loop import AgentLoop
 from agents.testing.clocks import SequentialIds, TickingClock
 from agents.testing.events import EventRecorder
 

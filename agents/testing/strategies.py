@@ -17,13 +17,13 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from agents.drivers.scripted import ScriptedDriver, ScriptStep, call, calls, fail, reply
-from agents.inference import InferenceResponse
-from agents.loop import AgentLoop
-from agents.messages import Message, Role
-from agents.state import AgentState
+from agents.records.inference import InferenceResponse
+from agents.records.messages import Message, Role
+from agents.records.state import AgentState
+from agents.records.usage import Usage
+from agents.shell.loop import AgentLoop
 from agents.testing.clocks import SequentialIds, TickingClock
-from agents.tools import Tool, Tools
-from agents.usage import Usage
+from agents.tools.tool import Tool, Tools
 
 __all__ = [
     "AgentMachine",
@@ -293,8 +293,8 @@ class AgentMachine(RuleBasedStateMachine):
     @rule()
     def run_agent(self) -> None:
         """The agent runs: queued model behaviour, then a final answer."""
-        from agents.cancellation import CancellationToken
-        from agents.hooks import tool_interceptor
+        from agents.core.cancellation import CancellationToken
+        from agents.core.hooks import tool_interceptor
         from agents.testing.invariants import check_invariants
 
         self.runs += 1

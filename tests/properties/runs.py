@@ -35,8 +35,8 @@ from agents import (
     subagent_tool,
     tool,
 )
-from agents.compaction import DEFAULT_SUMMARY_PROMPT
-from agents.subagents import DEPTH_KEY
+from agents.core.compaction import DEFAULT_SUMMARY_PROMPT
+from agents.shell.subagents import DEPTH_KEY
 from agents.testing import (
     ScriptedDriver,
     SequentialIds,

@@ -40,7 +40,7 @@ def observed(final: AgentState) -> dict:
 
 
 def _thaw(value):
-    from agents.persistent import deep_thaw
+    from agents.records.frozen import deep_thaw
 
     return deep_thaw(value)
 

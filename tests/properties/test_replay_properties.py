@@ -18,7 +18,7 @@ from runs import perform, scenarios
 
 from agents import AuditLog
 from agents.cli import main
-from agents.subagents import DEPTH_KEY
+from agents.shell.subagents import DEPTH_KEY
 
 
 def replay_verify(path: Path) -> tuple[int, str]:

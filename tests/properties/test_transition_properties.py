@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 from scripts import TOOLS, scripts, texts
 
 from agents import AgentLoop, AgentState, Message, StepExecution, StopReason, StopSignal
+from agents.core.transitions import add_signal, archive_step, begin_execution, finish_execution
 from agents.testing import ScriptedDriver, SequentialIds, TickingClock
-from agents.transitions import add_signal, archive_step, begin_execution, finish_execution
 
 AT = datetime(2025, 1, 1, tzinfo=UTC)
 

@@ -1,0 +1,1 @@
+"""The pure core: the step machine and the functions it runs (no I/O, no clock of its own)."""

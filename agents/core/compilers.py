@@ -1,0 +1,126 @@
+"""Message compilers: which messages a step's request sends (issue 9, context compaction).
+
+A ``MessageCompiler`` turns the context into the request's messages. The default sends
+everything in the order system prompt, summary, buffer, conversation (sharing the
+conversation's structure, so histories serialize by reference). ``TokenWindowCompiler``
+sends the head and the newest conversation messages that fit a token budget. Pure: the
+tokens are counted by a function of the message, by default a character estimate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Final, Protocol, runtime_checkable
+
+from agents.errors import ConfigurationError
+from agents.records.context import AgentContext
+from agents.records.frozen import History, to_history
+from agents.records.messages import Message, Role
+
+__all__ = [
+    "CachedCount",
+    "DefaultCompiler",
+    "MessageCompiler",
+    "TokenWindowCompiler",
+    "estimate_tokens",
+]
+
+_PER_MESSAGE: Final = 4  # role and separators, as chat formats spend them
+
+
+def estimate_tokens(message: Message) -> int:
+    """A provider-neutral estimate: a token per 4 characters of content and tool-call
+    arguments, plus 4 per message. Pass a real counter (``LiteLLMDriver.token_counter``)
+    where the budget must be exact."""
+    size = len(message.content or "")
+    for call in message.tool_calls:
+        size += len(call.name) + sum(len(str(k)) + len(str(v)) for k, v in call.arguments.items())
+    return _PER_MESSAGE + (size + 3) // 4
+
+
+class CachedCount:
+    """A token counter remembering its counts by message identity: records are immutable,
+    so a message counted once is counted for good, and a conversation is not re-counted
+    before every request. Each entry keeps its message alive, so an ``id`` is never taken
+    for another message's; the cache empties itself past ``size`` entries. ``count`` must be
+    a pure function of the message (both built-in counters are)."""
+
+    __slots__ = ("_entries", "count", "size")
+
+    def __init__(self, count: Callable[[Message], int], size: int = 16_384) -> None:
+        self.count = count
+        self.size = size
+        self._entries: dict[int, tuple[Message, int]] = {}
+
+    def __call__(self, message: Message) -> int:
+        entry = self._entries.get(id(message))
+        if entry is not None and entry[0] is message:
+            return entry[1]
+        tokens = self.count(message)
+        if len(self._entries) >= self.size:
+            self._entries.clear()
+        self._entries[id(message)] = (message, tokens)
+        return tokens
+
+    def __repr__(self) -> str:
+        return f"CachedCount({self.count!r})"
+
+
+@runtime_checkable
+class MessageCompiler(Protocol):
+    """Chooses the messages of a step's request from the context."""
+
+    def compile(self, context: AgentContext) -> History[Message]: ...
+
+
+class DefaultCompiler:
+    """System prompt, summary, buffer, then the whole conversation."""
+
+    __slots__ = ()
+
+    def compile(self, context: AgentContext) -> History[Message]:
+        """Everything, sharing the conversation's structure."""
+        return context.compile()
+
+    def __repr__(self) -> str:
+        return "DefaultCompiler()"
+
+
+class TokenWindowCompiler:
+    """The head (system prompt, summary, buffer) and the newest conversation messages that
+    fit ``max_tokens`` together with it. A window never starts with tool results whose call
+    it left out; the newest message is always sent, even alone over the budget."""
+
+    __slots__ = ("_counted", "count", "max_tokens")
+
+    def __init__(self, max_tokens: int, count: Callable[[Message], int] = estimate_tokens) -> None:
+        if not isinstance(max_tokens, int) or isinstance(max_tokens, bool) or max_tokens < 1:
+            raise ConfigurationError(f"max_tokens must be an int >= 1, got {max_tokens!r}")
+        if not callable(count):
+            raise ConfigurationError(f"count must be callable, got {count!r}")
+        self.max_tokens = max_tokens
+        self.count = count
+        self._counted = CachedCount(count)
+
+    def compile(self, context: AgentContext) -> History[Message]:
+        """The head and the newest messages within the budget (reads only those)."""
+        head = context.head()
+        messages = context.store.messages
+        count = self._counted
+        budget = self.max_tokens - sum(count(m) for m in head)
+        total = len(messages)
+        start = total
+        while start > 0:
+            cost = count(messages[start - 1])
+            if start < total and cost > budget:
+                break
+            budget -= cost
+            start -= 1
+        while start < total - 1 and messages[start].role is Role.TOOL:
+            start += 1  # its tool call was left out: providers reject an orphan result
+        if start == 0:
+            return context.compile()
+        return to_history([messages[i] for i in range(start, total)]).with_head(head)
+
+    def __repr__(self) -> str:
+        return f"TokenWindowCompiler({self.max_tokens})"

@@ -1,0 +1,87 @@
+"""``ErrorInfo``: a failure stored as data inside records, and the two exceptions that
+carry one (a provider's failure, a replay's divergence)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+from pyrsistent.typing import PMap
+
+from agents.errors import AgentError
+from agents.records.frozen import EMPTY_MAP, to_pmap
+from agents.records.record import Record
+
+__all__ = ["ErrorInfo", "ProviderError", "ReplayDivergence"]
+
+
+@attrs.frozen(kw_only=True)
+class ErrorInfo(Record):
+    """A failure stored as data: its type name, a message, and JSON-able details."""
+
+    type: str
+    message: str
+    details: PMap[str, Any] = attrs.field(default=EMPTY_MAP, converter=to_pmap)
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> ErrorInfo:
+        """The ``error_info`` an exception carries, else its class name and message."""
+        carried = getattr(exc, "error_info", None)
+        if isinstance(carried, ErrorInfo):
+            return carried
+        return cls(type=type(exc).__name__, message=str(exc))
+
+    def describe(self) -> str:
+        """``<type>: <message>``, the form the model and stop signals see."""
+        return f"{self.type}: {self.message}" if self.message else self.type
+
+    def with_details(self, details: Mapping[str, Any]) -> ErrorInfo:
+        """A copy with ``details`` merged in."""
+        if not details:
+            return self
+        return self._evolve(details=to_pmap({**self.details, **details}))
+
+
+class ProviderError(AgentError):
+    """A model provider failed for good (after any retries); ``error_info`` has the
+        provider's status and the number of attempts in its details; ``retryable`` and
+        ``retry_after`` say what a retry policy around the driver may do (``None``: judge by the
+    status). It never chains the
+        provider's own exception (whose text may hold a credential)."""
+
+    def __init__(
+        self,
+        error: ErrorInfo,
+        *,
+        retryable: bool | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(error.describe())
+        self._error = error
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+    @property
+    def error_info(self) -> ErrorInfo:
+        """The failure as it is recorded in the run."""
+        return self._error
+
+
+class ReplayDivergence(AgentError):
+    """A replayed run asked the model something the recording did not; ``step`` (1-based)
+    and ``field`` (``messages[4].content``, ``messages``, ``steps``) say where."""
+
+    def __init__(self, message: str, step: int = 0, field: str = "") -> None:
+        super().__init__(message)
+        self.step = step
+        self.field = field
+
+    @property
+    def error_info(self) -> ErrorInfo:
+        """The divergence as recorded in the run."""
+        return ErrorInfo(
+            type="ReplayDivergence",
+            message=str(self),
+            details={"step": self.step, "field": self.field},
+        )

@@ -1,0 +1,87 @@
+"""What the loop asks a model (``InferenceRequest``) and what it answers (``InferenceResponse``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Literal
+
+import attrs
+from pyrsistent.typing import PMap, PVector
+
+from agents.records.frozen import (
+    EMPTY_MAP,
+    EMPTY_VECTOR,
+    History,
+    deep_freeze,
+    to_history,
+    to_pmap,
+    to_pvector,
+)
+from agents.records.messages import Message, Role, ToolCall, make_message
+from agents.records.record import Record
+from agents.records.usage import ZERO_USAGE, Usage
+
+__all__ = ["FINISH_REASONS", "FinishReason", "InferenceRequest", "InferenceResponse"]
+
+FinishReason = Literal["stop", "tool_calls", "length", "content_filter", "error"]
+FINISH_REASONS: Final[frozenset[str]] = frozenset(
+    {"stop", "tool_calls", "length", "content_filter", "error"}
+)
+
+
+def _to_schemas(value: Iterable[Mapping[str, Any]]) -> PVector[PMap[str, Any]]:
+    if type(value) is type(EMPTY_VECTOR):
+        return value
+    return to_pvector([deep_freeze(schema) for schema in value])
+
+
+def _check_finish_reason(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in FINISH_REASONS:
+        raise ValueError(f"{attribute.name} must be one of {sorted(FINISH_REASONS)}, got {value!r}")
+
+
+@attrs.frozen(kw_only=True)
+class InferenceRequest(Record):
+    """Messages, tool schemas (``{"name", "description", "parameters"}``) and options."""
+
+    messages: History[Message] = attrs.field(converter=to_history)
+    tools: PVector[PMap[str, Any]] = attrs.field(default=EMPTY_VECTOR, converter=_to_schemas)
+    model: str | None = None
+    response_format: Any = attrs.field(default=None, converter=deep_freeze)
+    options: PMap[str, Any] = attrs.field(default=EMPTY_MAP, converter=to_pmap)
+
+    def with_messages(self, messages: Sequence[Message]) -> InferenceRequest:
+        """A copy sending other messages."""
+        return self._evolve(messages=to_history(messages))
+
+    def with_options(self, **options: Any) -> InferenceRequest:
+        """A copy with options merged in."""
+        return self._evolve(options=to_pmap({**self.options, **options}))
+
+    def tool_names(self) -> list[str]:
+        """The names of the offered tools, in order."""
+        return [str(schema["name"]) for schema in self.tools]
+
+
+@attrs.frozen(kw_only=True)
+class InferenceResponse(Record):
+    """One model answer: text, tool calls, why it ended, and what it cost."""
+
+    content: str = ""
+    tool_calls: PVector[ToolCall] = attrs.field(default=EMPTY_VECTOR, converter=to_pvector)
+    finish_reason: str = attrs.field(default="stop", validator=_check_finish_reason)
+    usage: Usage = ZERO_USAGE
+    model: str | None = None
+    raw: Any = attrs.field(default=None, converter=deep_freeze)
+
+    def with_content(self, content: str) -> InferenceResponse:
+        """A copy with other text."""
+        return self if content == self.content else self._evolve(content=content)
+
+    def with_tool_calls(self, tool_calls: Iterable[ToolCall]) -> InferenceResponse:
+        """A copy requesting other tool calls."""
+        return self._evolve(tool_calls=to_pvector(tool_calls))
+
+    def to_message(self) -> Message:
+        """The assistant message this answer adds to the conversation."""
+        return make_message(Role.ASSISTANT, self.content, self.tool_calls, None, None)

@@ -1,0 +1,1 @@
+"""The shell: the loop and its runners, which perform the machine's effects."""

@@ -1,0 +1,442 @@
+"""``AgentLoop``: the imperative shell that drives the step machine (SPEC §3).
+
+The loop is an immutable configuration. ``run``/``iterate`` (sync) and ``arun``/``aiterate``
+(async) are thin runners over ``agents.core.machine.execute``: they perform the ``Infer`` and
+``InvokeTools`` effects through the interceptors, send events to listeners and the log, and
+never raise for a failure inside the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator
+from typing import Any, Final, TypeVar
+
+import attrs
+
+from agents.core.cancellation import CancellationToken
+from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
+from agents.core.hooks import Hook, is_async_interceptor, sort_hooks
+from agents.core.machine import Effect, Machine, MachineFailure, execute
+from agents.core.stopping import Limits
+from agents.errors import ConfigurationError
+from agents.records.effects import Failed, Infer, InvokeTools
+from agents.records.error_info import ErrorInfo
+from agents.records.events import Event
+from agents.records.goal import COMPLETE_GOAL
+from agents.records.inference import FINISH_REASONS, InferenceRequest
+from agents.records.state import AgentState
+from agents.shell.describe import describe, describe_markdown
+from agents.shell.log import event_logger, log_listener_failure, resolve_logger
+from agents.shell.perform import (
+    AsyncTools,
+    SyncTools,
+    async_chain,
+    check_response,
+    perform_inference,
+    reporter_for,
+    sync_chain,
+    threaded,
+    with_deltas,
+)
+from agents.shell.reporting import forwarding, reporting
+from agents.tools.bridge import run_coroutine
+from agents.tools.tool import COMPLETE_GOAL_TOOL, Tool, Tools
+
+__all__ = ["AgentLoop"]
+
+X = TypeVar("X")
+Y = TypeVar("Y")
+Layer = Callable[[Any, Callable[[Any], Any]], Any]
+
+_TOOL_MODES: Final = ("parallel", "sequential")
+_MAX_THREADS: Final = 16
+
+
+def _to_tools(value: Any) -> Tools:
+    return Tools.of(value)
+
+
+def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(value)
+
+
+@attrs.frozen(eq=False)
+class AgentLoop:
+    """An immutable agent loop: a driver, tools, hooks, interceptors, limits, clock and ids."""
+
+    driver: Any = attrs.field()
+    tools: Tools = attrs.field(factory=Tools, converter=_to_tools)
+    hooks: tuple[Hook, ...] = attrs.field(default=(), converter=_to_tuple)
+    interceptors: tuple[Any, ...] = attrs.field(default=(), converter=_to_tuple)
+    max_steps: int | None = 20
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    time_limit: float | None = None
+    stop_on_finish_reasons: tuple[str, ...] = attrs.field(default=(), converter=_to_tuple)
+    tool_execution: str = "parallel"
+    stop_on_tool_error: bool = False
+    clock: Clock | None = None
+    ids: IdFactory | None = None
+    listeners: tuple[Callable[[Event], None], ...] = attrs.field(default=(), converter=_to_tuple)
+    logger: Any = None
+    output_retries: int = 2
+    message_compiler: Any = None
+    compaction: Any = None
+    _machine: Machine = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        driver = self.driver
+        if not (
+            callable(getattr(driver, "infer", None)) or callable(getattr(driver, "ainfer", None))
+        ):
+            raise ConfigurationError(
+                f"driver {driver!r} has neither infer(request) nor ainfer(request)"
+            )
+        for item in self.hooks:
+            if not isinstance(item, Hook):
+                raise ConfigurationError(
+                    f"hooks= takes functions decorated with @hook(...), got {item!r}"
+                )
+        for item in self.interceptors:
+            if not (hasattr(item, "intercept_inference") or hasattr(item, "intercept_tool")):
+                raise ConfigurationError(
+                    f"interceptor {item!r} has neither intercept_inference nor intercept_tool"
+                )
+        if self.tool_execution not in _TOOL_MODES:
+            raise ConfigurationError(
+                f"tool_execution must be 'parallel' or 'sequential', got {self.tool_execution!r}"
+            )
+        retries = self.output_retries
+        if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
+            raise ConfigurationError(f"output_retries must be an int >= 0, got {retries!r}")
+        unknown = set(self.stop_on_finish_reasons) - FINISH_REASONS
+        if unknown:
+            raise ConfigurationError(
+                f"stop_on_finish_reasons has unknown values {sorted(unknown)}; "
+                f"known: {sorted(FINISH_REASONS)}"
+            )
+        clock = self.clock if self.clock is not None else SystemClock()
+        ids = self.ids if self.ids is not None else RandomIds()
+        if not callable(getattr(clock, "now", None)):
+            raise ConfigurationError(f"clock {clock!r} has no now() method")
+        if not callable(getattr(ids, "new_id", None)):
+            raise ConfigurationError(f"ids {ids!r} has no new_id(kind) method")
+        for listener in self.listeners:
+            if not callable(listener):
+                raise ConfigurationError(f"listener {listener!r} is not callable")
+        compiler = self.message_compiler
+        if compiler is not None and not callable(getattr(compiler, "compile", None)):
+            raise ConfigurationError(
+                f"message_compiler {compiler!r} has no compile(context) method"
+            )
+        compactor = self.compaction
+        if compactor is not None and not callable(getattr(compactor, "plan", None)):
+            raise ConfigurationError(
+                f"compaction {compactor!r} has no plan(context, step) method "
+                "(use agents.Summarization)"
+            )
+        limits = Limits(
+            max_steps=self.max_steps,
+            max_tokens=self.max_tokens,
+            max_cost=self.max_cost,
+            time_limit=self.time_limit,
+        )
+        if COMPLETE_GOAL in self.tools:
+            raise ConfigurationError(
+                f"the tool name {COMPLETE_GOAL!r} is reserved for goals (SPEC §12)"
+            )
+        object.__setattr__(
+            self,
+            "_machine",
+            Machine(
+                tools=self.tools.with_tool(COMPLETE_GOAL_TOOL),
+                hooks=sort_hooks(self.hooks),
+                limits=limits,
+                stop_on_finish_reasons=frozenset(self.stop_on_finish_reasons),
+                stop_on_tool_error=self.stop_on_tool_error,
+                output_retries=self.output_retries,
+                parallel=self.tool_execution == "parallel",
+                clock=clock,
+                ids=ids,
+                message_compiler=compiler,
+                compactor=compactor,
+            ),
+        )
+
+    # -- variants -------------------------------------------------------------------------
+
+    def with_options(self, **changes: Any) -> AgentLoop:
+        """A copy with any constructor arguments replaced (validated again)."""
+        return attrs.evolve(self, **changes)
+
+    def with_driver(self, driver: Any) -> AgentLoop:
+        """A copy with another driver."""
+        return attrs.evolve(self, driver=driver)
+
+    def with_tools(self, *tools: Tool | Callable[..., Any]) -> AgentLoop:
+        """A copy with tools added (a tool of the same name is replaced)."""
+        collection = self.tools
+        for item in tools:
+            collection = collection.with_tool(item)
+        return attrs.evolve(self, tools=collection)
+
+    def with_hooks(self, *hooks: Hook) -> AgentLoop:
+        """A copy with hooks added after the existing ones."""
+        return attrs.evolve(self, hooks=(*self.hooks, *hooks))
+
+    def with_interceptors(self, *interceptors: Any) -> AgentLoop:
+        """A copy with interceptors added inside the existing ones."""
+        return attrs.evolve(self, interceptors=(*self.interceptors, *interceptors))
+
+    def with_listeners(self, *listeners: Callable[[Event], None]) -> AgentLoop:
+        """A copy with listeners added."""
+        return attrs.evolve(self, listeners=(*self.listeners, *listeners))
+
+    def with_limits(self, **limits: Any) -> AgentLoop:
+        """A copy with ``max_steps``, ``max_tokens``, ``max_cost`` or ``time_limit`` changed."""
+        allowed = {"max_steps", "max_tokens", "max_cost", "time_limit"}
+        unknown = set(limits) - allowed
+        if unknown:
+            raise ConfigurationError(f"with_limits() got unknown limits {sorted(unknown)}")
+        return attrs.evolve(self, **limits)
+
+    # -- self-description -----------------------------------------------------------------
+
+    def describe(self) -> dict[str, Any]:
+        """Tools (with schemas), hooks (triggers, priorities), interceptors, limits, driver
+        and model, as JSON data — without secrets (see ``agents.shell.describe``)."""
+        return describe(self)
+
+    def describe_markdown(self) -> str:
+        """``describe()`` as a Markdown page."""
+        return describe_markdown(self)
+
+    # -- runners --------------------------------------------------------------------------
+
+    def run(
+        self, state: AgentState, *, cancellation: CancellationToken | None = None
+    ) -> AgentState:
+        """Run one execution to its end and return the final state; never raises for a
+        failure inside the run (it is recorded in the state)."""
+        final = state
+        states = self._drive(
+            self._start(state, cancellation, sync=True, progress=False), progress=False
+        )
+        for final in states:  # noqa: B007 -- the loop keeps the last state
+            pass
+        return final
+
+    def iterate(
+        self, state: AgentState, *, cancellation: CancellationToken | None = None
+    ) -> Iterator[AgentState]:
+        """Yield the state after every continuing step, then the final state."""
+        return self._drive(self._start(state, cancellation, sync=True), progress=True)
+
+    async def arun(
+        self, state: AgentState, *, cancellation: CancellationToken | None = None
+    ) -> AgentState:
+        """``run`` in an event loop; gives the same history as ``run`` for the same inputs."""
+        final = state
+        states = self._adrive(self._start(state, cancellation, progress=False), progress=False)
+        async for final in states:  # noqa: B007 -- the loop keeps the last state
+            pass
+        return final
+
+    def aiterate(
+        self, state: AgentState, *, cancellation: CancellationToken | None = None
+    ) -> AsyncIterator[AgentState]:
+        """``iterate`` in an event loop."""
+        return self._adrive(self._start(state, cancellation), progress=True)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _start(
+        self,
+        state: AgentState,
+        cancellation: CancellationToken | None,
+        *,
+        sync: bool = False,
+        progress: bool = True,
+    ) -> tuple[Generator[Effect, Any, AgentState], Callable[[Event], None] | None]:
+        """Check the arguments (misuse raises here, before anything runs); the machine."""
+        if not isinstance(state, AgentState):
+            raise ConfigurationError(
+                f"run() needs an AgentState, got {type(state).__name__}; "
+                "build one with AgentState.initial(...)"
+            )
+        if cancellation is not None and not isinstance(cancellation, CancellationToken):
+            raise ConfigurationError(
+                f"cancellation must be a CancellationToken, got {type(cancellation).__name__}"
+            )
+        if sync and any(
+            is_async
+            for _, is_async in (
+                *self._layers("intercept_inference"),
+                *self._layers("intercept_tool"),
+            )
+        ):
+            raise ConfigurationError(
+                "an async interceptor needs arun()/aiterate(); run() and iterate() take sync "
+                "interceptors only"
+            )
+        emit, step_events = self._emitter()
+        machine = execute(
+            state,
+            self._machine,
+            emit,
+            cancellation,
+            progress=progress,
+            step_events=step_events,
+        )
+        return machine, emit if step_events else None
+
+    def _emitter(self) -> tuple[Callable[[Event], None] | None, bool]:
+        """The run's event sink, and whether step-level (debug) events are wanted."""
+        logger = resolve_logger(self.logger)
+        listeners = self.listeners
+        if logger is None and not listeners:
+            return None, False
+        log = event_logger(logger)
+
+        broken: list[object] = []  # critical listeners that failed: the run is ending
+
+        def emit(event: Event) -> None:
+            if log is not None:
+                log(event)
+            for listener in listeners:
+                if broken and listener in broken:
+                    continue
+                try:
+                    listener(event)
+                except Exception as exc:
+                    if getattr(listener, "critical", False):
+                        broken.append(listener)
+                        raise MachineFailure(
+                            ErrorInfo(
+                                type="ListenerFailed",
+                                message=f"critical listener {listener!r} failed: "
+                                f"{type(exc).__name__}: {exc}",
+                            )
+                        ) from exc
+                    log_listener_failure(logger, listener, exc)
+
+        return emit, bool(listeners) or (log is not None and log.debug_enabled)
+
+    def _layers(self, method: str) -> list[tuple[Any, bool]]:
+        return [
+            (getattr(item, method), is_async_interceptor(item, method))
+            for item in self.interceptors
+            if hasattr(item, method)
+        ]
+
+    def _drive(
+        self,
+        started: tuple[Generator[Effect, Any, AgentState], Callable[[Event], None] | None],
+        *,
+        progress: bool,
+    ) -> Iterator[AgentState]:
+        machine, step_emit = started
+        infer, tools = self._sync_performers()
+        try:
+            result: Any = None
+            while True:
+                try:
+                    effect = machine.send(result)
+                except StopIteration as done:
+                    yield done.value
+                    return
+                kind = type(effect)
+                if kind is Infer:
+                    result = perform_inference(infer, effect, step_emit)  # type: ignore[arg-type]
+                elif kind is InvokeTools:
+                    if step_emit is None:
+                        result = tools.perform(effect)  # type: ignore[arg-type]
+                    else:  # a sub-agent started by a tool reports to this run's listeners
+                        with forwarding(step_emit):
+                            result = tools.perform(effect)  # type: ignore[arg-type]
+                else:
+                    result = None
+                    if progress:
+                        yield effect.state  # type: ignore[union-attr]
+        finally:
+            tools.close()
+            machine.close()
+
+    def _sync_performers(
+        self, now: Callable[[], Any] | None = None
+    ) -> tuple[Callable[[InferenceRequest], Any], SyncTools]:
+        """Inference through the interceptors, and the tool performer (completion times
+        from ``now``, by default the loop's clock), for a blocking runner."""
+        infer = sync_chain(
+            [layer for layer, _ in self._layers("intercept_inference")], self._sync_infer()
+        )
+        tools = SyncTools(
+            self._machine.tools,
+            [layer for layer, _ in self._layers("intercept_tool")],
+            now or self._machine.clock.now,
+        )
+        return infer, tools
+
+    def _sync_infer(self) -> Callable[[InferenceRequest], Any]:
+        driver = self.driver
+        infer = getattr(driver, "infer", None)
+        if callable(infer):
+            return with_deltas(infer)
+        ainfer = with_deltas(driver.ainfer)
+        return lambda request: run_coroutine(ainfer(request))
+
+    async def _adrive(
+        self,
+        started: tuple[Generator[Effect, Any, AgentState], Callable[[Event], None] | None],
+        *,
+        progress: bool,
+    ) -> AsyncIterator[AgentState]:
+        machine, step_emit = started
+        driver = self.driver
+        ainfer = getattr(driver, "ainfer", None)
+        sync_infer = getattr(driver, "infer", None)
+        if callable(sync_infer):
+            sync_infer = with_deltas(sync_infer)
+        if callable(ainfer):
+            inner_async: Callable[[Any], Awaitable[Any]] = with_deltas(ainfer)
+        else:
+            inner_async = threaded(sync_infer)  # type: ignore[arg-type]
+        infer = async_chain(
+            self._layers("intercept_inference"),
+            inner_async,
+            sync_infer if callable(sync_infer) else None,
+        )
+        tools = AsyncTools(
+            self._machine.tools, self._layers("intercept_tool"), self._machine.clock.now
+        )
+        try:
+            result: Any = None
+            while True:
+                try:
+                    effect = machine.send(result)
+                except StopIteration as done:
+                    yield done.value
+                    return
+                kind = type(effect)
+                if kind is Infer:
+                    try:
+                        if step_emit is None:
+                            answer = await infer(effect.request)  # type: ignore[union-attr]
+                        else:
+                            with reporting(reporter_for(step_emit, effect)):  # type: ignore[arg-type]
+                                answer = await infer(effect.request)  # type: ignore[union-attr]
+                        result = check_response(answer)
+                    except Exception as exc:
+                        result = Failed(ErrorInfo.from_exception(exc))
+                elif kind is InvokeTools:
+                    if step_emit is None:
+                        result = await tools.perform(effect)  # type: ignore[arg-type]
+                    else:
+                        with forwarding(step_emit):
+                            result = await tools.perform(effect)  # type: ignore[arg-type]
+                else:
+                    result = None
+                    if progress:
+                        yield effect.state  # type: ignore[union-attr]
+        finally:
+            machine.close()

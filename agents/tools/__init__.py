@@ -1,0 +1,1 @@
+"""Tools: typed functions as tools, their schemas, argument checks and invocation."""
