@@ -32,6 +32,7 @@ def test_every_page_is_checked():
         "docs/how-to/subagents.md",
         "docs/how-to/definitions.md",
         "docs/how-to/context-window.md",
+        "docs/architecture.md",
     } | {f"docs/concepts/{name}.md" for name in ("state", "loop", "hooks", "stopping", "tools")}
     assert expected <= names
 
@@ -46,3 +47,24 @@ def test_examples_run(page, tmp_path, monkeypatch, capsys):
     for number, match in enumerate(BLOCK.finditer(text), start=1):
         code = compile(match.group(1), f"{page.name}[block {number}]", "exec")
         exec(code, namespace)
+
+
+def test_the_architecture_page_names_modules_that_exist():
+    """Every module and folder the maintainers' page names (``core/machine.py``,
+    ``agents/records/``, a bare ``codec.py`` in its folder's row) is in the package."""
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    named = {
+        path.removeprefix("agents/")
+        for path in re.findall(r"`((?:[a-z_]+/)*[a-z_]+(?:\.py|/))`", page)
+    }
+    package = ROOT / "agents"
+    files = {path.name for path in package.rglob("*.py")}
+    missing = sorted(
+        path
+        for path in named
+        if not path.startswith(("tests/", "docs/"))
+        and not (package / path).exists()
+        and not ("/" not in path and path in files)  # a file named in its folder's row
+    )
+    assert len(named) > 20
+    assert missing == []

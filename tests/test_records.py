@@ -217,3 +217,19 @@ class TestHistory:
         assert History(range(1, 41)).is_prefix_of(body) is False
         assert body.prefix(0) == []
         assert body.last() == 69 and History().last() is None
+
+
+def test_generated_record_code_shows_its_source_in_tracebacks():
+    """The fast constructors generated for records are registered with ``linecache`` (as
+    attrs does for its methods): a traceback through one shows the line, not ``<string>``."""
+    import traceback
+
+    from agents.records.record import updater
+    from agents.records.usage import Usage
+
+    update = updater(Usage, "cost")
+    with pytest.raises(AttributeError) as caught:
+        update(object(), 1.0)  # not a Usage: the generated body fails reading its fields
+    text = "".join(traceback.format_exception(caught.value))
+    assert '"<agents generated update agents.records.usage.Usage' in text
+    assert "_set_input_tokens(new, self.input_tokens)" in text

@@ -59,7 +59,7 @@ from agents.records.events import (
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import EMPTY_VECTOR, deep_freeze, deep_thaw, to_pvector
 from agents.records.goal import COMPLETE_GOAL
-from agents.records.inference import InferenceRequest, InferenceResponse
+from agents.records.inference import InferenceResponse
 from agents.records.messages import Message, ToolCall
 from agents.records.output import check_output, output_validator
 from agents.records.record import maker
@@ -76,7 +76,6 @@ Effect = Infer | InvokeTools | Progress
 _tuple_new: Final = tuple.__new__
 _make_step: Final = maker(AgentStep)
 _make_step_execution: Final = maker(StepExecution)
-_make_request: Final = maker(InferenceRequest)
 Emit = Callable[[Event], None]
 
 _BEFORE_EXECUTION: Final = HookTrigger.BEFORE_EXECUTION

@@ -36,7 +36,6 @@ __all__ = [
     "Plan",
     "Query",
     "SQLSessionStore",
-    "T",
     "drive",
 ]
 

@@ -443,8 +443,6 @@ def _decoder_for(annotation: Any, owner: str) -> Decoder:
     if origin is PVector or (origin is not None and getattr(origin, "__name__", "") == "PVector"):
         return _sequence(_decoder_for(args[0], owner), to_pvector)
     if origin is PMap or (origin is not None and getattr(origin, "__name__", "") == "PMap"):
-        if args and args[1] is Any:
-            return _plain_map
         return _plain_map
     raise TypeError(f"the codec cannot decode {annotation!r} in {owner}")
 

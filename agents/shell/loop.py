@@ -9,7 +9,7 @@ never raise for a failure inside the run.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 import attrs
 
@@ -44,12 +44,8 @@ from agents.tools.tool import COMPLETE_GOAL_TOOL, Tool, Tools
 
 __all__ = ["AgentLoop"]
 
-X = TypeVar("X")
-Y = TypeVar("Y")
-Layer = Callable[[Any, Callable[[Any], Any]], Any]
 
 _TOOL_MODES: Final = ("parallel", "sequential")
-_MAX_THREADS: Final = 16
 
 
 def _to_tools(value: Any) -> Tools:
