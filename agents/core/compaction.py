@@ -23,7 +23,7 @@ from collections.abc import Callable, Generator, Mapping, Sequence
 from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 
 from agents.core.compilers import CachedCount, estimate_tokens
-from agents.core.phases import MachineFailure
+from agents.core.run import MachineFailure
 from agents.errors import ConfigurationError
 from agents.records.context import AgentContext, MessageStore
 from agents.records.effects import Failed, Infer

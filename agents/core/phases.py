@@ -1,416 +1,644 @@
-"""The building blocks the step machine runs: its configuration, hook chains, the request
-compiler, and a step's tool batch (BEFORE_TOOL_USE hooks, invocations, AFTER_TOOL_USE hooks,
-the signals tools carry). ``agents.core.machine`` sequences them into phases (SPEC §3).
+"""The phases of one execution (SPEC §3), as functions over the execution in progress
+(``Run``) and, inside a step, the step being made (``Draft``).
+
+``agents.core.machine.execute`` calls them in order: ``before_execution``; for each step
+``before_step`` then ``step`` (UseTools: the request, the model's answer, the approval gate,
+the tool calls and their results; then AfterStep and ``should_stop``); ``after_execution``.
+``step`` is the generator that yields the effects (``Infer``, ``InvokeTools``); the
+functions around each yield prepare the effect and take in its result, and return what
+they changed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Generator
 from datetime import datetime
 from typing import Any, Final, NamedTuple
 
-import attrs
+from pyrsistent import pvector
 
-from agents.core.clock import Clock, IdFactory
-from agents.core.hooks import Hook, HookContext, HookTrigger
-from agents.core.stopping import Limits
-from agents.core.transitions import add_signal, blocked_execution
-from agents.records.effects import Failed, ToolInvocation
-from agents.records.error_info import ErrorInfo
-from agents.records.events import Event, ToolCallBlocked, ToolCallCompleted
-from agents.records.frozen import EMPTY_MAP, History
-from agents.records.goal import COMPLETE_GOAL
-from agents.records.inference import InferenceRequest
-from agents.records.messages import Message, ToolCall
+from agents.core.compaction import compact, plan_compaction
+from agents.core.goals import goal_after_step, goal_budgets, goal_started
+from agents.core.hooks import HookContext, HookTrigger
+from agents.core.outputs import check_final_output
+from agents.core.run import MachineFailure, Run
+from agents.core.stopping import decide_stop, limit_signals
+from agents.core.tool_batch import (
+    ToolBatch,
+    approval_gate,
+    finish_tools,
+    finished_before,
+    plan_tools,
+    runs_sequentially,
+    suspend,
+    tool_signals,
+)
+from agents.core.transitions import (
+    add_signal,
+    archive_step,
+    begin_execution,
+    finish_execution,
+    record_error,
+    terminal_status,
+    tool_message,
+)
+from agents.records.effects import Failed, Infer, InvokeTools, Progress, ToolInvocation
+from agents.records.events import (
+    ContextCompacted,
+    ExecutionCompleted,
+    ExecutionFailed,
+    ExecutionStarted,
+    ExecutionStopped,
+    InferenceCompleted,
+    StepCompleted,
+    StepStarted,
+    ToolCallStarted,
+)
+from agents.records.execution import ExecutionStatus
+from agents.records.frozen import EMPTY_VECTOR, History, to_pvector
+from agents.records.inference import InferenceRequest, InferenceResponse
+from agents.records.messages import Message
 from agents.records.record import maker
 from agents.records.signals import StopReason, StopSignal
 from agents.records.state import AgentState
-from agents.records.step import AgentStep, ToolExecution
-from agents.tools.tool import Tools
+from agents.records.step import AgentStep, Compaction, StepExecution, ToolExecution
 
 __all__ = [
-    "Machine",
-    "MachineFailure",
-    "RequestCompiler",
-    "RunHooks",
-    "ToolBatch",
-    "finish_tools",
-    "finished_before",
-    "goal_after_step",
-    "goal_budgets",
-    "plan_tools",
-    "run_hook_chain",
-    "runs_sequentially",
-    "tool_signals",
+    "Effect",
+    "Partial",
+    "after_execution",
+    "before_execution",
+    "before_step",
+    "resumed_step",
+    "should_stop",
+    "step",
 ]
 
-Emit = Callable[[Event], None]
-_make_request: Final = maker(InferenceRequest)
-_BEFORE_TOOL_USE: Final = HookTrigger.BEFORE_TOOL_USE
-_AFTER_TOOL_USE: Final = HookTrigger.AFTER_TOOL_USE
+Effect = Infer | InvokeTools | Progress
+
+# Positional constructors for the records made every step (see ``agents.records.record.maker``),
+# and the named tuples' own constructor without their Python-level ``__new__``: together
+# they took about a fifth off a plain step (FACTS.md: records made per step were 25 %).
+_tuple_new: Final = tuple.__new__
+_make_step: Final = maker(AgentStep)
+_make_step_execution: Final = maker(StepExecution)
+
+_BEFORE_EXECUTION: Final = HookTrigger.BEFORE_EXECUTION
+_BEFORE_STEP: Final = HookTrigger.BEFORE_STEP
+_BEFORE_INFERENCE: Final = HookTrigger.BEFORE_INFERENCE
+_AFTER_INFERENCE: Final = HookTrigger.AFTER_INFERENCE
+_AFTER_STEP: Final = HookTrigger.AFTER_STEP
 
 
-class MachineFailure(Exception):
-    """An exception inside the run, already turned into data."""
+class Partial(NamedTuple):
+    """What a step that failed had made so far (archived as its ERROR step)."""
 
-    def __init__(self, error: ErrorInfo, finished: tuple[ToolExecution, ...] = ()) -> None:
-        super().__init__(error.describe())
-        self.error = error
-        self.finished = finished
-
-    @property
-    def error_info(self) -> ErrorInfo:
-        """The failure as data (read when it escapes through a driver or interceptor)."""
-        return self.error
-
-
-@attrs.frozen(kw_only=True)
-class Machine:
-    """What a loop fixes for its runs: tools, hooks per trigger, limits, clock and ids."""
-
-    tools: Tools
-    hooks: Mapping[HookTrigger, tuple[Hook, ...]]
-    limits: Limits
-    stop_on_finish_reasons: frozenset[str]
-    stop_on_tool_error: bool
-    parallel: bool
-    output_retries: int = 2
-    clock: Clock
-    ids: IdFactory
-    message_compiler: Any = None  # a MessageCompiler; None sends everything (the default)
-    compactor: Any = None  # a Compactor (agents.core.compaction); None never compacts
+    step_id: str
+    input_messages: History[Message]
+    response: InferenceResponse | None
+    executions: tuple[ToolExecution, ...]
+    output: list[Message] | None
+    made: AgentStep | None
+    compaction: Compaction | None
+    conversation_length: int | None
 
 
-def run_hook_chain(hooks: tuple[Hook, ...], context: HookContext) -> HookContext:
-    for hook in hooks:
-        try:
-            result = hook.function(context)
-        except Exception as exc:
-            error = ErrorInfo.from_exception(exc)
-            raise MachineFailure(
-                error.with_details({"hook": hook.name, "trigger": context.trigger.value})
-            ) from exc
-        if type(result) is not HookContext:
-            raise MachineFailure(
-                ErrorInfo(
-                    type="HookReturnError",
-                    message=f"hook {hook.name!r} returned {type(result).__name__}, "
-                    "expected the HookContext it was given (or a changed copy)",
-                    details={"hook": hook.name, "trigger": context.trigger.value},
+# -- phase 1: BeforeExecution -----------------------------------------------------------------
+
+
+def before_execution(run: Run, state: AgentState) -> tuple[AgentState, bool]:
+    """Start (or resume) the execution, emit ``ExecutionStarted``, run BEFORE_EXECUTION
+    hooks; the state and whether the run stops before any step."""
+    execution = state.execution
+    state, resumed = begin_execution(
+        state,
+        run.now(),
+        None
+        if execution is not None
+        and execution.execution_id
+        and not execution.status.terminal  # a finished execution is replaced
+        else run.new_id("execution"),
+        None if state.agent_id is not None else run.new_id("agent"),
+    )
+    run.begin(state)
+    try:
+        if run.emit is not None:
+            run.emit(
+                ExecutionStarted(
+                    agent_id=run.agent_id,
+                    execution_id=run.execution_id,
+                    state=state,
+                    resumed=resumed,
                 )
             )
-        if type(result.state) is not AgentState or result.state.execution is None:
-            raise MachineFailure(
-                ErrorInfo(
-                    type="HookReturnError",
-                    message=f"hook {hook.name!r} returned a context whose state is not an "
-                    "AgentState with an execution",
-                    details={"hook": hook.name, "trigger": context.trigger.value},
-                )
+        if run.hooks[_BEFORE_EXECUTION]:
+            context = HookContext(trigger=_BEFORE_EXECUTION, state=state)
+            state = run.run_hooks(state, run.hooks[_BEFORE_EXECUTION], context, None).state
+        state = run.cancel_if_asked(state, None)
+    except MachineFailure as failure:
+        return run.fail(state, failure.error, None), True
+    return state, _continuation(state).should_stop
+
+
+def resumed_step(run: Run, state: AgentState) -> tuple[AgentState, AgentStep | None]:
+    """A step suspended for approvals, taken out of the execution to be finished (the
+    decisions the state holds apply to it alone)."""
+    execution = state.execution
+    if execution is None or execution.current_step is None:
+        return state, None
+    suspended = execution.current_step
+    run.resumed_step_id = suspended.id
+    state = state._evolve(
+        execution=execution._evolve(current_step=None, pending_approvals=EMPTY_VECTOR)
+    )
+    return state, suspended
+
+
+# -- phase 2: BeforeStep ----------------------------------------------------------------------
+
+
+def before_step(run: Run, state: AgentState, number: int, now: datetime) -> tuple[AgentState, bool]:
+    """Cancellation, the limits, the goal's budgets, BEFORE_STEP hooks; the state and
+    whether the run stops here (no step is recorded)."""
+    try:
+        if run.cancellation is not None:
+            state = run.cancel_if_asked(state, None)
+        if (run.max_steps is not None and number > run.max_steps) or (
+            run.other_limits
+            and run.limits.due(number - 1, run.tokens, run.cost, run.started_at, now)
+        ):
+            before = state
+            for signal in limit_signals(
+                run.limits,
+                _continuation(state),
+                steps=number - 1,
+                tokens=run.tokens,
+                cost=run.cost,
+                started_at=run.started_at,
+                now=now,
+            ):
+                state = add_signal(state, signal)
+            if state is not before:
+                run.signals_added(state, None)
+        if state.goal is not None and state.goal.active:
+            spent = goal_budgets(state, now)
+            if spent is not state:
+                state = spent
+                run.signals_added(state, None)
+        if run.before_step_hooks:
+            context = HookContext(trigger=_BEFORE_STEP, state=state)
+            state = run.run_hooks(state, run.before_step_hooks, context, None).state
+    except MachineFailure as failure:
+        return run.fail(state, failure.error, None), True
+    execution = state.execution
+    assert execution is not None  # (inlined: this runs every step)
+    return state, execution.continuation.should_stop
+
+
+# -- phases 3 and 4: a step -------------------------------------------------------------------
+
+
+def step(
+    run: Run, state: AgentState, number: int, started: datetime, resuming: AgentStep | None
+) -> Generator[Effect, Any, tuple[AgentState, bool]]:
+    """UseTools, AfterStep and ShouldStop: the step made, archived and announced; the state
+    and whether the run stops after it.
+
+    The step's effects are yielded here, and what it makes is kept in local variables
+    (the helpers return their changes): a per-step object, or a generator for each effect,
+    cost 6-9 % of a plain step (instructions counted under callgrind for
+    benchmarks/bench_steps.py's workload).
+    """
+    if resuming is None:
+        state, step_id, input_messages, request = _open(run, state, started)
+        compaction = conversation_length = response = None
+    else:  # suspended for approvals: the model answered already
+        step_id, input_messages, request = resuming.id, resuming.input_messages, None
+        compaction, conversation_length = resuming.compaction, resuming.conversation_length
+        response = resuming.response
+    executions: tuple[ToolExecution, ...] = ()
+    output: list[Message] | None = None
+    made: AgentStep | None = None
+    try:
+        if run.step_emit is not None:
+            run.step_emit(
+                StepStarted(agent_id=run.agent_id, execution_id=run.execution_id, step=number)
             )
-        context = result
-    return context
+        if resuming is None:
+            assert request is not None  # compiled above
+            if run.compactor is not None:
+                state, compaction, input_messages, request = yield from _compact(
+                    run, state, number, input_messages, request
+                )
+                if compaction is not None and compaction.error is not None:
+                    conversation_length = len(state.context.store.messages)
+                    raise MachineFailure(compaction.error)
+            state, request, input_messages, conversation_length = _request(
+                run, state, step_id, input_messages, request, conversation_length, number
+            )
+            result = yield _tuple_new(Infer, (request, run.agent_id, run.execution_id, number))
+            if type(result) is Failed:
+                raise MachineFailure(result.error)
+            response = result
+            if run.answer_checks:  # events, AFTER_INFERENCE hooks, finish reasons
+                state, response = _answered(
+                    run, state, step_id, input_messages, request, result, number
+                )
+        assert response is not None
+        calls = response.tool_calls
+        if calls:
+            denied: dict[str, str] = {}
+            if run.approval_tools:
+                held, denied = approval_gate(
+                    state, calls, run.approval_tools, decided=step_id == run.resumed_step_id
+                )
+                if held:  # suspend: the step waits, unarchived, for a human's decisions
+                    waiting = _waiting(
+                        step_id, input_messages, response, compaction, conversation_length
+                    )
+                    return suspend(state, waiting, held), True
+            if run.tool_hooks:  # the step so far, for the hooks' context
+                made = AgentStep(id=step_id, input_messages=input_messages, response=response)
+            state, effect, batch = _tool_calls(run, state, made, calls, number, denied)
+            outcome = () if effect is None else (yield effect)
+            if batch is not None:  # hooks or events: AFTER_TOOL_USE and ToolCallCompleted
+                state, executions = finish_tools(run, state, made, batch, outcome, number)
+            elif type(outcome) is Failed:
+                raise MachineFailure(outcome.error, finished_before(outcome))
+            else:
+                executions = outcome
+            output = [response.to_message(), *map(tool_message, executions)]
+        else:
+            output = [response.to_message()]
+        made = _make_step(
+            step_id,
+            input_messages,
+            pvector(output),
+            response,
+            pvector(executions),
+            EMPTY_VECTOR,
+            compaction,
+            conversation_length,
+        )
+        if executions:
+            state = _tool_signals(run, state, executions, number)
+        if run.after_step_hooks:
+            context = HookContext(
+                trigger=_AFTER_STEP, state=state, step=made, request=request, response=response
+            )
+            state = run.run_hooks(state, run.after_step_hooks, context, number).state
+    except MachineFailure as failure:
+        partial = Partial(
+            step_id,
+            input_messages,
+            response,
+            executions,
+            output,
+            made,
+            compaction,
+            conversation_length,
+        )
+        return _failed(run, state, failure, partial, number, started), True
+    return should_stop(run, state, made, number, started)
 
 
-class RequestCompiler:
-    """Compiles each step's messages and request, caching what rarely changes: the head
-    (system prompt, summary, buffer) and the model options."""
+def _open(
+    run: Run, state: AgentState, started: datetime
+) -> tuple[AgentState, str, History[Message], InferenceRequest]:
+    """A new step: steering joins the conversation right before the next inference, an
+    active goal's objective at its first step; the step's id and its request."""
+    if state.context.steering:
+        state = state.with_context(state.context.with_steering_delivered())
+    if state.goal is not None:
+        state = goal_started(state, started)
+    step_id = run.new_id("step")
+    input_messages, request = run.compiler.compile(state)
+    return state, step_id, input_messages, request
 
-    __slots__ = (
-        "buffer",
-        "goal_schemas",
-        "head",
-        "llm_config",
-        "message_compiler",
-        "model",
-        "options",
-        "prompt",
-        "schemas",
-        "summary",
+
+def _compact(
+    run: Run, state: AgentState, number: int, input_messages: History[Message], request: Any
+) -> Generator[Effect, Any, tuple[AgentState, Compaction | None, History[Message], Any]]:
+    """The compaction the policy plans before this step's request, and the request again;
+    a failed summary is returned in the compaction, for the step to fail."""
+    plan = plan_compaction(run.compactor, state.context, number)
+    if plan is None:
+        return state, None, input_messages, request
+    state, compaction = yield from compact(state, plan, run.agent_id, run.execution_id, number)
+    input_messages, request = run.compiler.compile(state)
+    if compaction.error is None and run.step_emit is not None:
+        run.step_emit(
+            ContextCompacted(
+                agent_id=run.agent_id,
+                execution_id=run.execution_id,
+                step=number,
+                compaction=compaction,
+            )
+        )
+    return state, compaction, input_messages, request
+
+
+def _request(
+    run: Run,
+    state: AgentState,
+    step_id: str,
+    input_messages: History[Message],
+    request: InferenceRequest,
+    conversation_length: int | None,
+    number: int,
+) -> tuple[AgentState, InferenceRequest, History[Message], int | None]:
+    """BEFORE_INFERENCE hooks, which may rewrite the request (the step records what the
+    model is sent); the conversation's length when the step must record it."""
+    if run.before_inference_hooks:
+        context = run.run_hooks(
+            state,
+            run.before_inference_hooks,
+            HookContext(
+                trigger=_BEFORE_INFERENCE,
+                state=state,
+                step=AgentStep(id=step_id, input_messages=input_messages),
+                request=request,
+            ),
+            number,
+        )
+        state, request = context.state, context.request or request
+        input_messages = request.messages
+    length = len(state.context.store.messages)
+    if run.compactor is not None or len(input_messages) - len(input_messages.head) != length:
+        # Not all sent, or sections that change (the codec then writes earlier inputs
+        # whole, without their head): at_step needs the count.
+        conversation_length = length
+    return state, request, input_messages, conversation_length
+
+
+def _waiting(
+    step_id: str,
+    input_messages: History[Message],
+    response: InferenceResponse,
+    compaction: Compaction | None,
+    conversation_length: int | None,
+) -> AgentStep:
+    """A step suspended for approvals: its input and the model's answer, unarchived."""
+    return AgentStep(
+        id=step_id,
+        input_messages=input_messages,
+        response=response,
+        compaction=compaction,
+        conversation_length=conversation_length,
     )
 
-    def __init__(self, schemas: Any, goal_schemas: Any = None, messages: Any = None) -> None:
-        self.message_compiler = messages
-        self.schemas = schemas
-        self.goal_schemas = schemas if goal_schemas is None else goal_schemas
-        self.prompt: str | None = None
-        self.summary: object = None
-        self.buffer: object = None
-        self.head: tuple[Message, ...] = ()
-        self.llm_config: object = None
-        self.model: str | None = None
-        self.options: Any = EMPTY_MAP
 
-    def compile(self, state: AgentState) -> tuple[History[Message], InferenceRequest]:
-        context = state.context
-        store = context.store
-        if (
-            context.system_prompt != self.prompt
-            or store.summary is not self.summary
-            or store.buffer is not self.buffer
-        ):
-            self.prompt, self.summary, self.buffer = (
-                context.system_prompt,
-                store.summary,
-                store.buffer,
-            )
-            self.head = context.head()
-        llm_config = state.llm_config
-        if llm_config is not self.llm_config:
-            self.llm_config = llm_config
-            self.model = llm_config.get("model") if llm_config else None
-            self.options = llm_config.discard("model") if llm_config else EMPTY_MAP
-        if self.message_compiler is None:
-            messages = store.messages.with_head(self.head)
-        else:
-            messages = self.message_compiler.compile(context)
-        request = _make_request(
-            messages,
-            self.goal_schemas if state.goal is not None and state.goal.active else self.schemas,
-            self.model,
-            context.response_format,
-            self.options,
-        )
-        return messages, request
-
-
-RunHooks = Callable[[AgentState, tuple[Hook, ...], HookContext, "int | None"], HookContext]
-
-
-class ToolBatch(NamedTuple):
-    """The calls of a step as planned: each call as finally made, blocked ones recorded."""
-
-    state: AgentState
-    planned: tuple[tuple[ToolCall, ToolExecution | None], ...]
-    invocations: tuple[ToolInvocation, ...]
-    sequential: bool
-
-
-def plan_tools(
+def _answered(
+    run: Run,
     state: AgentState,
-    step: AgentStep | None,
+    step_id: str,
+    input_messages: History[Message],
+    request: InferenceRequest,
+    response: InferenceResponse,
+    number: int,
+) -> tuple[AgentState, InferenceResponse]:
+    """The model's answer taken in: its event, AFTER_INFERENCE hooks (which may rewrite
+    it), and the stop a finish reason asks for."""
+    if run.step_emit is not None:
+        run.step_emit(
+            InferenceCompleted(
+                agent_id=run.agent_id, execution_id=run.execution_id, step=number, response=response
+            )
+        )
+    if run.after_inference_hooks:
+        context = run.run_hooks(
+            state,
+            run.after_inference_hooks,
+            HookContext(
+                trigger=_AFTER_INFERENCE,
+                state=state,
+                step=AgentStep(id=step_id, input_messages=input_messages, response=response),
+                request=request,
+                response=response,
+            ),
+            number,
+        )
+        state = context.state
+        response = context.response or response
+    if response.finish_reason in run.finish_reasons:
+        signal = StopSignal(
+            reason=StopReason.FINISH_REASON,
+            message=f"finish_reason={response.finish_reason}",
+            context={"finish_reason": response.finish_reason},
+            source="stop_on_finish_reasons",
+        )
+        state = run.with_signal(state, signal, number)
+    return state, response
+
+
+def _tool_calls(
+    run: Run,
+    state: AgentState,
+    made: AgentStep | None,
     calls: Any,
     number: int,
-    execution_id: str,
-    machine: Machine,
-    run_hooks: RunHooks,
-    denied: Mapping[str, str] | None = None,
-) -> ToolBatch:
-    """BEFORE_TOOL_USE hooks in call order, then ids and start times for the calls to run."""
-    clock = machine.clock
-    ids = machine.ids
-    before = machine.hooks[_BEFORE_TOOL_USE]
-    if not before and not denied:  # the common case: every call runs as asked
+    denied: dict[str, str],
+) -> tuple[AgentState, InvokeTools | None, ToolBatch | None]:
+    """The ``InvokeTools`` effect for the requested calls (after BEFORE_TOOL_USE hooks,
+    which may block them all: no effect), and the batch as planned (``None`` on the short
+    path: no hooks, listeners or denials)."""
+    if run.plain_tools and not denied:
+        new_id, now, execution_id = run.new_id, run.now, run.execution_id
+        if len(calls) == 1:  # the common case, without a list
+            only = _tuple_new(
+                ToolInvocation, (new_id("tool"), calls[0], now(), execution_id, number, state)
+            )
+            return state, _tuple_new(InvokeTools, ((only,), True)), None
         invocations = tuple(
-            ToolInvocation(ids.new_id("tool"), call, clock.now(), execution_id, number, state)
-            for call in calls
+            [
+                _tuple_new(ToolInvocation, (new_id("tool"), c, now(), execution_id, number, state))
+                for c in calls
+            ]
         )
-        return ToolBatch(
-            state,
-            tuple((call, None) for call in calls),
-            invocations,
-            runs_sequentially(machine, invocations),
-        )
-    planned: list[tuple[ToolCall, ToolExecution | None]] = []
-    for call in calls:
-        if denied and call.id in denied:  # a human said no: recorded as blocked
-            planned.append(
-                (call, blocked_execution(ids.new_id("tool"), call, denied[call.id], clock.now()))
+        sequential = runs_sequentially(run.machine, invocations)
+        return state, _tuple_new(InvokeTools, (invocations, sequential)), None
+    batch = plan_tools(run, state, made, calls, number, denied)
+    if not batch.invocations:
+        return batch.state, None, batch
+    if run.step_emit is not None:
+        for invocation in batch.invocations:
+            run.step_emit(
+                ToolCallStarted(
+                    agent_id=run.agent_id,
+                    execution_id=run.execution_id,
+                    step=number,
+                    tool_call=invocation.tool_call,
+                )
             )
-            continue
-        if before:
-            context = run_hooks(
-                state,
-                before,
-                HookContext(
-                    trigger=_BEFORE_TOOL_USE,
-                    state=state,
-                    step=step,
-                    response=step.response if step is not None else None,
-                    tool_call=call,
-                ),
-                number,
-            )
-            state = context.state
-            call = context.tool_call or call
-            if context.blocked_reason is not None:
-                planned.append(
-                    (
-                        call,
-                        blocked_execution(
-                            ids.new_id("tool"), call, context.blocked_reason, clock.now()
-                        ),
-                    )
-                )
-                continue
-        planned.append((call, None))
-    invocations = tuple(
-        ToolInvocation(ids.new_id("tool"), call, clock.now(), execution_id, number, state)
-        for call, held in planned
-        if held is None
-    )
-    return ToolBatch(state, tuple(planned), invocations, runs_sequentially(machine, invocations))
+    return batch.state, InvokeTools(batch.invocations, batch.sequential), batch
 
 
-def runs_sequentially(machine: Machine, invocations: tuple[ToolInvocation, ...]) -> bool:
-    """Whether a batch runs one call at a time: by configuration, size, or a tool's flag."""
-    if not machine.parallel or len(invocations) < 2:
-        return True
-    tools = machine.tools
-    for invocation in invocations:
-        found = tools.get(invocation.tool_call.name)
-        if found is not None and found.sequential:
-            return True
-    return False
-
-
-def finish_tools(
-    state: AgentState,
-    step: AgentStep | None,
-    batch: ToolBatch,
-    outcome: Any,
-    number: int,
-    execution_id: str,
-    agent_id: str | None,
-    machine: Machine,
-    emit: Emit | None,
-    run_hooks: RunHooks,
-) -> tuple[AgentState, tuple[ToolExecution, ...]]:
-    """Completion times in call order, events, then AFTER_TOOL_USE hooks in call order."""
-    if type(outcome) is Failed:
-        raise MachineFailure(outcome.error, finished_before(outcome))
-    results: tuple[ToolExecution, ...] = outcome
-    after = machine.hooks[_AFTER_TOOL_USE]
-    if not after and emit is None and len(results) == len(batch.planned):
-        return state, results
-    executions: list[ToolExecution] = []
-    index = 0
-    for call, held in batch.planned:
-        if held is None:
-            execution = results[index]
-            index += 1
-            if emit is not None:
-                emit(
-                    ToolCallCompleted(
-                        agent_id=agent_id,
-                        execution_id=execution_id,
-                        step=number,
-                        tool_execution=execution,
-                    )
-                )
-        else:
-            execution = held
-            if emit is not None:
-                emit(
-                    ToolCallBlocked(
-                        agent_id=agent_id,
-                        execution_id=execution_id,
-                        step=number,
-                        tool_execution=execution,
-                    )
-                )
-        if after:
-            try:
-                context = run_hooks(
-                    state,
-                    after,
-                    HookContext(
-                        trigger=_AFTER_TOOL_USE,
-                        state=state,
-                        step=step,
-                        response=step.response if step is not None else None,
-                        tool_call=call,
-                        tool_execution=execution,
-                    ),
-                    number,
-                )
-            except MachineFailure as failure:
-                raise MachineFailure(failure.error, (*executions, execution)) from None
-            state = context.state
-            execution = context.tool_execution or execution
-        executions.append(execution)
-    return state, tuple(executions)
-
-
-def finished_before(failed: Failed) -> tuple[ToolExecution, ...]:
-    """The executions a failed batch finished before the failure."""
-    return tuple(e for e in failed.finished if type(e) is ToolExecution)
-
-
-def tool_signals(
-    state: AgentState, executions: tuple[ToolExecution, ...], stop_on_tool_error: bool
+def _tool_signals(
+    run: Run, state: AgentState, executions: tuple[ToolExecution, ...], number: int
 ) -> AgentState:
-    """Signals carried by the batch: StopAgent, unanimous terminate, tool errors."""
-    ran = 0
-    terminate = True
-    failed: ToolExecution | None = None
-    for execution in executions:
-        if execution.stop_signal is not None:
-            state = add_signal(state, execution.stop_signal)
-        if not execution.blocked:
-            ran += 1
-            terminate = terminate and execution.terminate
-        if failed is None and execution.failed:
-            failed = execution
-    if ran and terminate:
-        names = sorted({e.name for e in executions if not e.blocked})
-        state = add_signal(
-            state,
-            StopSignal(
-                reason=StopReason.COMPLETED,
-                message="a tool asked to terminate the run",
-                source=", ".join(names),
-            ),
+    """The signals the batch carries: ``StopAgent``, a unanimous terminate, a tool error
+    under ``stop_on_tool_error``."""
+    stop_on_tool_error = run.stop_on_tool_error
+    for done in executions:
+        if (
+            done.stop_signal is not None
+            or done.terminate
+            or (stop_on_tool_error and done.error is not None)
+        ):
+            state = tool_signals(state, executions, stop_on_tool_error)
+            run.signals_added(state, number)
+            return state
+    return state
+
+
+def should_stop(
+    run: Run, state: AgentState, made: AgentStep, number: int, started: datetime
+) -> tuple[AgentState, bool]:
+    """AfterStep's end: structured output, the goal, ShouldStop (SPEC §3 step 4); the step
+    archived with what joins the conversation after it; the state and whether to stop."""
+    response = made.response
+    assert response is not None
+    if run.cancellation is not None:
+        state = run.cancel_if_asked(state, number)
+    feedback: Message | None = None
+    if state.context.response_format is not None and not response.tool_calls:
+        state, feedback = check_final_output(state, response, run.outputs, number)
+        run.signals_added(state, number)
+    goal_prompt: Message | None = None
+    if state.goal is not None and state.goal.active:
+        state, goal_prompt = goal_after_step(state, made)
+        run.signals_added(state, number)
+    execution = state.execution
+    assert execution is not None  # (inlined: this runs every step)
+    stop, natural = decide_stop(execution.continuation, bool(response.tool_calls))
+    follow_ups = state.context.follow_ups if natural is not None else ()
+    # The run would complete: queued follow-ups, or the goal's prompt, start a new step.
+    if follow_ups or (natural is not None and goal_prompt is not None):
+        stop, natural = False, None
+    else:
+        goal_prompt = None
+    if natural is not None:
+        state = run.with_signal(state, natural, number)
+    # A summary's and sub-agents' usage counts too.
+    usage = made.usage if made.tool_executions or made.compaction is not None else response.usage
+    run.tokens += usage.input_tokens + usage.output_tokens
+    run.cost += usage.cost
+    execution = state.execution
+    assert execution is not None
+    archived = _make_step_execution(number, made, started, run.now(), execution.continuation)
+    state = archive_step(state, archived, made.output_messages)
+    if feedback is not None:  # the model tries again, told what was wrong
+        state = state.with_message(feedback)
+    if follow_ups:
+        state = state.with_context(state.context.with_follow_ups_delivered())
+    if goal_prompt is not None:
+        state = state.with_message(goal_prompt)
+    if run.step_emit is not None:
+        try:
+            _step_completed(run, state, number)
+        except MachineFailure as failure:
+            return run.fail(state, failure.error, number), True
+    return state, stop
+
+
+def _failed(
+    run: Run,
+    state: AgentState,
+    failure: MachineFailure,
+    partial: Partial,
+    number: int,
+    started: datetime,
+) -> AgentState:
+    """A step that failed, archived as an ERROR step with what it had (SPEC §3)."""
+    executions = partial.executions or failure.finished
+    output = partial.output
+    made = partial.made
+    failed = AgentStep(
+        id=partial.step_id,
+        input_messages=partial.input_messages,
+        response=partial.response,
+        tool_executions=to_pvector(executions),
+        output_messages=to_pvector(output) if output is not None else EMPTY_VECTOR,
+        errors=to_pvector([*(made.errors if made is not None else ()), failure.error]),
+        compaction=partial.compaction,
+        conversation_length=partial.conversation_length,
+    )
+    state = run.fail(state, failure.error, number)
+    archived = StepExecution(
+        number=number,
+        step=failed,
+        started_at=started,
+        completed_at=run.now(),
+        continuation=_continuation(state),
+    )
+    state = archive_step(state, archived, output)
+    if run.step_emit is not None:
+        try:
+            _step_completed(run, state, number)
+        except MachineFailure as listener_failure:
+            state = record_error(state, listener_failure.error)
+    return state
+
+
+def _step_completed(run: Run, state: AgentState, number: int) -> None:
+    assert run.step_emit is not None
+    assert state.execution is not None
+    last = state.execution.step_executions.last()
+    assert last is not None
+    run.step_emit(
+        StepCompleted(
+            agent_id=run.agent_id,
+            execution_id=run.execution_id,
+            step=number,
+            step_execution=last,
+            state=state,
         )
-    if stop_on_tool_error and failed is not None and failed.error is not None:
-        state = add_signal(
-            state,
-            StopSignal(
-                reason=StopReason.ERROR,
-                message=failed.error.describe(),
-                context={"tool": failed.name, "tool_call_id": failed.tool_call.id},
-                source="stop_on_tool_error",
-            ),
+    )
+
+
+# -- phase 5: AfterExecution ------------------------------------------------------------------
+
+
+def after_execution(run: Run, state: AgentState) -> AgentState:
+    """ON_STOP and AFTER_EXECUTION hooks, the terminal status, the last events."""
+    for trigger in (HookTrigger.ON_STOP, HookTrigger.AFTER_EXECUTION):
+        if run.hooks[trigger]:
+            try:
+                context = HookContext(trigger=trigger, state=state)
+                state = run.run_hooks(state, run.hooks[trigger], context, None).state
+            except MachineFailure as failure:
+                state = run.fail(state, failure.error, None)
+    status = terminal_status(state)
+    completed_at = run.now()
+    state = finish_execution(state, status, completed_at)
+    if run.emit is None:
+        return state
+    try:
+        _last_events(run, state, status)
+    except MachineFailure as failure:
+        # A critical listener failed on the last events: nothing re-enters phase 5.
+        state = finish_execution(
+            record_error(state, failure.error), ExecutionStatus.FAILED, completed_at
         )
     return state
 
 
-# -- goals (SPEC §12) -----------------------------------------------------------------------
+def _last_events(run: Run, state: AgentState, status: ExecutionStatus) -> None:
+    emit, agent_id, execution_id = run.emit, run.agent_id, run.execution_id
+    assert emit is not None
+    assert state.execution is not None
+    if status is ExecutionStatus.STOPPED:
+        signal = state.execution.continuation.highest_signal
+        emit(ExecutionStopped(agent_id=agent_id, execution_id=execution_id, signal=signal))
+    elif status is ExecutionStatus.FAILED:
+        error = state.execution.error
+        emit(ExecutionFailed(agent_id=agent_id, execution_id=execution_id, error=error))
+    emit(
+        ExecutionCompleted(agent_id=agent_id, execution_id=execution_id, status=status, state=state)
+    )
 
 
-def goal_budgets(state: AgentState, now: datetime) -> AgentState:
-    """A spent goal budget stops the run (TOKEN_LIMIT or TIME_LIMIT, source "goal")."""
-    goal = state.goal
-    assert goal is not None
-    reason, message = None, ""
-    if goal.token_budget is not None and goal.tokens_used >= goal.token_budget:
-        reason = StopReason.TOKEN_LIMIT
-        message = f"goal used {goal.tokens_used} tokens of its budget of {goal.token_budget}"
-    elif goal.time_budget is not None and goal.started_at is not None:
-        elapsed = (now - goal.started_at).total_seconds()
-        if elapsed >= goal.time_budget:
-            reason = StopReason.TIME_LIMIT
-            message = f"goal ran {elapsed:g} s of its budget of {goal.time_budget:g} s"
-    if reason is None:
-        return state
-    state = state.with_goal(goal._evolve(status="budget_limited"))
-    return add_signal(state, StopSignal(reason=reason, message=message, source="goal"))
-
-
-def goal_after_step(state: AgentState, step: AgentStep) -> tuple[AgentState, Message | None]:
-    """Count the step's tokens; a successful ``complete_goal`` completes the goal and the
-    run; otherwise the prompt that keeps the model on the goal."""
-    goal = state.goal
-    assert goal is not None
-    usage = step.usage
-    goal = goal._evolve(tokens_used=goal.tokens_used + usage.input_tokens + usage.output_tokens)
-    if any(e.name == COMPLETE_GOAL and e.ok for e in step.tool_executions):
-        state = state.with_goal(goal._evolve(status="complete"))
-        return add_signal(
-            state,
-            StopSignal(reason=StopReason.COMPLETED, message="the goal is complete", source="goal"),
-        ), None
-    prompt = Message.user(
-        f"Continue working on the goal: {goal.objective}. Call {COMPLETE_GOAL} when it is achieved."
-    ).with_metadata("agents", "goal_prompt")
-    return state.with_goal(goal), prompt
+def _continuation(state: AgentState) -> Any:
+    execution = state.execution
+    assert execution is not None  # the machine starts the execution before anything else
+    return execution.continuation

@@ -1,0 +1,259 @@
+"""A step's tool calls as a batch: the approval gate, BEFORE_TOOL_USE hooks, the
+invocations to perform, AFTER_TOOL_USE hooks, and the signals the results carry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, NamedTuple
+
+from agents.core.hooks import HookContext, HookTrigger
+from agents.core.run import Machine, MachineFailure, Run
+from agents.core.transitions import add_signal, blocked_execution
+from agents.records.effects import Failed, ToolInvocation
+from agents.records.events import ToolCallBlocked, ToolCallCompleted
+from agents.records.frozen import to_pvector
+from agents.records.messages import ToolCall
+from agents.records.signals import StopReason, StopSignal
+from agents.records.state import AgentState
+from agents.records.step import AgentStep, ToolExecution
+
+__all__ = [
+    "ToolBatch",
+    "approval_gate",
+    "finish_tools",
+    "finished_before",
+    "plan_tools",
+    "runs_sequentially",
+    "suspend",
+    "tool_signals",
+]
+
+_BEFORE_TOOL_USE: Final = HookTrigger.BEFORE_TOOL_USE
+_AFTER_TOOL_USE: Final = HookTrigger.AFTER_TOOL_USE
+
+
+class ToolBatch(NamedTuple):
+    """The calls of a step as planned: each call as finally made, blocked ones recorded."""
+
+    state: AgentState
+    planned: tuple[tuple[ToolCall, ToolExecution | None], ...]
+    invocations: tuple[ToolInvocation, ...]
+    sequential: bool
+
+
+def plan_tools(
+    run: Run,
+    state: AgentState,
+    step: AgentStep | None,
+    calls: Any,
+    number: int,
+    denied: Mapping[str, str] | None = None,
+) -> ToolBatch:
+    """BEFORE_TOOL_USE hooks in call order, then ids and start times for the calls to run."""
+    machine = run.machine
+    clock = machine.clock
+    ids = machine.ids
+    execution_id = run.execution_id
+    run_hooks = run.run_hooks
+    before = machine.hooks[_BEFORE_TOOL_USE]
+    if not before and not denied:  # the common case: every call runs as asked
+        invocations = tuple(
+            ToolInvocation(ids.new_id("tool"), call, clock.now(), execution_id, number, state)
+            for call in calls
+        )
+        return ToolBatch(
+            state,
+            tuple((call, None) for call in calls),
+            invocations,
+            runs_sequentially(machine, invocations),
+        )
+    planned: list[tuple[ToolCall, ToolExecution | None]] = []
+    for call in calls:
+        if denied and call.id in denied:  # a human said no: recorded as blocked
+            planned.append(
+                (call, blocked_execution(ids.new_id("tool"), call, denied[call.id], clock.now()))
+            )
+            continue
+        if before:
+            context = run_hooks(
+                state,
+                before,
+                HookContext(
+                    trigger=_BEFORE_TOOL_USE,
+                    state=state,
+                    step=step,
+                    response=step.response if step is not None else None,
+                    tool_call=call,
+                ),
+                number,
+            )
+            state = context.state
+            call = context.tool_call or call
+            if context.blocked_reason is not None:
+                planned.append(
+                    (
+                        call,
+                        blocked_execution(
+                            ids.new_id("tool"), call, context.blocked_reason, clock.now()
+                        ),
+                    )
+                )
+                continue
+        planned.append((call, None))
+    invocations = tuple(
+        ToolInvocation(ids.new_id("tool"), call, clock.now(), execution_id, number, state)
+        for call, held in planned
+        if held is None
+    )
+    return ToolBatch(state, tuple(planned), invocations, runs_sequentially(machine, invocations))
+
+
+def runs_sequentially(machine: Machine, invocations: tuple[ToolInvocation, ...]) -> bool:
+    """Whether a batch runs one call at a time: by configuration, size, or a tool's flag."""
+    if not machine.parallel or len(invocations) < 2:
+        return True
+    tools = machine.tools
+    for invocation in invocations:
+        found = tools.get(invocation.tool_call.name)
+        if found is not None and found.sequential:
+            return True
+    return False
+
+
+def finish_tools(
+    run: Run,
+    state: AgentState,
+    step: AgentStep | None,
+    batch: ToolBatch,
+    outcome: Any,
+    number: int,
+) -> tuple[AgentState, tuple[ToolExecution, ...]]:
+    """Completion times in call order, events, then AFTER_TOOL_USE hooks in call order."""
+    if type(outcome) is Failed:
+        raise MachineFailure(outcome.error, finished_before(outcome))
+    results: tuple[ToolExecution, ...] = outcome
+    emit, agent_id, execution_id = run.step_emit, run.agent_id, run.execution_id
+    run_hooks = run.run_hooks
+    after = run.hooks[_AFTER_TOOL_USE]
+    if not after and emit is None and len(results) == len(batch.planned):
+        return state, results
+    executions: list[ToolExecution] = []
+    index = 0
+    for call, held in batch.planned:
+        if held is None:
+            execution = results[index]
+            index += 1
+            if emit is not None:
+                emit(
+                    ToolCallCompleted(
+                        agent_id=agent_id,
+                        execution_id=execution_id,
+                        step=number,
+                        tool_execution=execution,
+                    )
+                )
+        else:
+            execution = held
+            if emit is not None:
+                emit(
+                    ToolCallBlocked(
+                        agent_id=agent_id,
+                        execution_id=execution_id,
+                        step=number,
+                        tool_execution=execution,
+                    )
+                )
+        if after:
+            try:
+                context = run_hooks(
+                    state,
+                    after,
+                    HookContext(
+                        trigger=_AFTER_TOOL_USE,
+                        state=state,
+                        step=step,
+                        response=step.response if step is not None else None,
+                        tool_call=call,
+                        tool_execution=execution,
+                    ),
+                    number,
+                )
+            except MachineFailure as failure:
+                raise MachineFailure(failure.error, (*executions, execution)) from None
+            state = context.state
+            execution = context.tool_execution or execution
+        executions.append(execution)
+    return state, tuple(executions)
+
+
+def finished_before(failed: Failed) -> tuple[ToolExecution, ...]:
+    """The executions a failed batch finished before the failure."""
+    return tuple(e for e in failed.finished if type(e) is ToolExecution)
+
+
+def tool_signals(
+    state: AgentState, executions: tuple[ToolExecution, ...], stop_on_tool_error: bool
+) -> AgentState:
+    """Signals carried by the batch: StopAgent, unanimous terminate, tool errors."""
+    ran = 0
+    terminate = True
+    failed: ToolExecution | None = None
+    for execution in executions:
+        if execution.stop_signal is not None:
+            state = add_signal(state, execution.stop_signal)
+        if not execution.blocked:
+            ran += 1
+            terminate = terminate and execution.terminate
+        if failed is None and execution.failed:
+            failed = execution
+    if ran and terminate:
+        names = sorted({e.name for e in executions if not e.blocked})
+        state = add_signal(
+            state,
+            StopSignal(
+                reason=StopReason.COMPLETED,
+                message="a tool asked to terminate the run",
+                source=", ".join(names),
+            ),
+        )
+    if stop_on_tool_error and failed is not None and failed.error is not None:
+        state = add_signal(
+            state,
+            StopSignal(
+                reason=StopReason.ERROR,
+                message=failed.error.describe(),
+                context={"tool": failed.name, "tool_call_id": failed.tool_call.id},
+                source="stop_on_tool_error",
+            ),
+        )
+    return state
+
+
+def approval_gate(
+    state: AgentState, calls: Any, approval_tools: frozenset[str], *, decided: bool
+) -> tuple[list[ToolCall], dict[str, str]]:
+    """Calls that still wait for a decision, and the denied ones with their reasons.
+
+    Decisions count only for the step they were asked for (``decided``): a later call that
+    happens to reuse an id waits for a decision of its own."""
+    assert state.execution is not None
+    decisions = {d.call_id: d for d in state.execution.approvals} if decided else {}
+    held: list[ToolCall] = []
+    denied: dict[str, str] = {}
+    for call in calls:
+        if call.name not in approval_tools:
+            continue
+        decision = decisions.get(call.id)
+        if decision is None:
+            held.append(call)
+        elif not decision.approved:
+            denied[call.id] = f"denied: {decision.reason}" if decision.reason else "denied"
+    return held, denied
+
+
+def suspend(state: AgentState, step: AgentStep, held: list[ToolCall]) -> AgentState:
+    """The state with the step in progress kept and the calls waiting for approval."""
+    assert state.execution is not None
+    return state._evolve(
+        execution=state.execution._evolve(current_step=step, pending_approvals=to_pvector(held))
+    )
