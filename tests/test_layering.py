@@ -213,3 +213,33 @@ def test_records_do_no_io_and_no_json():
             assert root not in forbidden - allowed, f"{relative} imports {name}"
         source = ast.unparse(tree)
         assert ".now(" not in source and "uuid4" not in source, relative
+
+
+def test_one_loop_drives_the_machines_effects():
+    """Every runner drives the step machine through ``agents.shell.driving`` (``drive`` and
+    ``adrive``): no other module sends results into a machine, and the durable runner uses
+    no private member of the loop."""
+    senders, private = [], []
+    for relative, tree in _modules():
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "send"
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "machine"
+            ):
+                senders.append(str(relative))
+            if (
+                relative.parts[0] == "durable"
+                and isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and (
+                    (isinstance(node.value, ast.Name) and node.value.id == "loop")
+                    or (isinstance(node.value, ast.Attribute) and node.value.attr == "loop")
+                )
+            ):
+                private.append(f"{relative}: loop.{node.attr}")
+    assert senders == ["shell/driving.py", "shell/driving.py"]
+    assert private == []

@@ -25,7 +25,7 @@ import logging
 import math
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Final
 
@@ -37,12 +37,12 @@ from agents.errors import AgentError, ConfigurationError, SessionNotFound
 from agents.persistence.session import SessionStore
 from agents.records.codec import RECORDS, from_dict, to_dict
 from agents.records.effects import Failed, Infer, InvokeTools, ToolInvocation
-from agents.records.events import Event
 from agents.records.record import Record
 from agents.records.state import AgentState
 from agents.records.step import ToolExecution
+from agents.shell.driving import drive
 from agents.shell.loop import AgentLoop
-from agents.shell.perform import SyncTools, perform_inference
+from agents.shell.perform import BlockingPerformer, SyncTools
 from agents.shell.reporting import forwarding
 
 __all__ = [
@@ -171,13 +171,8 @@ def _at(text: str) -> datetime:
 # -- the steps --------------------------------------------------------------------------------
 
 
-def _infer_step(
-    infer: Callable[[Any], Any],
-    effect: Infer,
-    emit: Callable[[Event], None] | None,
-    clock: Clock,
-) -> dict[str, Any]:
-    outcome = perform_inference(infer, effect, emit)
+def _infer_step(performer: BlockingPerformer, effect: Infer, clock: Clock) -> dict[str, Any]:
+    outcome = performer.infer(effect)
     if type(outcome) is Failed:
         return {"failed": outcome.error, "at": _reading(clock)}
     return {"response": outcome, "at": _reading(clock)}
@@ -358,46 +353,45 @@ class DurableAgent:
         clock = RecordedClock(_at(DBOS.run_step({"name": f"{_PREFIX}start"}, _reading, real)))
         ids = WorkflowIds(DBOS.workflow_id or "")
         loop = self.loop.with_options(clock=clock, ids=ids)
-        machine, emit = loop._start(state, None, sync=True, progress=False)
-        final: AgentState | None = None
-        infer, tools = self.loop._sync_performers(real.now)
-        batch = _Batch(tools, real, clock)
-        try:
-            result: Any = None
-            while True:
-                try:
-                    effect = machine.send(result)
-                except StopIteration as done:
-                    final = done.value
-                    break
-                if type(effect) is Infer:
-                    record = DBOS.run_step(
-                        {"name": f"{_PREFIX}infer:{effect.step}"},
-                        _infer_step,
-                        infer,
-                        effect,
-                        emit,
-                        real,
-                    )
-                    clock.advance(_at(record["at"]))
-                    result = (
-                        record["response"] if "response" in record else Failed(record["failed"])
-                    )
-                elif type(effect) is InvokeTools:
-                    if emit is None:
-                        result = batch.perform(effect)
-                    else:  # a sub-agent started by a tool reports to this run's listeners
-                        with forwarding(emit):
-                            result = batch.perform(effect)
-                else:
-                    result = None
-        finally:
-            batch.close()
-            machine.close()
-        assert final is not None
+        machine, emit = loop.machine_for(state, progress=False)
+        performer = _DurablePerformer(self.loop.blocking_performer(emit, now=real.now), real, clock)
+        final = state
+        for final in drive(machine, performer, progress=False):  # noqa: B007
+            pass  # the loop keeps the last state
         if self.store is not None:
             DBOS.run_step({"name": f"{_PREFIX}save"}, _save_step, self.store, final)
         return final
+
+
+class _DurablePerformer:
+    """Performs the machine's effects inside a workflow: each ``Infer`` a DBOS step, each
+    tool call a DBOS step of its own (``_Batch``); the recorded clock moves on to the time
+    each step recorded."""
+
+    __slots__ = ("_batch", "_clock", "_inner", "_real")
+
+    def __init__(self, inner: BlockingPerformer, real: Clock, clock: RecordedClock) -> None:
+        self._inner = inner
+        self._real = real
+        self._clock = clock
+        self._batch = _Batch(inner.tools, real, clock)
+
+    def infer(self, effect: Infer) -> Any:
+        record = DBOS.run_step(
+            {"name": f"{_PREFIX}infer:{effect.step}"}, _infer_step, self._inner, effect, self._real
+        )
+        self._clock.advance(_at(record["at"]))
+        return record["response"] if "response" in record else Failed(record["failed"])
+
+    def invoke(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
+        emit = self._inner.emit
+        if emit is None:
+            return self._batch.perform(effect)
+        with forwarding(emit):  # a sub-agent started by a tool reports to this run's listeners
+            return self._batch.perform(effect)
+
+    def close(self) -> None:
+        self._batch.close()
 
 
 class _Batch:

@@ -19,26 +19,24 @@ from agents.core.hooks import Hook, is_async_interceptor, sort_hooks
 from agents.core.machine import Effect, Machine, MachineFailure, execute
 from agents.core.stopping import Limits
 from agents.errors import ConfigurationError
-from agents.records.effects import Failed, Infer, InvokeTools
 from agents.records.error_info import ErrorInfo
 from agents.records.events import Event
 from agents.records.goal import COMPLETE_GOAL
 from agents.records.inference import FINISH_REASONS, InferenceRequest
 from agents.records.state import AgentState
 from agents.shell.describe import describe, describe_markdown
+from agents.shell.driving import adrive, drive
 from agents.shell.log import event_logger, log_listener_failure, resolve_logger
 from agents.shell.perform import (
     AsyncTools,
+    BlockingPerformer,
+    EventLoopPerformer,
     SyncTools,
     async_chain,
-    check_response,
-    perform_inference,
-    reporter_for,
     sync_chain,
     threaded,
     with_deltas,
 )
-from agents.shell.reporting import forwarding, reporting
 from agents.tools.bridge import run_coroutine
 from agents.tools.tool import COMPLETE_GOAL_TOOL, Tool, Tools
 
@@ -214,47 +212,52 @@ class AgentLoop:
     ) -> AgentState:
         """Run one execution to its end and return the final state; never raises for a
         failure inside the run (it is recorded in the state)."""
+        machine, emit = self.machine_for(state, cancellation=cancellation, progress=False)
         final = state
-        states = self._drive(
-            self._start(state, cancellation, sync=True, progress=False), progress=False
-        )
-        for final in states:  # noqa: B007 -- the loop keeps the last state
-            pass
+        for final in drive(machine, self.blocking_performer(emit), progress=False):  # noqa: B007
+            pass  # the loop keeps the last state
         return final
 
     def iterate(
         self, state: AgentState, *, cancellation: CancellationToken | None = None
     ) -> Iterator[AgentState]:
         """Yield the state after every continuing step, then the final state."""
-        return self._drive(self._start(state, cancellation, sync=True), progress=True)
+        machine, emit = self.machine_for(state, cancellation=cancellation)
+        return drive(machine, self.blocking_performer(emit), progress=True)
 
     async def arun(
         self, state: AgentState, *, cancellation: CancellationToken | None = None
     ) -> AgentState:
         """``run`` in an event loop; gives the same history as ``run`` for the same inputs."""
+        machine, emit = self.machine_for(
+            state, cancellation=cancellation, blocking=False, progress=False
+        )
         final = state
-        states = self._adrive(self._start(state, cancellation, progress=False), progress=False)
-        async for final in states:  # noqa: B007 -- the loop keeps the last state
-            pass
+        async for final in adrive(machine, self.event_loop_performer(emit), progress=False):  # noqa: B007
+            pass  # the loop keeps the last state
         return final
 
     def aiterate(
         self, state: AgentState, *, cancellation: CancellationToken | None = None
     ) -> AsyncIterator[AgentState]:
         """``iterate`` in an event loop."""
-        return self._adrive(self._start(state, cancellation), progress=True)
+        machine, emit = self.machine_for(state, cancellation=cancellation, blocking=False)
+        return adrive(machine, self.event_loop_performer(emit), progress=True)
 
-    # -- internals ------------------------------------------------------------------------
+    # -- the parts of a runner (for runners of one's own: agents.durable.dbos) -------------
 
-    def _start(
+    def machine_for(
         self,
         state: AgentState,
-        cancellation: CancellationToken | None,
         *,
-        sync: bool = False,
+        cancellation: CancellationToken | None = None,
+        blocking: bool = True,
         progress: bool = True,
     ) -> tuple[Generator[Effect, Any, AgentState], Callable[[Event], None] | None]:
-        """Check the arguments (misuse raises here, before anything runs); the machine."""
+        """The step machine of one execution of ``state`` (not started), and where its
+        effects' events go (``None``: nobody wants step-level events). Misuse raises here,
+        before anything runs; ``blocking`` runners take sync interceptors only. Drive it
+        with ``agents.shell.driving.drive`` and ``blocking_performer(emit)``."""
         if not isinstance(state, AgentState):
             raise ConfigurationError(
                 f"run() needs an AgentState, got {type(state).__name__}; "
@@ -264,7 +267,7 @@ class AgentLoop:
             raise ConfigurationError(
                 f"cancellation must be a CancellationToken, got {type(cancellation).__name__}"
             )
-        if sync and any(
+        if blocking and any(
             is_async
             for _, is_async in (
                 *self._layers("intercept_inference"),
@@ -325,44 +328,12 @@ class AgentLoop:
             if hasattr(item, method)
         ]
 
-    def _drive(
-        self,
-        started: tuple[Generator[Effect, Any, AgentState], Callable[[Event], None] | None],
-        *,
-        progress: bool,
-    ) -> Iterator[AgentState]:
-        machine, step_emit = started
-        infer, tools = self._sync_performers()
-        try:
-            result: Any = None
-            while True:
-                try:
-                    effect = machine.send(result)
-                except StopIteration as done:
-                    yield done.value
-                    return
-                kind = type(effect)
-                if kind is Infer:
-                    result = perform_inference(infer, effect, step_emit)  # type: ignore[arg-type]
-                elif kind is InvokeTools:
-                    if step_emit is None:
-                        result = tools.perform(effect)  # type: ignore[arg-type]
-                    else:  # a sub-agent started by a tool reports to this run's listeners
-                        with forwarding(step_emit):
-                            result = tools.perform(effect)  # type: ignore[arg-type]
-                else:
-                    result = None
-                    if progress:
-                        yield effect.state  # type: ignore[union-attr]
-        finally:
-            tools.close()
-            machine.close()
-
-    def _sync_performers(
-        self, now: Callable[[], Any] | None = None
-    ) -> tuple[Callable[[InferenceRequest], Any], SyncTools]:
-        """Inference through the interceptors, and the tool performer (completion times
-        from ``now``, by default the loop's clock), for a blocking runner."""
+    def blocking_performer(
+        self, emit: Callable[[Event], None] | None, *, now: Callable[[], Any] | None = None
+    ) -> BlockingPerformer:
+        """How a blocking runner performs this loop's effects: inference through the
+        interceptors, tools on threads (completion times from ``now``, by default the
+        loop's clock), events to ``emit``."""
         infer = sync_chain(
             [layer for layer, _ in self._layers("intercept_inference")], self._sync_infer()
         )
@@ -371,23 +342,11 @@ class AgentLoop:
             [layer for layer, _ in self._layers("intercept_tool")],
             now or self._machine.clock.now,
         )
-        return infer, tools
+        return BlockingPerformer(infer, tools, emit)
 
-    def _sync_infer(self) -> Callable[[InferenceRequest], Any]:
-        driver = self.driver
-        infer = getattr(driver, "infer", None)
-        if callable(infer):
-            return with_deltas(infer)
-        ainfer = with_deltas(driver.ainfer)
-        return lambda request: run_coroutine(ainfer(request))
-
-    async def _adrive(
-        self,
-        started: tuple[Generator[Effect, Any, AgentState], Callable[[Event], None] | None],
-        *,
-        progress: bool,
-    ) -> AsyncIterator[AgentState]:
-        machine, step_emit = started
+    def event_loop_performer(self, emit: Callable[[Event], None] | None) -> EventLoopPerformer:
+        """How the async runners perform this loop's effects (sync or async interceptors,
+        tools as tasks)."""
         driver = self.driver
         ainfer = getattr(driver, "ainfer", None)
         sync_infer = getattr(driver, "infer", None)
@@ -405,34 +364,12 @@ class AgentLoop:
         tools = AsyncTools(
             self._machine.tools, self._layers("intercept_tool"), self._machine.clock.now
         )
-        try:
-            result: Any = None
-            while True:
-                try:
-                    effect = machine.send(result)
-                except StopIteration as done:
-                    yield done.value
-                    return
-                kind = type(effect)
-                if kind is Infer:
-                    try:
-                        if step_emit is None:
-                            answer = await infer(effect.request)  # type: ignore[union-attr]
-                        else:
-                            with reporting(reporter_for(step_emit, effect)):  # type: ignore[arg-type]
-                                answer = await infer(effect.request)  # type: ignore[union-attr]
-                        result = check_response(answer)
-                    except Exception as exc:
-                        result = Failed(ErrorInfo.from_exception(exc))
-                elif kind is InvokeTools:
-                    if step_emit is None:
-                        result = await tools.perform(effect)  # type: ignore[arg-type]
-                    else:
-                        with forwarding(step_emit):
-                            result = await tools.perform(effect)  # type: ignore[arg-type]
-                else:
-                    result = None
-                    if progress:
-                        yield effect.state  # type: ignore[union-attr]
-        finally:
-            machine.close()
+        return EventLoopPerformer(infer, tools, emit)
+
+    def _sync_infer(self) -> Callable[[InferenceRequest], Any]:
+        driver = self.driver
+        infer = getattr(driver, "infer", None)
+        if callable(infer):
+            return with_deltas(infer)
+        ainfer = with_deltas(driver.ainfer)
+        return lambda request: run_coroutine(ainfer(request))

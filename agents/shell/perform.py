@@ -19,16 +19,17 @@ from agents.records.events import Event
 from agents.records.inference import InferenceResponse
 from agents.records.messages import ToolCall
 from agents.records.step import ToolExecution
-from agents.shell.reporting import Reporter, current_reporter, reporting
+from agents.shell.reporting import Reporter, current_reporter, forwarding, reporting
 from agents.tools.bridge import run_coroutine
 from agents.tools.tool import Tools, stamp, unknown_tool_execution
 
 __all__ = [
     "AsyncTools",
+    "BlockingPerformer",
+    "EventLoopPerformer",
     "SyncTools",
     "async_chain",
     "check_response",
-    "perform_inference",
     "reporter_for",
     "sync_chain",
     "threaded",
@@ -83,22 +84,6 @@ def check_response(response: Any) -> InferenceResponse | Failed:
             message=f"the driver returned {type(response).__name__}, expected InferenceResponse",
         )
     )
-
-
-def perform_inference(
-    infer: Callable[[Any], Any], effect: Infer, step_emit: Callable[[Event], None] | None
-) -> InferenceResponse | Failed:
-    """``Infer`` performed by a blocking runner: the response, or the failure as data;
-    streamed pieces and retries are reported to ``step_emit`` when someone listens."""
-    try:
-        if step_emit is None:
-            result = infer(effect.request)
-        else:
-            with reporting(reporter_for(step_emit, effect)):
-                result = infer(effect.request)
-        return result if type(result) is InferenceResponse else check_response(result)
-    except Exception as exc:
-        return Failed(ErrorInfo.from_exception(exc))
 
 
 def sync_chain(layers: list[Layer], innermost: Callable[[X], Y]) -> Callable[[X], Y]:
@@ -310,3 +295,86 @@ class AsyncTools:
             *(self._one(i) for i in invocations), return_exceptions=True
         )
         return _gather(list(outcomes), now)
+
+
+# -- the performers of the runners (agents.shell.driving) ------------------------------------
+
+
+class BlockingPerformer:
+    """Performs effects for a blocking runner: inference through the interceptor chain
+    (streamed pieces and retries reported to ``emit``), tool batches through ``tools``
+    (threads for a parallel batch), a sub-agent's events forwarded to ``emit``."""
+
+    __slots__ = ("_infer", "emit", "tools")
+
+    def __init__(
+        self,
+        infer: Callable[[Any], Any],
+        tools: SyncTools,
+        emit: Callable[[Event], None] | None,
+    ) -> None:
+        self._infer = infer
+        self.tools = tools
+        self.emit = emit
+
+    def infer(self, effect: Infer) -> InferenceResponse | Failed:
+        """The model's answer, or the failure as data."""
+        try:
+            if self.emit is None:
+                result = self._infer(effect.request)
+            else:
+                with reporting(reporter_for(self.emit, effect)):
+                    result = self._infer(effect.request)
+            return result if type(result) is InferenceResponse else check_response(result)
+        except Exception as exc:
+            return Failed(ErrorInfo.from_exception(exc))
+
+    def invoke(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
+        """The batch's executions in call order (or ``Failed``)."""
+        if self.emit is None:
+            return self.tools.perform(effect)
+        with forwarding(self.emit):  # a sub-agent started by a tool reports to this run
+            return self.tools.perform(effect)
+
+    def close(self) -> None:
+        """Let the tool threads go."""
+        self.tools.close()
+
+
+class EventLoopPerformer:
+    """``BlockingPerformer`` for the async runners: awaits the interceptor chain and runs
+    a parallel batch as tasks."""
+
+    __slots__ = ("_infer", "emit", "tools")
+
+    def __init__(
+        self,
+        infer: Callable[[Any], Awaitable[Any]],
+        tools: AsyncTools,
+        emit: Callable[[Event], None] | None,
+    ) -> None:
+        self._infer = infer
+        self.tools = tools
+        self.emit = emit
+
+    async def infer(self, effect: Infer) -> InferenceResponse | Failed:
+        """The model's answer, or the failure as data."""
+        try:
+            if self.emit is None:
+                answer = await self._infer(effect.request)
+            else:
+                with reporting(reporter_for(self.emit, effect)):
+                    answer = await self._infer(effect.request)
+            return check_response(answer)
+        except Exception as exc:
+            return Failed(ErrorInfo.from_exception(exc))
+
+    async def invoke(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
+        """The batch's executions in call order (or ``Failed``)."""
+        if self.emit is None:
+            return await self.tools.perform(effect)
+        with forwarding(self.emit):
+            return await self.tools.perform(effect)
+
+    def close(self) -> None:
+        """Nothing to let go: tasks end with the batch."""
