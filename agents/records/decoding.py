@@ -1,0 +1,357 @@
+"""Decoding (SPEC §9): plain JSON data back to records, strictly.
+
+Every field of the schema version is required, unknown fields are rejected, and any problem
+raises ``StateDecodeError`` naming the path of the bad field. A first pass builds no paths;
+an error sends the document through a second pass that builds them, to say exactly where.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import types
+import typing
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, TypeVar, Union
+
+from pyrsistent import PMap, PVector
+
+from agents.errors import StateDecodeError
+from agents.records.frozen import (
+    History,
+    NestingError,
+    deep_freeze,
+    to_history,
+    to_pmap,
+    to_pvector,
+)
+from agents.records.json_text import MAX_STATES, loads
+from agents.records.registry import (
+    RECORD,
+    RECORDS,
+    RECORDS_BY_TYPE,
+    SCHEMA_VERSION,
+    SCOPES,
+    Refs,
+    data_fields,
+    field_plan,
+    hints,
+    scope,
+)
+
+__all__ = ["decode_step_execution", "from_dict", "from_json"]
+
+R = TypeVar("R")
+
+Decoder = Callable[[Any, str, "_Context"], Any]
+
+
+class _Context:
+    """Decoding state: the context step input messages refer to, and whether paths are
+    built (the first, optimistic pass builds none; an error sends decoding through a second
+    pass that builds them, and checks in the original order, to say exactly where)."""
+
+    __slots__ = ("paths", "refs", "states")
+
+    def __init__(self, paths: bool = True) -> None:
+        self.refs: Refs | None = None
+        self.paths = paths
+        self.states = 0  # AgentStates being decoded, one inside another (sub-agents' runs)
+
+
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _scalar(kind: type, label: str) -> Decoder:
+    def decode(value: Any, path: str, _: _Context) -> Any:
+        if type(value) is kind:
+            if kind is float and not math.isfinite(typing.cast(float, value)):
+                raise StateDecodeError(f"{value!r} is not a JSON number", path)
+            return value
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            try:
+                return float(value)
+            except OverflowError:  # 1e400 written as digits: JSON allows it, a float cannot
+                raise StateDecodeError(f"{value} is out of a number's range", path) from None
+        if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+            return value
+        raise StateDecodeError(f"expected {label}, got {_type_name(value)}", path)
+
+    return decode
+
+
+def _datetime(value: Any, path: str, _: _Context) -> datetime:
+    if not isinstance(value, str):
+        raise StateDecodeError(f"expected an ISO-8601 timestamp, got {_type_name(value)}", path)
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise StateDecodeError(f"not an ISO-8601 timestamp: {value!r}", path) from None
+    if parsed.tzinfo is None:
+        raise StateDecodeError(f"timestamp {value!r} has no UTC offset", path)
+    return parsed
+
+
+def _json_value(value: Any, path: str, _: _Context) -> Any:
+    try:
+        return deep_freeze(value)
+    except NestingError as exc:
+        raise StateDecodeError(exc.problem, f"{path}{exc.where}") from None
+
+
+def _plain_map(value: Any, path: str, _: _Context) -> Any:
+    if not isinstance(value, dict):
+        raise StateDecodeError(f"expected an object, got {_type_name(value)}", path)
+    try:
+        return to_pmap(value)
+    except NestingError as exc:
+        raise StateDecodeError(exc.problem, f"{path}{exc.where}") from None
+
+
+def _optional(inner: Decoder) -> Decoder:
+    def decode(value: Any, path: str, context: _Context) -> Any:
+        return None if value is None else inner(value, path, context)
+
+    return decode
+
+
+def _sequence(inner: Decoder, build: Callable[[list[Any]], Any]) -> Decoder:
+    def decode(value: Any, path: str, context: _Context) -> Any:
+        if not isinstance(value, list):
+            raise StateDecodeError(f"expected an array, got {_type_name(value)}", path)
+        if not context.paths:
+            return build([inner(item, path, context) for item in value])
+        return build([inner(item, f"{path}[{index}]", context) for index, item in enumerate(value)])
+
+    return decode
+
+
+def _enumeration(kind: type[enum.Enum]) -> Decoder:
+    by_value = {member.value: member for member in kind}
+
+    def decode(value: Any, path: str, _: _Context) -> Any:
+        try:
+            return by_value[value]
+        except (KeyError, TypeError):
+            allowed = ", ".join(repr(v) for v in by_value)
+            raise StateDecodeError(
+                f"{value!r} is not a {kind.__name__} (one of {allowed})", path
+            ) from None
+
+    return decode
+
+
+_DECODERS: dict[type, dict[str, Decoder]] = {}
+
+
+def _decoder_for(annotation: Any, owner: str) -> Decoder:
+    if annotation is str:
+        return _scalar(str, "a string")
+    if annotation is bool:
+        return _scalar(bool, "a boolean")
+    if annotation is int:
+        return _scalar(int, "an integer")
+    if annotation is float:
+        return _scalar(float, "a number")
+    if annotation is datetime:
+        return _datetime
+    if annotation is Any:
+        return _json_value
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return _enumeration(annotation)
+    if annotation in RECORDS_BY_TYPE:
+        return _record_decoder(annotation)
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin in (Union, types.UnionType):
+        rest = [arg for arg in args if arg is not type(None)]
+        if len(rest) == 1 and len(args) == 2:
+            return _optional(_decoder_for(rest[0], owner))
+    if origin is History:
+        return _sequence(_decoder_for(args[0], owner), to_history)
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return _sequence(_decoder_for(args[0], owner), tuple)
+    if origin in (Mapping, dict) and args and args[0] is str:
+        return _plain_map
+    if origin is PVector or (origin is not None and getattr(origin, "__name__", "") == "PVector"):
+        return _sequence(_decoder_for(args[0], owner), to_pvector)
+    if origin is PMap or (origin is not None and getattr(origin, "__name__", "") == "PMap"):
+        return _plain_map
+    raise TypeError(f"the codec cannot decode {annotation!r} in {owner}")
+
+
+def _record_decoder(cls: type[Any]) -> Decoder:
+    def decode(value: Any, path: str, context: _Context) -> Any:
+        return _decode_record(value, path, context, cls)
+
+    return decode
+
+
+def _field_decoders(cls: type[Any]) -> dict[str, Decoder]:
+    decoders = _DECODERS.get(cls)
+    if decoders is None:
+        annotations = hints(cls)
+        decoders = {}
+        for field in data_fields(cls):
+            named = field.metadata.get(RECORD)
+            annotation = RECORDS[named] if named is not None else annotations[field.name]
+            decoder = _decoder_for(annotation, cls.__name__)
+            if named is not None and field.default is None:
+                decoder = _optional(decoder)
+            decoders[field.name] = decoder
+        _DECODERS[cls] = decoders
+        optional = {f.name for f in field_plan(cls) if f.optional}
+        _REQUIRED[cls] = {k: v for k, v in decoders.items() if k not in optional}
+        _SPECIAL[cls] = scope(cls) is not None or any(f.messages_ref for f in field_plan(cls))
+    return decoders
+
+
+_REQUIRED: dict[type, dict[str, Decoder]] = {}
+
+
+def _messages_ref(value: Any, path: str, context: _Context) -> History[Any]:
+    refs = context.refs
+    prefix = value.get("prefix")
+    if set(value) != {"kind", "prefix"} or not isinstance(prefix, int) or isinstance(prefix, bool):
+        raise StateDecodeError("a MessagesRef has exactly 'kind' and an integer 'prefix'", path)
+    if refs is None:
+        raise StateDecodeError("a MessagesRef can only appear inside an AgentState", path)
+    if not 0 <= prefix <= len(refs.messages):
+        raise StateDecodeError(
+            f"MessagesRef prefix {prefix} is outside the conversation "
+            f"({len(refs.messages)} messages)",
+            path,
+        )
+    return refs.messages.prefix(prefix).with_head(refs.head)
+
+
+def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
+    decoders = _field_decoders(cls)
+    if not context.paths and not _SPECIAL[cls] and type(value) is dict:
+        # The optimistic pass: exactly the fields (or the required ones) and "kind"; any
+        # doubt goes the long way.
+        fields = (
+            decoders
+            if len(value) == len(decoders) + 1
+            else _REQUIRED[cls]
+            if len(value) == len(_REQUIRED[cls]) + 1
+            else None
+        )
+        if fields is not None and value.get("kind") == cls.__name__:
+            try:
+                return cls(
+                    **{name: decode(value[name], path, context) for name, decode in fields.items()}
+                )
+            except (KeyError, TypeError, ValueError):
+                raise StateDecodeError(f"invalid {cls.__name__}", path) from None
+    if not isinstance(value, dict):
+        raise StateDecodeError(f"expected a {cls.__name__} object, got {_type_name(value)}", path)
+    kind = value.get("kind")
+    if kind != cls.__name__:
+        raise StateDecodeError(f"expected kind {cls.__name__!r}, got {kind!r}", path)
+    paths = context.paths
+    if paths or len(value) != len(decoders) + (2 if "schema_version" in value else 1):
+        unknown = [
+            key
+            for key in value
+            if key != "kind"
+            and key not in decoders
+            and not (key == "schema_version" and path == "$")
+        ]
+    else:  # as many keys as fields: a missing field is caught below
+        unknown = []
+    if unknown:
+        where = f"{path}.{unknown[0]}" if path != "$" else unknown[0]
+        raise StateDecodeError(f"unknown field for {cls.__name__}", where)
+    outer_refs = context.refs  # a sub-agent's state nests inside its parent's
+    kwargs: dict[str, Any] = {}
+    scope = SCOPES[cls]
+    if scope is not None:  # decoded first: the steps inside refer to it
+        if context.states >= MAX_STATES:
+            raise StateDecodeError(f"states nested deeper than {MAX_STATES} levels", path)
+        context.states += 1
+        scope_path = _join(path, scope)
+        if scope not in value:
+            raise StateDecodeError(f"missing field of {cls.__name__}", scope_path)
+        kwargs[scope] = decoders[scope](value[scope], scope_path, context)
+        context.refs = Refs(kwargs[scope])
+    for field in field_plan(cls):
+        name = field.name
+        if name == scope:
+            continue
+        field_path = _join(path, name) if paths else path
+        if name not in value:
+            if field.optional:
+                continue
+            raise StateDecodeError(f"missing field of {cls.__name__}", field_path)
+        raw = value[name]
+        if field.messages_ref and isinstance(raw, dict) and raw.get("kind") == "MessagesRef":
+            kwargs[name] = _messages_ref(raw, field_path, context)
+            continue
+        kwargs[name] = decoders[name](raw, field_path, context)
+    context.refs = outer_refs
+    if scope is not None:
+        context.states -= 1
+    try:
+        return cls(**kwargs)
+    except (TypeError, ValueError) as exc:
+        raise StateDecodeError(f"invalid {cls.__name__}: {exc}", path) from None
+
+
+_SPECIAL: dict[type, bool] = {}  # classes decoded with references (scope or MessagesRef)
+
+
+def _join(path: str, name: str) -> str:
+    return name if path == "$" else f"{path}.{name}"
+
+
+def from_dict(data: Any, cls: type[R] | None = None) -> R:
+    """Rebuild a record from ``to_dict`` output (``cls`` is read from ``kind`` if not given)."""
+    if not isinstance(data, dict):
+        raise StateDecodeError(f"expected a JSON object, got {_type_name(data)}", "$")
+    if "schema_version" not in data:
+        raise StateDecodeError("missing schema_version", "schema_version")
+    version = data["schema_version"]
+    if version != SCHEMA_VERSION or isinstance(version, bool):
+        raise StateDecodeError(
+            f"unsupported schema_version {version!r} (this version of agents reads "
+            f"{SCHEMA_VERSION})",
+            "schema_version",
+        )
+    if cls is None:
+        kind = data.get("kind")
+        found = RECORDS.get(kind) if isinstance(kind, str) else None
+        if found is None:
+            raise StateDecodeError(f"unknown kind {kind!r}", "kind")
+        cls = found
+    try:
+        return _decode_record(data, "$", _Context(paths=False), cls)
+    except StateDecodeError:
+        return _decode_record(data, "$", _Context(), cls)
+
+
+def from_json(text: str | bytes, cls: type[R] | None = None) -> R:
+    """Rebuild a record from ``to_json`` output."""
+    return from_dict(loads(text), cls)
+
+
+def decode_step_execution(data: Any, context: Any, path: str = "$") -> Any:
+    """The inverse of ``encode_step_execution``: a step execution whose ``MessagesRef``
+    input refers to ``context``'s conversation. ``StateDecodeError`` names a bad field."""
+    decoding = _Context()
+    decoding.refs = Refs(context)
+    return _decode_record(data, path, decoding, RECORDS["StepExecution"])

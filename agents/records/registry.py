@@ -1,0 +1,165 @@
+"""What the codec knows of records: the registry of record classes (filled as they are
+defined), the per-field choices records declare in attrs field metadata, how each class is
+written and read (its field plan), and what step inputs may refer to (``Refs``)."""
+
+from __future__ import annotations
+
+import itertools
+import typing
+from typing import Any, Final, NamedTuple, TypeVar
+
+import attrs
+
+from agents.records.frozen import History
+
+__all__ = [
+    "MESSAGES_REF",
+    "OPTIONAL",
+    "PLAIN",
+    "RECORD",
+    "RECORDS",
+    "RECORDS_BY_TYPE",
+    "REFERENCES",
+    "SCHEMA_VERSION",
+    "Field",
+    "Refs",
+    "data_fields",
+    "field_plan",
+    "hints",
+    "is_record",
+    "register",
+    "scope",
+]
+
+SCHEMA_VERSION: Final = 1
+R = TypeVar("R")
+
+# Per-field choices, as attrs field metadata (``attrs.field(metadata={OPTIONAL: True})``):
+OPTIONAL: Final = "agents.codec.optional"
+"""A field added after schema version 1 was published: written only when set, read as its
+default (``None``) when absent, so documents without it read as before and documents that
+do not use it stay byte for byte what they were."""
+REFERENCES: Final = "agents.codec.references"
+"""The field (an ``AgentContext``) whose head and conversation the steps inside the record
+refer to (an ``AgentState``'s ``context``); such a record is a document of its own, and
+documents nest at most ``MAX_STATES`` deep."""
+MESSAGES_REF: Final = "agents.codec.messages_ref"
+"""A field of messages written as ``{"kind": "MessagesRef", "prefix": k}`` when it is the
+head and first ``k`` messages of the enclosing document's context (a step's input)."""
+RECORD: Final = "agents.codec.record"
+"""The name of the record class a field holds, where its annotation cannot say it (a
+sub-agent's ``AgentState`` inside a ``ToolExecution``)."""
+
+RECORDS: Final[dict[str, type[Any]]] = {}
+"""Record classes by name (their ``kind``), filled as record classes are defined."""
+RECORDS_BY_TYPE: Final[set[type]] = set()
+
+
+def register(cls: type[R]) -> type[R]:
+    """Make a record class known to the codec by its name (``kind``); returns the class.
+
+    ``Record`` subclasses register themselves when they are defined (attrs's slotted class
+    replaces the class it was made from, under the same name). A class whose name another
+    module's record holds already is encoded, but not found by ``kind`` alone."""
+    record: type[Any] = cls
+    if not (isinstance(record, type) and attrs.has(record)):
+        raise TypeError(f"register() takes an attrs record class, got {cls!r}")
+    RECORDS_BY_TYPE.add(record)
+    held = RECORDS.get(record.__name__)
+    if held is None or (held.__module__, held.__qualname__) == (
+        record.__module__,
+        record.__qualname__,
+    ):
+        RECORDS[record.__name__] = record
+    return cls
+
+
+def is_record(value: Any) -> bool:
+    """Whether ``value`` is an instance of a registered record class."""
+    return type(value) in RECORDS_BY_TYPE
+
+
+class Field(NamedTuple):
+    """How the codec writes and reads one field."""
+
+    name: str
+    plain: bool  # a JSON scalar, written as it is
+    optional: bool  # written only when set (OPTIONAL)
+    messages_ref: bool  # written as a MessagesRef when it is one (MESSAGES_REF)
+
+
+FIELDS: dict[type, tuple[Field, ...]] = {}
+SCOPES: dict[type, str | None] = {}  # the REFERENCES field of each class, if any
+
+
+def hints(cls: type) -> dict[str, Any]:
+    # Annotations name records by their class names; a record's module may not import
+    # every record it names (a step's sub-agent state): the registry resolves them.
+    return typing.get_type_hints(cls, localns=RECORDS)
+
+
+PLAIN: Final = frozenset({str, int, float, bool, str | None, int | None, float | None})
+
+
+def data_fields(cls: type) -> list[Any]:
+    """The fields written and read: those that take part in equality (a field left out
+    of ``==``, such as where a definition was read from, would make equal records encode
+    differently)."""
+    return [field for field in attrs.fields(cls) if field.eq]
+
+
+def field_plan(cls: type) -> tuple[Field, ...]:
+    """Each field's name and how it is written."""
+    plan = FIELDS.get(cls)
+    if plan is None:
+        annotations = hints(cls)
+        plan = FIELDS[cls] = tuple(
+            Field(
+                field.name,
+                annotations.get(field.name) in PLAIN and not field.metadata.get(OPTIONAL, False),
+                bool(field.metadata.get(OPTIONAL, False)),
+                bool(field.metadata.get(MESSAGES_REF, False)),
+            )
+            for field in data_fields(cls)
+        )
+        scopes = [field.name for field in attrs.fields(cls) if field.metadata.get(REFERENCES)]
+        SCOPES[cls] = scopes[0] if scopes else None
+    return plan
+
+
+def scope(cls: type) -> str | None:
+    """The field whose conversation steps inside a ``cls`` refer to (``REFERENCES``)."""
+    if cls not in SCOPES:
+        field_plan(cls)
+    return SCOPES[cls]
+
+
+class Refs:
+    """What step input messages may refer to: the head and conversation of their state."""
+
+    __slots__ = ("encoded", "head", "messages")
+
+    def __init__(self, context: Any) -> None:  # an AgentContext
+        self.head: tuple[Any, ...] = context.head()
+        self.messages: History[Any] = context.store.messages
+        # Records are shared across a state (a tool call sits in its response, its message
+        # and its execution; a step's output messages are the conversation's): each is
+        # encoded once per state, by identity, while the state keeps it alive.
+        self.encoded: dict[int, dict[str, Any]] = {}
+
+    def prefix_of(self, messages: History[Any]) -> int | None:
+        """``k`` when ``messages`` equal the head followed by the first ``k`` conversation
+        messages, judged by value: equal states must encode alike however their histories
+        happen to be split into head and body (SPEC §17)."""
+        head = messages.head
+        if head is self.head or head == self.head:  # split as the context splits it
+            body = messages.body()
+        else:  # built another way (decoded whole, by hand): compare the values
+            size = len(self.head)
+            if len(messages) < size:
+                return None
+            items = iter(messages)
+            if tuple(itertools.islice(items, size)) != self.head:
+                return None
+            body = History(items)
+        return len(body) if body.is_prefix_of(self.messages) else None
