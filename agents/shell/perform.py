@@ -21,7 +21,8 @@ from agents.records.messages import ToolCall
 from agents.records.step import ToolExecution
 from agents.shell.reporting import Reporter, current_reporter, forwarding, reporting
 from agents.tools.bridge import run_coroutine
-from agents.tools.tool import Tools, stamp, unknown_tool_execution
+from agents.tools.outcomes import stamp, unknown_tool_execution
+from agents.tools.tool import Tools
 
 __all__ = [
     "AsyncTools",

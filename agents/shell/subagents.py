@@ -18,7 +18,8 @@ from agents.errors import ConfigurationError
 from agents.records.state import AgentState
 from agents.shell.loop import AgentLoop
 from agents.shell.reporting import current_forward
-from agents.tools.tool import SubagentFailed, Tool, ToolContext, ToolResult, Tools, tool
+from agents.tools.outcomes import SubagentFailed, ToolResult
+from agents.tools.tool import Tool, ToolContext, Tools, tool
 
 __all__ = ["DEPTH_KEY", "SubagentFailed", "subagent_tool"]
 

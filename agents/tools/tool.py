@@ -2,37 +2,45 @@
 
 Every way a call can go wrong (unknown tool, invalid JSON, missing or mistyped arguments,
 an exception, a timeout, a result that is not JSON) becomes a failed ``ToolExecution`` whose
-``ErrorInfo`` says what was wrong; the model reads it as the tool's result.
+``ErrorInfo`` says what was wrong (``agents.tools.outcomes``); the model reads it as the
+tool's result.
 """
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import copy
 import enum
 import inspect
-import math
 import typing
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any, Final, overload
 
 import attrs
-from pyrsistent import PMap, PVector, pmap
+from pyrsistent import pmap
 
-from agents.errors import AgentError, ConfigurationError
+from agents.errors import ConfigurationError
 from agents.records.effects import ToolInvocation
-from agents.records.error_info import ErrorInfo
-from agents.records.frozen import MAX_DEPTH, deep_freeze, shallow_dict
-from agents.records.goal import COMPLETE_GOAL
+from agents.records.frozen import deep_freeze, shallow_dict
 from agents.records.messages import ToolCall
-from agents.records.record import maker
 from agents.records.schema import Validator, compile_validator, describe_docstring, schema_for_type
-from agents.records.signals import StopReason, StopSignal
 from agents.records.state import AgentState
 from agents.records.step import ToolExecution
 from agents.tools.bridge import run_coroutine
+from agents.tools.outcomes import (
+    StopAgent,
+    SubagentFailed,
+    ToolResult,
+    call_with_timeout,
+    failed,
+    from_exception,
+    from_value,
+    json_problem,
+    stamp,
+    timed_out,
+    unknown_tool_execution,
+)
 
 __all__ = [
     "StopAgent",
@@ -45,34 +53,6 @@ __all__ = [
     "tool",
     "unknown_tool_execution",
 ]
-
-
-class SubagentFailed(AgentError):
-    """A sub-agent could not answer; ``child`` holds its run when it started one (kept on
-    the failed tool execution for audit). Raised by ``agents.shell.subagents``; defined here so
-    the tool layer can keep the run without knowing sub-agents."""
-
-    def __init__(self, message: str, child: AgentState | None = None) -> None:
-        super().__init__(message)
-        self.child = child
-
-
-class StopAgent(Exception):
-    """Raised by a tool to stop the run after this step (``STOP_REQUESTED``)."""
-
-    def __init__(self, message: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-
-
-@attrs.frozen
-class ToolResult:
-    """A tool's value with instructions: ``terminate=True`` ends the run after this step."""
-
-    value: Any = None
-    terminate: bool = attrs.field(default=False, kw_only=True)
-    # A sub-agent's final state, kept on the execution (see ``agents.shell.subagents``).
-    child: AgentState | None = attrs.field(default=None, kw_only=True)
 
 
 @attrs.frozen(kw_only=True)
@@ -124,7 +104,7 @@ class Tool:
     def _prepare(self, invocation: ToolInvocation) -> dict[str, Any] | ToolExecution:
         call = invocation.tool_call
         if call.raw_arguments is not None:
-            return _failed(
+            return failed(
                 invocation,
                 "InvalidArguments",
                 f"arguments of {self.name!r} are not a valid JSON object: "
@@ -139,7 +119,7 @@ class Tool:
         )
         converted, error = self._validator(plain, "")
         if error is not None:
-            return _failed(invocation, "InvalidArguments", f"{self.name}: {error}")
+            return failed(invocation, "InvalidArguments", f"{self.name}: {error}")
         kwargs: dict[str, Any] = converted
         if self._converters:
             for key, convert in self._converters.items():
@@ -167,14 +147,14 @@ class Tool:
             return stamp(prepared, completed)
         try:
             if self.timeout is not None:
-                value = _call_with_timeout(self, prepared)
+                value = call_with_timeout(self, prepared)
             elif self.is_async:
                 value = run_coroutine(self.function(**prepared))
             else:
                 value = self.function(**prepared)
         except Exception as exc:
-            return stamp(_from_exception(invocation, self, exc), completed)
-        return _from_value(invocation, value, completed)
+            return stamp(from_exception(invocation, self, exc), completed)
+        return from_value(invocation, value, completed)
 
     async def ainvoke(
         self, invocation: ToolInvocation, completed: Callable[[], datetime] | None = None
@@ -193,154 +173,13 @@ class Tool:
             else:
                 value = await awaitable
         except TimeoutError:
-            return stamp(_timed_out(invocation, self), completed)
+            return stamp(timed_out(invocation, self), completed)
         except Exception as exc:
-            return stamp(_from_exception(invocation, self, exc), completed)
-        return _from_value(invocation, value, completed)
+            return stamp(from_exception(invocation, self, exc), completed)
+        return from_value(invocation, value, completed)
 
 
-def _call_with_timeout(tool: Tool, kwargs: dict[str, Any]) -> Any:
-    if tool.is_async:
-
-        async def bounded() -> Any:
-            return await asyncio.wait_for(tool.function(**kwargs), tool.timeout)
-
-        try:
-            return run_coroutine(bounded())
-        except TimeoutError:
-            raise _ToolTimeoutError() from None
-    # A thread cannot be killed: on timeout the call is abandoned and recorded as failed.
-    pool = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="agents-tool")
-    try:
-        future = pool.submit(tool.function, **kwargs)
-        try:
-            return future.result(timeout=tool.timeout)
-        except concurrent.futures.TimeoutError:
-            raise _ToolTimeoutError() from None
-    finally:
-        pool.shutdown(wait=False)
-
-
-class _ToolTimeoutError(Exception):
-    pass
-
-
-def _failed(invocation: ToolInvocation, error_type: str, message: str) -> ToolExecution:
-    return ToolExecution(
-        id=invocation.id,
-        tool_call=invocation.tool_call,
-        error=ErrorInfo(type=error_type, message=message),
-        started_at=invocation.started_at,
-        completed_at=invocation.started_at,
-    )
-
-
-def unknown_tool_execution(invocation: ToolInvocation, known: Iterable[str]) -> ToolExecution:
-    """The failed execution of a call to a tool that does not exist."""
-    names = ", ".join(sorted(n for n in known if n != COMPLETE_GOAL)) or "none"
-    return _failed(
-        invocation,
-        "UnknownTool",
-        f"unknown tool {invocation.tool_call.name!r}; available tools: {names}",
-    )
-
-
-def _timed_out(invocation: ToolInvocation, tool: Tool) -> ToolExecution:
-    return _failed(
-        invocation, "ToolTimeout", f"tool {tool.name!r} did not finish within {tool.timeout:g} s"
-    )
-
-
-def _from_exception(invocation: ToolInvocation, tool: Tool, exc: Exception) -> ToolExecution:
-    if isinstance(exc, StopAgent):
-        return ToolExecution(
-            id=invocation.id,
-            tool_call=invocation.tool_call,
-            stop_signal=StopSignal(
-                reason=StopReason.STOP_REQUESTED, message=exc.message, source=tool.name
-            ),
-            started_at=invocation.started_at,
-            completed_at=invocation.started_at,
-        )
-    if isinstance(exc, _ToolTimeoutError):
-        return _timed_out(invocation, tool)
-    return ToolExecution(
-        id=invocation.id,
-        tool_call=invocation.tool_call,
-        error=ErrorInfo.from_exception(exc),
-        started_at=invocation.started_at,
-        completed_at=invocation.started_at,
-        child=exc.child if isinstance(exc, SubagentFailed) else None,
-    )
-
-
-def stamp(execution: ToolExecution, completed: Callable[[], datetime] | None) -> ToolExecution:
-    """``execution`` with ``completed_at`` read from ``completed`` now (if given)."""
-    return execution if completed is None else execution._evolve(completed_at=completed())
-
-
-def _from_value(
-    invocation: ToolInvocation, value: Any, completed: Callable[[], datetime] | None = None
-) -> ToolExecution:
-    terminate = False
-    child = None
-    kind = type(value)
-    if kind is ToolResult:
-        terminate = value.terminate
-        child = value.child
-        value = value.value
-        kind = type(value)
-    if kind not in _PLAIN or (kind is float and not math.isfinite(value)):
-        problem = _json_problem(value, "result", 0)
-        if problem is not None:
-            return _failed(
-                invocation, "InvalidToolResult", f"{invocation.tool_call.name} returned {problem}"
-            )
-        value = deep_freeze(value)
-    # The value is already frozen: build the record without running the converters.
-    started_at = invocation.started_at
-    return _make_execution(
-        invocation.id,
-        invocation.tool_call,
-        value,
-        None,  # error
-        False,  # blocked
-        terminate,
-        None,  # stop_signal
-        started_at,
-        started_at if completed is None else completed(),
-        child,
-    )
-
-
-_PLAIN: Final = frozenset({str, int, float, bool, type(None)})
 _PMAP_TYPE: Final[type] = type(pmap())
-_make_execution: Final = maker(ToolExecution)
-
-
-def _json_problem(value: Any, path: str, depth: int) -> str | None:
-    """Why ``value`` is not JSON-able (or nests deeper than records hold), or ``None``."""
-    if value is None or isinstance(value, str | bool | int):
-        return None
-    if isinstance(value, float):
-        return None if math.isfinite(value) else f"a non-finite number at {path}"
-    if depth >= MAX_DEPTH and isinstance(value, Mapping | PMap | list | tuple | PVector):
-        return f"a value nested deeper than {MAX_DEPTH} levels at {path}"
-    if isinstance(value, Mapping | PMap):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"a non-string key {key!r} at {path}"
-            problem = _json_problem(item, f"{path}.{key}", depth + 1)
-            if problem:
-                return problem
-        return None
-    if isinstance(value, list | tuple | PVector):
-        for index, item in enumerate(value):
-            problem = _json_problem(item, f"{path}[{index}]", depth + 1)
-            if problem:
-                return problem
-        return None
-    return f"a {type(value).__name__} at {path}, which is not JSON"
 
 
 # -- building tools -------------------------------------------------------------------------
@@ -398,7 +237,7 @@ def _build(
             default = parameter.default
             if isinstance(default, enum.Enum):
                 default = default.value
-            if _json_problem(default, "default", 0) is None:
+            if json_problem(default, "default", 0) is None:
                 schema["default"] = default
         properties[parameter.name] = schema
     parameters: dict[str, Any] = {
