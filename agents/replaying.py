@@ -34,7 +34,7 @@ from agents.records.execution import ExecutionStatus
 from agents.records.messages import ToolCall
 from agents.records.signals import StopReason, StopSignal
 from agents.records.state import AgentState
-from agents.records.step import ToolExecution
+from agents.records.step import AgentStep, StepExecution, ToolExecution
 from agents.shell.loop import AgentLoop
 from agents.tools.tool import Tool, tool
 
@@ -164,62 +164,8 @@ def _replay_loop(
     current = final.execution.current_step if final.execution is not None else None
     if current is not None:
         steps[len(step_executions) + 1] = current  # suspended for approvals
-    recorded_count = _answered(final)  # a step suspended for approvals had begun
     signals = _signals(final)
-    executions: dict[str, list[ToolExecution]] = {}
-    for se in step_executions:
-        for execution in se.step.tool_executions:
-            executions.setdefault(execution.tool_call.id, []).append(execution)
-
-    @tool_interceptor
-    def recorded_tools(call: ToolCall, call_next: Any) -> ToolExecution:
-        found = executions.get(call.id, [])
-        for index, execution in enumerate(found):
-            if execution.tool_call == call or index == len(found) - 1:
-                return found.pop(index)
-        return call_next(call)  # type: ignore[no-any-return]
-
-    @hook(HookTrigger.BEFORE_INFERENCE, name="recorded_windows")
-    def recorded_windows(context: HookContext) -> HookContext:
-        # A request that left part of the conversation out (a message compiler's window,
-        # recorded with conversation_length) was chosen by code the record does not hold:
-        # send what was recorded. Everything else is compiled again and compared.
-        step = steps.get(len(context.state.step_executions) + 1)
-        request = context.request
-        if (
-            step is None
-            or step.conversation_length is None
-            or request is None
-            or len(step.input_messages) >= len(request.messages)
-        ):
-            return context
-        return context.with_request(request.with_messages(tuple(step.input_messages)))
-
-    ended = _ended_signals(final)
-
-    @hook(HookTrigger.BEFORE_STEP, name="recorded_stops")
-    def recorded_stops(context: HookContext) -> HookContext:
-        # Past the last recorded step: the limits or cancellation that ended the run, or
-        # the end of a record that stops short (a crash).
-        state = context.state
-        if len(state.step_executions) < recorded_count:
-            return context
-        for signal in ended if complete else (_END_OF_RECORD,):
-            if not _has(state, signal):
-                state = state.with_stop_signal(signal)
-        return context.with_state(state)
-
-    @hook(HookTrigger.AFTER_STEP, name="recorded_cancellations")
-    def recorded_cancellations(context: HookContext) -> HookContext:
-        state = context.state
-        number = len(state.step_executions) + 1
-        if number > len(step_executions):
-            return context
-        for signal in step_executions[number - 1].continuation.stop_signals:
-            if signal.reason is StopReason.USER_REQUESTED and not _has(state, signal):
-                state = state.with_stop_signal(signal)
-        return context.with_state(state)
-
+    ended = _ended_signals(final) if complete else [_END_OF_RECORD]
     retry_limits = [
         s.context.get("output_retries") for s in signals if s.reason is StopReason.RETRY_LIMIT
     ]
@@ -234,8 +180,12 @@ def _replay_loop(
     return AgentLoop(
         ReplayDriver.from_state(final, after=answered),
         tools=_approval_gates(states),
-        hooks=[recorded_windows, recorded_stops, recorded_cancellations],
-        interceptors=[recorded_tools],
+        hooks=[
+            _recorded_windows(steps),
+            _recorded_stops(ended, _answered(final)),  # a suspended step had begun
+            _recorded_cancellations(step_executions),
+        ],
+        interceptors=[_recorded_tools(step_executions)],
         max_steps=None,
         output_retries=next((int(n) for n in retry_limits if isinstance(n, int)), _MANY),
         stop_on_finish_reasons=finish_reasons,
@@ -244,6 +194,80 @@ def _replay_loop(
         clock=TickingClock(),
         ids=SequentialIds("replay-"),
     )
+
+
+def _recorded_tools(step_executions: Sequence[StepExecution]) -> Any:
+    """Tool calls answered from the record (the first recorded execution of a call id
+    whose call is the same, else the last one)."""
+    executions: dict[str, list[ToolExecution]] = {}
+    for se in step_executions:
+        for execution in se.step.tool_executions:
+            executions.setdefault(execution.tool_call.id, []).append(execution)
+
+    @tool_interceptor
+    def recorded_tools(call: ToolCall, call_next: Any) -> ToolExecution:
+        found = executions.get(call.id, [])
+        for index, execution in enumerate(found):
+            if execution.tool_call == call or index == len(found) - 1:
+                return found.pop(index)
+        return call_next(call)  # type: ignore[no-any-return]
+
+    return recorded_tools
+
+
+def _recorded_windows(steps: dict[int, AgentStep]) -> Any:
+    """A request that left part of the conversation out (a message compiler's window,
+    recorded with ``conversation_length``) was chosen by code the record does not hold:
+    send what was recorded. Everything else is compiled again and compared."""
+
+    @hook(HookTrigger.BEFORE_INFERENCE, name="recorded_windows")
+    def recorded_windows(context: HookContext) -> HookContext:
+        step = steps.get(len(context.state.step_executions) + 1)
+        request = context.request
+        if (
+            step is None
+            or step.conversation_length is None
+            or request is None
+            or len(step.input_messages) >= len(request.messages)
+        ):
+            return context
+        return context.with_request(request.with_messages(tuple(step.input_messages)))
+
+    return recorded_windows
+
+
+def _recorded_stops(ended: Sequence[StopSignal], recorded_count: int) -> Any:
+    """Past the last recorded step: the limits or cancellation that ended the run, or the
+    end of a record that stops short (a crash)."""
+
+    @hook(HookTrigger.BEFORE_STEP, name="recorded_stops")
+    def recorded_stops(context: HookContext) -> HookContext:
+        state = context.state
+        if len(state.step_executions) < recorded_count:
+            return context
+        for signal in ended:
+            if not _has(state, signal):
+                state = state.with_stop_signal(signal)
+        return context.with_state(state)
+
+    return recorded_stops
+
+
+def _recorded_cancellations(step_executions: Sequence[StepExecution]) -> Any:
+    """A cancellation that reached the run after a step, as recorded on that step."""
+
+    @hook(HookTrigger.AFTER_STEP, name="recorded_cancellations")
+    def recorded_cancellations(context: HookContext) -> HookContext:
+        state = context.state
+        number = len(state.step_executions) + 1
+        if number > len(step_executions):
+            return context
+        for signal in step_executions[number - 1].continuation.stop_signals:
+            if signal.reason is StopReason.USER_REQUESTED and not _has(state, signal):
+                state = state.with_stop_signal(signal)
+        return context.with_state(state)
+
+    return recorded_cancellations
 
 
 def _signals(state: AgentState) -> list[StopSignal]:

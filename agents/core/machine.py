@@ -1,9 +1,10 @@
 """The step machine: one execution as a generator of effects (SPEC §3).
 
 ``execute`` walks the phases BeforeExecution → [BeforeStep → UseTools → AfterStep →
-ShouldStop] → AfterExecution (``agents.core.phases``). It calls hooks (synchronous functions
-of their input, like workflow code) and yields ``Infer``, ``InvokeTools`` and ``Progress``;
-the runner performs them and sends back the results. The machine never calls a model or a
+ShouldStop] → AfterExecution (``agents.core.phases`` around the steps,
+``agents.core.step_phases`` within one). It calls hooks (synchronous functions of their
+input, like workflow code) and yields ``Infer``, ``InvokeTools`` and ``Progress``; the
+runner performs them and sends back the results. The machine never calls a model or a
 tool, never reads the wall clock (the clock and id factory are injected) and never raises
 for a failure inside the run: failures are recorded in the state it returns.
 """
@@ -14,15 +15,9 @@ from collections.abc import Generator
 from typing import Any
 
 from agents.core.cancellation import CancellationToken
-from agents.core.phases import (
-    Effect,
-    after_execution,
-    before_execution,
-    before_step,
-    resumed_step,
-    step,
-)
+from agents.core.phases import after_execution, before_execution, before_step, resumed_step
 from agents.core.run import Emit, Machine, MachineFailure, Run
+from agents.core.step_phases import Effect, step
 from agents.records.effects import Progress
 from agents.records.state import AgentState
 

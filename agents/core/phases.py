@@ -1,78 +1,41 @@
-"""The phases of one execution (SPEC §3), as functions over the execution in progress
-(``Run``) and, inside a step, the step being made (``Draft``).
+"""The phases of one execution around its steps (SPEC §3): BeforeExecution, BeforeStep and
+AfterExecution, as functions over the execution in progress (``Run``). A step's own
+phases are in ``agents.core.step_phases``.
 
 ``agents.core.machine.execute`` calls them in order: ``before_execution``; for each step
-``before_step`` then ``step`` (UseTools: the request, the model's answer, the approval gate,
-the tool calls and their results; then AfterStep and ``should_stop``); ``after_execution``.
-``step`` is the generator that yields the effects (``Infer``, ``InvokeTools``); the
-functions around each yield prepare the effect and take in its result, and return what
-they changed.
+``before_step``, then ``step``; ``after_execution``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
 from datetime import datetime
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
-from pyrsistent import pvector
-
-from agents.core.compaction import compact, plan_compaction
-from agents.core.goals import goal_after_step, goal_budgets, goal_started
+from agents.core.goals import goal_budgets
 from agents.core.hooks import HookContext, HookTrigger
-from agents.core.outputs import check_final_output
 from agents.core.run import MachineFailure, Run
-from agents.core.stopping import decide_stop, limit_signals
-from agents.core.tool_batch import (
-    ToolBatch,
-    approval_gate,
-    finish_tools,
-    finished_before,
-    plan_tools,
-    runs_sequentially,
-    suspend,
-    tool_signals,
-)
+from agents.core.stopping import limit_signals
 from agents.core.transitions import (
     add_signal,
-    archive_step,
     begin_execution,
     finish_execution,
     record_error,
     terminal_status,
-    tool_message,
 )
-from agents.records.effects import Failed, Infer, InvokeTools, Progress, ToolInvocation
+from agents.records.effects import Infer, InvokeTools, Progress
 from agents.records.events import (
-    ContextCompacted,
     ExecutionCompleted,
     ExecutionFailed,
     ExecutionStarted,
     ExecutionStopped,
-    InferenceCompleted,
-    StepCompleted,
-    StepStarted,
-    ToolCallStarted,
 )
 from agents.records.execution import ExecutionStatus
-from agents.records.frozen import EMPTY_VECTOR, History, to_pvector
-from agents.records.inference import InferenceRequest, InferenceResponse
-from agents.records.messages import Message
+from agents.records.frozen import EMPTY_VECTOR
 from agents.records.record import maker
-from agents.records.signals import StopReason, StopSignal
 from agents.records.state import AgentState
-from agents.records.step import AgentStep, Compaction, StepExecution, ToolExecution
+from agents.records.step import AgentStep, StepExecution
 
-__all__ = [
-    "Effect",
-    "Partial",
-    "after_execution",
-    "before_execution",
-    "before_step",
-    "resumed_step",
-    "should_stop",
-    "step",
-]
+__all__ = ["after_execution", "before_execution", "before_step", "resumed_step"]
 
 Effect = Infer | InvokeTools | Progress
 
@@ -88,19 +51,6 @@ _BEFORE_STEP: Final = HookTrigger.BEFORE_STEP
 _BEFORE_INFERENCE: Final = HookTrigger.BEFORE_INFERENCE
 _AFTER_INFERENCE: Final = HookTrigger.AFTER_INFERENCE
 _AFTER_STEP: Final = HookTrigger.AFTER_STEP
-
-
-class Partial(NamedTuple):
-    """What a step that failed had made so far (archived as its ERROR step)."""
-
-    step_id: str
-    input_messages: History[Message]
-    response: InferenceResponse | None
-    executions: tuple[ToolExecution, ...]
-    output: list[Message] | None
-    made: AgentStep | None
-    compaction: Compaction | None
-    conversation_length: int | None
 
 
 # -- phase 1: BeforeExecution -----------------------------------------------------------------
@@ -193,407 +143,6 @@ def before_step(run: Run, state: AgentState, number: int, now: datetime) -> tupl
     execution = state.execution
     assert execution is not None  # (inlined: this runs every step)
     return state, execution.continuation.should_stop
-
-
-# -- phases 3 and 4: a step -------------------------------------------------------------------
-
-
-def step(
-    run: Run, state: AgentState, number: int, started: datetime, resuming: AgentStep | None
-) -> Generator[Effect, Any, tuple[AgentState, bool]]:
-    """UseTools, AfterStep and ShouldStop: the step made, archived and announced; the state
-    and whether the run stops after it.
-
-    The step's effects are yielded here, and what it makes is kept in local variables
-    (the helpers return their changes): a per-step object, or a generator for each effect,
-    cost 6-9 % of a plain step (instructions counted under callgrind for
-    benchmarks/bench_steps.py's workload).
-    """
-    if resuming is None:
-        state, step_id, input_messages, request = _open(run, state, started)
-        compaction = conversation_length = response = None
-    else:  # suspended for approvals: the model answered already
-        step_id, input_messages, request = resuming.id, resuming.input_messages, None
-        compaction, conversation_length = resuming.compaction, resuming.conversation_length
-        response = resuming.response
-    executions: tuple[ToolExecution, ...] = ()
-    output: list[Message] | None = None
-    made: AgentStep | None = None
-    try:
-        if run.step_emit is not None:
-            run.step_emit(
-                StepStarted(agent_id=run.agent_id, execution_id=run.execution_id, step=number)
-            )
-        if resuming is None:
-            assert request is not None  # compiled above
-            if run.compactor is not None:
-                state, compaction, input_messages, request = yield from _compact(
-                    run, state, number, input_messages, request
-                )
-                if compaction is not None and compaction.error is not None:
-                    conversation_length = len(state.context.store.messages)
-                    raise MachineFailure(compaction.error)
-            state, request, input_messages, conversation_length = _request(
-                run, state, step_id, input_messages, request, conversation_length, number
-            )
-            result = yield _tuple_new(Infer, (request, run.agent_id, run.execution_id, number))
-            if type(result) is Failed:
-                raise MachineFailure(result.error)
-            response = result
-            if run.answer_checks:  # events, AFTER_INFERENCE hooks, finish reasons
-                state, response = _answered(
-                    run, state, step_id, input_messages, request, result, number
-                )
-        assert response is not None
-        calls = response.tool_calls
-        if calls:
-            denied: dict[str, str] = {}
-            if run.approval_tools:
-                held, denied = approval_gate(
-                    state, calls, run.approval_tools, decided=step_id == run.resumed_step_id
-                )
-                if held:  # suspend: the step waits, unarchived, for a human's decisions
-                    waiting = _waiting(
-                        step_id, input_messages, response, compaction, conversation_length
-                    )
-                    return suspend(state, waiting, held), True
-            if run.tool_hooks:  # the step so far, for the hooks' context
-                made = AgentStep(id=step_id, input_messages=input_messages, response=response)
-            state, effect, batch = _tool_calls(run, state, made, calls, number, denied)
-            outcome = () if effect is None else (yield effect)
-            if batch is not None:  # hooks or events: AFTER_TOOL_USE and ToolCallCompleted
-                state, executions = finish_tools(run, state, made, batch, outcome, number)
-            elif type(outcome) is Failed:
-                raise MachineFailure(outcome.error, finished_before(outcome))
-            else:
-                executions = outcome
-            output = [response.to_message(), *map(tool_message, executions)]
-        else:
-            output = [response.to_message()]
-        made = _make_step(
-            step_id,
-            input_messages,
-            pvector(output),
-            response,
-            pvector(executions),
-            EMPTY_VECTOR,
-            compaction,
-            conversation_length,
-        )
-        if executions:
-            state = _tool_signals(run, state, executions, number)
-        if run.after_step_hooks:
-            context = HookContext(
-                trigger=_AFTER_STEP, state=state, step=made, request=request, response=response
-            )
-            state = run.run_hooks(state, run.after_step_hooks, context, number).state
-    except MachineFailure as failure:
-        partial = Partial(
-            step_id,
-            input_messages,
-            response,
-            executions,
-            output,
-            made,
-            compaction,
-            conversation_length,
-        )
-        return _failed(run, state, failure, partial, number, started), True
-    return should_stop(run, state, made, number, started)
-
-
-def _open(
-    run: Run, state: AgentState, started: datetime
-) -> tuple[AgentState, str, History[Message], InferenceRequest]:
-    """A new step: steering joins the conversation right before the next inference, an
-    active goal's objective at its first step; the step's id and its request."""
-    if state.context.steering:
-        state = state.with_context(state.context.with_steering_delivered())
-    if state.goal is not None:
-        state = goal_started(state, started)
-    step_id = run.new_id("step")
-    input_messages, request = run.compiler.compile(state)
-    return state, step_id, input_messages, request
-
-
-def _compact(
-    run: Run, state: AgentState, number: int, input_messages: History[Message], request: Any
-) -> Generator[Effect, Any, tuple[AgentState, Compaction | None, History[Message], Any]]:
-    """The compaction the policy plans before this step's request, and the request again;
-    a failed summary is returned in the compaction, for the step to fail."""
-    plan = plan_compaction(run.compactor, state.context, number)
-    if plan is None:
-        return state, None, input_messages, request
-    state, compaction = yield from compact(state, plan, run.agent_id, run.execution_id, number)
-    input_messages, request = run.compiler.compile(state)
-    if compaction.error is None and run.step_emit is not None:
-        run.step_emit(
-            ContextCompacted(
-                agent_id=run.agent_id,
-                execution_id=run.execution_id,
-                step=number,
-                compaction=compaction,
-            )
-        )
-    return state, compaction, input_messages, request
-
-
-def _request(
-    run: Run,
-    state: AgentState,
-    step_id: str,
-    input_messages: History[Message],
-    request: InferenceRequest,
-    conversation_length: int | None,
-    number: int,
-) -> tuple[AgentState, InferenceRequest, History[Message], int | None]:
-    """BEFORE_INFERENCE hooks, which may rewrite the request (the step records what the
-    model is sent); the conversation's length when the step must record it."""
-    if run.before_inference_hooks:
-        context = run.run_hooks(
-            state,
-            run.before_inference_hooks,
-            HookContext(
-                trigger=_BEFORE_INFERENCE,
-                state=state,
-                step=AgentStep(id=step_id, input_messages=input_messages),
-                request=request,
-            ),
-            number,
-        )
-        state, request = context.state, context.request or request
-        input_messages = request.messages
-    length = len(state.context.store.messages)
-    if run.compactor is not None or len(input_messages) - len(input_messages.head) != length:
-        # Not all sent, or sections that change (the codec then writes earlier inputs
-        # whole, without their head): at_step needs the count.
-        conversation_length = length
-    return state, request, input_messages, conversation_length
-
-
-def _waiting(
-    step_id: str,
-    input_messages: History[Message],
-    response: InferenceResponse,
-    compaction: Compaction | None,
-    conversation_length: int | None,
-) -> AgentStep:
-    """A step suspended for approvals: its input and the model's answer, unarchived."""
-    return AgentStep(
-        id=step_id,
-        input_messages=input_messages,
-        response=response,
-        compaction=compaction,
-        conversation_length=conversation_length,
-    )
-
-
-def _answered(
-    run: Run,
-    state: AgentState,
-    step_id: str,
-    input_messages: History[Message],
-    request: InferenceRequest,
-    response: InferenceResponse,
-    number: int,
-) -> tuple[AgentState, InferenceResponse]:
-    """The model's answer taken in: its event, AFTER_INFERENCE hooks (which may rewrite
-    it), and the stop a finish reason asks for."""
-    if run.step_emit is not None:
-        run.step_emit(
-            InferenceCompleted(
-                agent_id=run.agent_id, execution_id=run.execution_id, step=number, response=response
-            )
-        )
-    if run.after_inference_hooks:
-        context = run.run_hooks(
-            state,
-            run.after_inference_hooks,
-            HookContext(
-                trigger=_AFTER_INFERENCE,
-                state=state,
-                step=AgentStep(id=step_id, input_messages=input_messages, response=response),
-                request=request,
-                response=response,
-            ),
-            number,
-        )
-        state = context.state
-        response = context.response or response
-    if response.finish_reason in run.finish_reasons:
-        signal = StopSignal(
-            reason=StopReason.FINISH_REASON,
-            message=f"finish_reason={response.finish_reason}",
-            context={"finish_reason": response.finish_reason},
-            source="stop_on_finish_reasons",
-        )
-        state = run.with_signal(state, signal, number)
-    return state, response
-
-
-def _tool_calls(
-    run: Run,
-    state: AgentState,
-    made: AgentStep | None,
-    calls: Any,
-    number: int,
-    denied: dict[str, str],
-) -> tuple[AgentState, InvokeTools | None, ToolBatch | None]:
-    """The ``InvokeTools`` effect for the requested calls (after BEFORE_TOOL_USE hooks,
-    which may block them all: no effect), and the batch as planned (``None`` on the short
-    path: no hooks, listeners or denials)."""
-    if run.plain_tools and not denied:
-        new_id, now, execution_id = run.new_id, run.now, run.execution_id
-        if len(calls) == 1:  # the common case, without a list
-            only = _tuple_new(
-                ToolInvocation, (new_id("tool"), calls[0], now(), execution_id, number, state)
-            )
-            return state, _tuple_new(InvokeTools, ((only,), True)), None
-        invocations = tuple(
-            [
-                _tuple_new(ToolInvocation, (new_id("tool"), c, now(), execution_id, number, state))
-                for c in calls
-            ]
-        )
-        sequential = runs_sequentially(run.machine, invocations)
-        return state, _tuple_new(InvokeTools, (invocations, sequential)), None
-    batch = plan_tools(run, state, made, calls, number, denied)
-    if not batch.invocations:
-        return batch.state, None, batch
-    if run.step_emit is not None:
-        for invocation in batch.invocations:
-            run.step_emit(
-                ToolCallStarted(
-                    agent_id=run.agent_id,
-                    execution_id=run.execution_id,
-                    step=number,
-                    tool_call=invocation.tool_call,
-                )
-            )
-    return batch.state, InvokeTools(batch.invocations, batch.sequential), batch
-
-
-def _tool_signals(
-    run: Run, state: AgentState, executions: tuple[ToolExecution, ...], number: int
-) -> AgentState:
-    """The signals the batch carries: ``StopAgent``, a unanimous terminate, a tool error
-    under ``stop_on_tool_error``."""
-    stop_on_tool_error = run.stop_on_tool_error
-    for done in executions:
-        if (
-            done.stop_signal is not None
-            or done.terminate
-            or (stop_on_tool_error and done.error is not None)
-        ):
-            state = tool_signals(state, executions, stop_on_tool_error)
-            run.signals_added(state, number)
-            return state
-    return state
-
-
-def should_stop(
-    run: Run, state: AgentState, made: AgentStep, number: int, started: datetime
-) -> tuple[AgentState, bool]:
-    """AfterStep's end: structured output, the goal, ShouldStop (SPEC §3 step 4); the step
-    archived with what joins the conversation after it; the state and whether to stop."""
-    response = made.response
-    assert response is not None
-    if run.cancellation is not None:
-        state = run.cancel_if_asked(state, number)
-    feedback: Message | None = None
-    if state.context.response_format is not None and not response.tool_calls:
-        state, feedback = check_final_output(state, response, run.outputs, number)
-        run.signals_added(state, number)
-    goal_prompt: Message | None = None
-    if state.goal is not None and state.goal.active:
-        state, goal_prompt = goal_after_step(state, made)
-        run.signals_added(state, number)
-    execution = state.execution
-    assert execution is not None  # (inlined: this runs every step)
-    stop, natural = decide_stop(execution.continuation, bool(response.tool_calls))
-    follow_ups = state.context.follow_ups if natural is not None else ()
-    # The run would complete: queued follow-ups, or the goal's prompt, start a new step.
-    if follow_ups or (natural is not None and goal_prompt is not None):
-        stop, natural = False, None
-    else:
-        goal_prompt = None
-    if natural is not None:
-        state = run.with_signal(state, natural, number)
-    # A summary's and sub-agents' usage counts too.
-    usage = made.usage if made.tool_executions or made.compaction is not None else response.usage
-    run.tokens += usage.input_tokens + usage.output_tokens
-    run.cost += usage.cost
-    execution = state.execution
-    assert execution is not None
-    archived = _make_step_execution(number, made, started, run.now(), execution.continuation)
-    state = archive_step(state, archived, made.output_messages)
-    if feedback is not None:  # the model tries again, told what was wrong
-        state = state.with_message(feedback)
-    if follow_ups:
-        state = state.with_context(state.context.with_follow_ups_delivered())
-    if goal_prompt is not None:
-        state = state.with_message(goal_prompt)
-    if run.step_emit is not None:
-        try:
-            _step_completed(run, state, number)
-        except MachineFailure as failure:
-            return run.fail(state, failure.error, number), True
-    return state, stop
-
-
-def _failed(
-    run: Run,
-    state: AgentState,
-    failure: MachineFailure,
-    partial: Partial,
-    number: int,
-    started: datetime,
-) -> AgentState:
-    """A step that failed, archived as an ERROR step with what it had (SPEC §3)."""
-    executions = partial.executions or failure.finished
-    output = partial.output
-    made = partial.made
-    failed = AgentStep(
-        id=partial.step_id,
-        input_messages=partial.input_messages,
-        response=partial.response,
-        tool_executions=to_pvector(executions),
-        output_messages=to_pvector(output) if output is not None else EMPTY_VECTOR,
-        errors=to_pvector([*(made.errors if made is not None else ()), failure.error]),
-        compaction=partial.compaction,
-        conversation_length=partial.conversation_length,
-    )
-    state = run.fail(state, failure.error, number)
-    archived = StepExecution(
-        number=number,
-        step=failed,
-        started_at=started,
-        completed_at=run.now(),
-        continuation=_continuation(state),
-    )
-    state = archive_step(state, archived, output)
-    if run.step_emit is not None:
-        try:
-            _step_completed(run, state, number)
-        except MachineFailure as listener_failure:
-            state = record_error(state, listener_failure.error)
-    return state
-
-
-def _step_completed(run: Run, state: AgentState, number: int) -> None:
-    assert run.step_emit is not None
-    assert state.execution is not None
-    last = state.execution.step_executions.last()
-    assert last is not None
-    run.step_emit(
-        StepCompleted(
-            agent_id=run.agent_id,
-            execution_id=run.execution_id,
-            step=number,
-            step_execution=last,
-            state=state,
-        )
-    )
 
 
 # -- phase 5: AfterExecution ------------------------------------------------------------------
