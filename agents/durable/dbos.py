@@ -8,9 +8,9 @@ never pickle.
 Why a recovered run takes the same decisions: the step machine is driven again from the
 workflow's input; model answers, tool results and clock readings of finished steps come
 back from DBOS's records, and ids derive from the workflow id and a counter
-(``WorkflowIds``). The machine's clock (``RecordedClock``) tells the time read at the end of
-the latest DBOS step: the loop's own clock is read only inside steps, so only steps that ran
-again carry new times.
+(``WorkflowIds``, ``agents.durable.workflow``). The machine's clock (``RecordedClock``)
+tells the time read at the end of the latest DBOS step: the loop's own clock is read only
+inside steps, so only steps that ran again carry new times.
 
 This is the only module importing DBOS (the ``dbos`` extra).
 """
@@ -26,13 +26,13 @@ import math
 import sys
 import threading
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any, Final
 
 import attrs
 from dbos import DBOS, Queue, Serializer, SetWorkflowID, WorkflowHandle
 
 from agents.core.clock import Clock, RandomIds, SystemClock
+from agents.durable.workflow import RecordedClock, WorkflowIds, at, reading
 from agents.errors import AgentError, ConfigurationError, SessionNotFound
 from agents.persistence.session import SessionStore
 from agents.records.codec import RECORDS, from_dict, to_dict
@@ -111,78 +111,21 @@ def _decode(value: Any) -> Any:
     return {key: _decode(item) for key, item in value.items()}
 
 
-# -- time and ids inside a workflow ---------------------------------------------------------------
-
-
-class RecordedClock:
-    """The machine's clock inside a workflow: the time read at the end of the latest DBOS
-    step (never earlier than a time it told before)."""
-
-    __slots__ = ("_at",)
-
-    def __init__(self, at: datetime) -> None:
-        self._at = at
-
-    def now(self) -> datetime:
-        """The latest recorded time."""
-        return self._at
-
-    def advance(self, at: datetime) -> None:
-        """Move on to a time a DBOS step recorded."""
-        if at > self._at:
-            self._at = at
-
-    def __repr__(self) -> str:
-        return f"RecordedClock({self._at.isoformat()})"
-
-
-class WorkflowIds:
-    """Ids inside a workflow: the workflow id names the execution (and a new agent); every
-    other id is ``<workflow id>.<kind>-<n>``, counted in the order the machine asks, which
-    is the same in a recovered run."""
-
-    __slots__ = ("_count", "_lock", "workflow_id")
-
-    def __init__(self, workflow_id: str) -> None:
-        self.workflow_id = workflow_id
-        self._count = 0
-        self._lock = threading.Lock()
-
-    def new_id(self, kind: str) -> str:
-        """The next id of ``kind``."""
-        if kind in ("execution", "agent"):
-            return self.workflow_id
-        with self._lock:
-            self._count += 1
-            return f"{self.workflow_id}.{kind}-{self._count}"
-
-    def __repr__(self) -> str:
-        return f"WorkflowIds({self.workflow_id!r})"
-
-
-def _reading(clock: Clock) -> str:
-    return clock.now().isoformat(timespec="microseconds")
-
-
-def _at(text: str) -> datetime:
-    return datetime.fromisoformat(text)
-
-
 # -- the steps --------------------------------------------------------------------------------
 
 
 def _infer_step(performer: BlockingPerformer, effect: Infer, clock: Clock) -> dict[str, Any]:
     outcome = performer.infer(effect)
     if type(outcome) is Failed:
-        return {"failed": outcome.error, "at": _reading(clock)}
-    return {"response": outcome, "at": _reading(clock)}
+        return {"failed": outcome.error, "at": reading(clock)}
+    return {"response": outcome, "at": reading(clock)}
 
 
 def _tool_step(tools: SyncTools, invocation: ToolInvocation, clock: Clock) -> dict[str, Any]:
     outcome = tools.perform(InvokeTools((invocation,), True))  # stamps with the real clock
     if type(outcome) is Failed:
-        return {"executions": [], "failed": outcome.error, "at": _reading(clock)}
-    return {"executions": list(outcome), "at": _reading(clock)}
+        return {"executions": [], "failed": outcome.error, "at": reading(clock)}
+    return {"executions": list(outcome), "at": reading(clock)}
 
 
 def _save_step(store: SessionStore, state: AgentState) -> int:
@@ -350,7 +293,7 @@ class DurableAgent:
     def _execute(self, state: AgentState) -> AgentState:
         """The workflow body: the step machine, its effects performed as DBOS steps."""
         real = self._clock
-        clock = RecordedClock(_at(DBOS.run_step({"name": f"{_PREFIX}start"}, _reading, real)))
+        clock = RecordedClock(at(DBOS.run_step({"name": f"{_PREFIX}start"}, reading, real)))
         ids = WorkflowIds(DBOS.workflow_id or "")
         loop = self.loop.with_options(clock=clock, ids=ids)
         machine, emit = loop.machine_for(state, progress=False)
@@ -380,7 +323,7 @@ class _DurablePerformer:
         record = DBOS.run_step(
             {"name": f"{_PREFIX}infer:{effect.step}"}, _infer_step, self._inner, effect, self._real
         )
-        self._clock.advance(_at(record["at"]))
+        self._clock.advance(at(record["at"]))
         return record["response"] if "response" in record else Failed(record["failed"])
 
     def invoke(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
@@ -440,7 +383,7 @@ class _Batch:
             ]
             records = [future.result() for future in futures]
         for record in records:
-            self._clock.advance(_at(record["at"]))
+            self._clock.advance(at(record["at"]))
         finished = tuple(execution for record in records for execution in record["executions"])
         failed = next((record["failed"] for record in records if "failed" in record), None)
         return finished if failed is None else Failed(failed, finished)
