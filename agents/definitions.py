@@ -13,12 +13,10 @@ This is the only module importing PyYAML.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import re
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
@@ -27,9 +25,10 @@ import yaml
 
 from agents.core.compaction import Summarization
 from agents.core.compilers import TokenWindowCompiler
+from agents.definition_fields import check_fields, write_toml
 from agents.errors import ConfigurationError, DefinitionError, StateDecodeError
 from agents.records.codec import nesting_position, register
-from agents.records.frozen import MAX_DEPTH, NestingError, deep_freeze, deep_thaw, to_float, to_pmap
+from agents.records.frozen import MAX_DEPTH, deep_thaw, to_float, to_pmap
 from agents.records.record import Record
 from agents.records.state import AgentState
 from agents.shell.loop import AgentLoop
@@ -125,7 +124,7 @@ class AgentDefinition(Record):
                 data["system_prompt"] = body
         else:
             raise ValueError(f"unknown definition kind {kind!r}")
-        return _validated(data, lines, source)
+        return _checked_definition(data, lines, source)
 
     # -- writing ----------------------------------------------------------------------------
 
@@ -157,7 +156,7 @@ class AgentDefinition(Record):
         """The definition as a file of ``kind`` that ``from_text`` reads back equal."""
         data = self.to_data()
         if kind == "toml":
-            return _write_toml(data)
+            return write_toml(data)
         if kind == "yaml":
             return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
         if kind == "markdown":
@@ -272,7 +271,7 @@ register(AgentDefinition)
 def _checked(definition: AgentDefinition) -> AgentDefinition:
     """A decoded definition, validated as a file's would be."""
     try:
-        return _validated(definition.to_data(), {}, definition.source or "<json>")
+        return _checked_definition(definition.to_data(), {}, definition.source or "<json>")
     except DefinitionError as exc:
         raise StateDecodeError(str(exc), exc.field or "$") from None
 
@@ -410,137 +409,8 @@ def _too_deep(source: str, text: str, offset: int = 0) -> DefinitionError:
     )
 
 
-def _validated(data: dict[str, Any], lines: dict[str, int], source: str) -> AgentDefinition:
+def _checked_definition(
+    data: dict[str, Any], lines: dict[str, int], source: str
+) -> AgentDefinition:
     fields = {f.name for f in attrs.fields(AgentDefinition)} - {"source"}
-    for key in data:
-        if key not in fields:
-            raise DefinitionError(
-                f"unknown field (known: {', '.join(sorted(fields))})",
-                file=source,
-                line=lines.get(str(key)),
-                field=str(key),
-            )
-    if "name" not in data:
-        raise DefinitionError("missing field", file=source, field="name")
-
-    def fail(field: str, expected: str) -> DefinitionError:
-        got = type(data[field]).__name__
-        return DefinitionError(
-            f"expected {expected}, got {got}", file=source, line=lines.get(field), field=field
-        )
-
-    checks: dict[str, tuple[Callable[[Any], bool], str]] = {
-        "name": (lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string"),
-        "description": (lambda v: isinstance(v, str), "a string"),
-        "system_prompt": (lambda v: isinstance(v, str), "a string"),
-        "model": (lambda v: v is None or isinstance(v, str), "a string"),
-        "llm_options": (lambda v: isinstance(v, dict) and _plain(v), "a table of plain values"),
-        "tools": (_string_list, "a list of tool names"),
-        "deny_tools": (_string_list, "a list of tool names"),
-        "subagents": (_string_list, "a list of agent names"),
-        "max_steps": (_positive_int_or_none, "a positive integer"),
-        "max_tokens": (_positive_int_or_none, "a positive integer"),
-        "max_cost": (_positive_number_or_none, "a positive number"),
-        "time_limit": (_positive_number_or_none, "a positive number of seconds"),
-        "tool_execution": (lambda v: v in ("parallel", "sequential"), "parallel or sequential"),
-        "max_depth": (lambda v: _positive_int_or_none(v) and v is not None, "an integer >= 1"),
-        "context_window": (_positive_int_or_none, "a positive number of tokens"),
-        "max_message_tokens": (_positive_int_or_none, "a positive number of tokens"),
-        "max_buffer_tokens": (
-            lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool) and v >= 0),
-            "a number of tokens >= 0",
-        ),
-        "summary_model": (lambda v: v is None or (isinstance(v, str) and bool(v)), "a string"),
-    }
-    for field, value in data.items():
-        check, expected = checks[field]
-        if field == "llm_options" and isinstance(value, dict):
-            try:
-                deep_freeze(value)
-            except NestingError as exc:
-                raise DefinitionError(
-                    str(exc), file=source, line=lines.get(field), field=field
-                ) from None
-        if not check(value):
-            raise fail(field, expected)
-    # Summaries need both budgets; a summary model without them would do nothing.
-    for given, needed in (
-        ("max_message_tokens", "max_buffer_tokens"),
-        ("max_buffer_tokens", "max_message_tokens"),
-        ("summary_model", "max_message_tokens"),
-    ):
-        if data.get(given) is not None and data.get(needed) is None:
-            raise DefinitionError(
-                f"{given} needs {needed} (summaries take both budgets)",
-                file=source,
-                line=lines.get(given),
-                field=given,
-            )
-    return AgentDefinition(**data, source=source)
-
-
-def _string_list(value: Any) -> bool:
-    return isinstance(value, list) and all(isinstance(item, str) and item for item in value)
-
-
-def _positive_int_or_none(value: Any) -> bool:
-    return value is None or (isinstance(value, int) and not isinstance(value, bool) and value > 0)
-
-
-def _positive_number_or_none(value: Any) -> bool:
-    return value is None or (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value > 0
-    )
-
-
-def _plain(value: Any) -> bool:
-    """JSON data: objects with string keys, arrays, strings, finite numbers, booleans and
-    null (YAML and TOML have more: dates, integer keys, which JSON would change)."""
-    if value is None or isinstance(value, str | bool | int):
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, Mapping):
-        return all(isinstance(k, str) and _plain(v) for k, v in value.items())
-    if isinstance(value, list | tuple):
-        return all(_plain(item) for item in value)
-    return False
-
-
-# -- writing TOML (the flat shape of a definition: scalars, string lists, one table) --------
-
-
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)  # JSON escapes are TOML basic strings
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
-    if isinstance(value, dict):  # an inline table
-        pairs = ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items())
-        return "{" + pairs + "}"
-    if value is None:
-        raise ValueError("TOML has no null: a null option cannot be written (use YAML)")
-    raise TypeError(f"cannot write {type(value).__name__} as TOML")
-
-
-def _write_toml(data: dict[str, Any]) -> str:
-    missing = [key for key, value in data.items() if value is None]
-    if missing:
-        raise ValueError(f"TOML has no null: {missing} cannot be written (use YAML or Markdown)")
-    lines = [
-        f"{key} = {_toml_value(value)}"
-        for key, value in data.items()
-        if key != "llm_options" and value is not None
-    ]
-    options = data.get("llm_options")
-    if options:
-        lines += ["", "[llm_options]"]
-        lines += [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in options.items()]
-    return "\n".join(lines) + "\n"
+    return AgentDefinition(**check_fields(data, lines, source, fields), source=source)

@@ -24,6 +24,7 @@ LAYERS = {
             "audit",
             "replaying",
             "definitions",
+            "definition_fields",
             "cli",
             "testing",
             "__init__",
