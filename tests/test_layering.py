@@ -249,9 +249,9 @@ def test_one_loop_drives_the_machines_effects():
 
 MAX_FUNCTION_LINES = 80
 # The one exception, with its reason: the generator of one step keeps what the step makes in
-# local variables across its two yields; split further, a plain step cost 6-9 % more
-# (docs/architecture.md, the commit that split the machine).
-LONG_FUNCTIONS = {"core/step_phases.py:step": 110}
+# local variables across its two yields; split further, a plain step costs more (each split
+# measured at 1-4 %: its docstring, docs/architecture.md).
+LONG_FUNCTIONS = {"core/step_phases.py:step": 135}
 
 
 def long_functions(package: Path) -> dict[str, int]:

@@ -40,18 +40,18 @@ def execute(
     step-level ones: no listener, and the log filters debug out).
     """
     run = Run(machine, emit, cancellation, step_events)
-    state, stopping = before_execution(run, state)
+    state = before_execution(run, state)
     state, resuming = resumed_step(run, state)  # a step suspended for approvals, if any
-    while not stopping:
+    while not run.stopping:
         assert state.execution is not None
         number = len(state.execution.step_executions) + 1
         started = run.now()
         if resuming is None:  # a step suspended for approvals has passed BeforeStep
-            state, stopping = before_step(run, state, number, started)
-            if stopping:
-                break
-        state, stopping = yield from step(run, state, number, started, resuming)
+            state = before_step(run, state, number, started)
+            if run.stopping:  # set by before_step (mypy keeps the loop's narrowing)
+                break  # type: ignore[unreachable]
+        state = yield from step(run, state, number, started, resuming)
         resuming = None
-        if progress and not stopping:
+        if progress and not run.stopping:
             yield Progress(state)
     return after_execution(run, state)

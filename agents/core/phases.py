@@ -56,9 +56,9 @@ _AFTER_STEP: Final = HookTrigger.AFTER_STEP
 # -- phase 1: BeforeExecution -----------------------------------------------------------------
 
 
-def before_execution(run: Run, state: AgentState) -> tuple[AgentState, bool]:
+def before_execution(run: Run, state: AgentState) -> AgentState:
     """Start (or resume) the execution, emit ``ExecutionStarted``, run BEFORE_EXECUTION
-    hooks; the state and whether the run stops before any step."""
+    hooks; ``run.stopping`` says whether the run stops before any step."""
     execution = state.execution
     state, resumed = begin_execution(
         state,
@@ -86,8 +86,10 @@ def before_execution(run: Run, state: AgentState) -> tuple[AgentState, bool]:
             state = run.run_hooks(state, run.hooks[_BEFORE_EXECUTION], context, None).state
         state = run.cancel_if_asked(state, None)
     except MachineFailure as failure:
-        return run.fail(state, failure.error, None), True
-    return state, _continuation(state).should_stop
+        run.stopping = True
+        return run.fail(state, failure.error, None)
+    run.stopping = _continuation(state).should_stop
+    return state
 
 
 def resumed_step(run: Run, state: AgentState) -> tuple[AgentState, AgentStep | None]:
@@ -107,9 +109,13 @@ def resumed_step(run: Run, state: AgentState) -> tuple[AgentState, AgentStep | N
 # -- phase 2: BeforeStep ----------------------------------------------------------------------
 
 
-def before_step(run: Run, state: AgentState, number: int, now: datetime) -> tuple[AgentState, bool]:
-    """Cancellation, the limits, the goal's budgets, BEFORE_STEP hooks; the state and
-    whether the run stops here (no step is recorded)."""
+def before_step(run: Run, state: AgentState, number: int, now: datetime) -> AgentState:
+    """Cancellation, the limits, the goal's budgets, BEFORE_STEP hooks; ``run.stopping``
+    says whether the run stops here (no step is recorded).
+
+    (Phases return the state alone and say "stop" through ``run``: a tuple per phase and
+    step made young collections more frequent, ~4 % of a plain step with the collector on.)
+    """
     try:
         if run.cancellation is not None:
             state = run.cancel_if_asked(state, None)
@@ -139,10 +145,12 @@ def before_step(run: Run, state: AgentState, number: int, now: datetime) -> tupl
             context = HookContext(trigger=_BEFORE_STEP, state=state)
             state = run.run_hooks(state, run.before_step_hooks, context, None).state
     except MachineFailure as failure:
-        return run.fail(state, failure.error, None), True
+        run.stopping = True
+        return run.fail(state, failure.error, None)
     execution = state.execution
     assert execution is not None  # (inlined: this runs every step)
-    return state, execution.continuation.should_stop
+    run.stopping = execution.continuation.should_stop
+    return state
 
 
 # -- phase 5: AfterExecution ------------------------------------------------------------------

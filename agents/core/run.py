@@ -136,6 +136,7 @@ class Run:
         "started_at",
         "step_emit",
         "stop_on_tool_error",
+        "stopping",
         "tokens",
         "tool_hooks",
     )
@@ -188,6 +189,7 @@ class Run:
             t.name for t in machine.tools.values() if t.requires_approval
         )
         self.on_error_ran = False
+        self.stopping = False  # set by each phase: the run goes to AfterExecution
         self.resumed_step_id: str | None = None  # approvals decide calls of this step only
         # Set by begin() once the execution exists:
         self.agent_id: str | None = None

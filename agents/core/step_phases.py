@@ -85,19 +85,24 @@ class Partial(NamedTuple):
 # -- phases 3 and 4: a step -------------------------------------------------------------------
 
 
-def step(
+def step(  # noqa: C901, PLR0912, PLR0915 -- one generator, locals across its yields (below)
     run: Run, state: AgentState, number: int, started: datetime, resuming: AgentStep | None
-) -> Generator[Effect, Any, tuple[AgentState, bool]]:
+) -> Generator[Effect, Any, AgentState]:
     """UseTools, AfterStep and ShouldStop: the step made, archived and announced; the state
-    and whether the run stops after it.
+    (``run.stopping`` says whether the run stops after it).
 
-    The step's effects are yielded here, and what it makes is kept in local variables
-    (the helpers return their changes): a per-step object, or a generator for each effect,
-    cost 6-9 % of a plain step (instructions counted under callgrind for
-    benchmarks/bench_steps.py's workload).
+    This is the one long function of the machine, on purpose: the step's effects are
+    yielded here and what it makes is kept in local variables, the helpers returning what
+    they change and called only when there is something for them to do (hooks, events,
+    compaction, approvals). A per-step object, a generator per effect, or the request and
+    tool-call helpers on the plain path each cost 1-4 % of a plain step (instructions
+    counted under callgrind for benchmarks/bench_steps.py's workload, docs/architecture.md).
     """
     if resuming is None:
-        state, step_id, input_messages, request = _open(run, state, started)
+        if state.context.steering or state.goal is not None:
+            state = _before_request(state, started)
+        step_id = run.new_id("step")
+        input_messages, request = run.compiler.compile(state)
         compaction = conversation_length = response = None
     else:  # suspended for approvals: the model answered already
         step_id, input_messages, request = resuming.id, resuming.input_messages, None
@@ -120,9 +125,19 @@ def step(
                 if compaction is not None and compaction.error is not None:
                     conversation_length = len(state.context.store.messages)
                     raise MachineFailure(compaction.error)
-            state, request, input_messages, conversation_length = _request(
-                run, state, step_id, input_messages, request, conversation_length, number
-            )
+            if run.before_inference_hooks:
+                state, request = _before_inference(
+                    run, state, step_id, input_messages, request, number
+                )
+                input_messages = request.messages  # what the model was sent, rewrites too
+            length = len(state.context.store.messages)
+            if (
+                run.compactor is not None
+                or len(input_messages) - len(input_messages.head) != length
+            ):
+                # Not all sent, or sections that change (the codec then writes earlier
+                # inputs whole, without their head): at_step needs the count.
+                conversation_length = length
             result = yield _tuple_new(Infer, (request, run.agent_id, run.execution_id, number))
             if type(result) is Failed:
                 raise MachineFailure(result.error)
@@ -143,10 +158,23 @@ def step(
                     waiting = _waiting(
                         step_id, input_messages, response, compaction, conversation_length
                     )
-                    return suspend(state, waiting, held), True
+                    run.stopping = True
+                    return suspend(state, waiting, held)
             if run.tool_hooks:  # the step so far, for the hooks' context
                 made = AgentStep(id=step_id, input_messages=input_messages, response=response)
-            state, effect, batch = _tool_calls(run, state, made, calls, number, denied)
+            batch = None
+            effect: InvokeTools | None
+            if run.plain_tools and not denied and len(calls) == 1:  # the common case
+                only = (run.new_id("tool"), calls[0], run.now(), run.execution_id, number, state)
+                effect = _tuple_new(InvokeTools, ((_tuple_new(ToolInvocation, only),), True))
+            elif run.plain_tools and not denied:  # no hooks, listeners or denials
+                effect = _plain_invocations(run, state, calls, number)
+            else:
+                batch = _planned(run, state, made, calls, number, denied)
+                state = batch.state
+                effect = (
+                    InvokeTools(batch.invocations, batch.sequential) if batch.invocations else None
+                )
             outcome = () if effect is None else (yield effect)
             if batch is not None:  # hooks or events: AFTER_TOOL_USE and ToolCallCompleted
                 state, executions = finish_tools(run, state, made, batch, outcome, number)
@@ -167,8 +195,10 @@ def step(
             compaction,
             conversation_length,
         )
-        if executions:
-            state = _tool_signals(run, state, executions, number)
+        for done in executions:  # signals the batch carries (checked inline: every step)
+            if done.stop_signal is not None or done.terminate or done.error is not None:
+                state = _tool_signals(run, state, executions, number)
+                break
         if run.after_step_hooks:
             context = HookContext(
                 trigger=_AFTER_STEP, state=state, step=made, request=request, response=response
@@ -185,22 +215,19 @@ def step(
             compaction,
             conversation_length,
         )
-        return _failed(run, state, failure, partial, number, started), True
+        run.stopping = True
+        return _failed(run, state, failure, partial, number, started)
     return should_stop(run, state, made, number, started)
 
 
-def _open(
-    run: Run, state: AgentState, started: datetime
-) -> tuple[AgentState, str, History[Message], InferenceRequest]:
-    """A new step: steering joins the conversation right before the next inference, an
-    active goal's objective at its first step; the step's id and its request."""
+def _before_request(state: AgentState, started: datetime) -> AgentState:
+    """Steering joins the conversation right before the next inference; an active goal's
+    objective at the goal's first step."""
     if state.context.steering:
         state = state.with_context(state.context.with_steering_delivered())
     if state.goal is not None:
         state = goal_started(state, started)
-    step_id = run.new_id("step")
-    input_messages, request = run.compiler.compile(state)
-    return state, step_id, input_messages, request
+    return state
 
 
 def _compact(
@@ -225,37 +252,27 @@ def _compact(
     return state, compaction, input_messages, request
 
 
-def _request(
+def _before_inference(
     run: Run,
     state: AgentState,
     step_id: str,
     input_messages: History[Message],
     request: InferenceRequest,
-    conversation_length: int | None,
     number: int,
-) -> tuple[AgentState, InferenceRequest, History[Message], int | None]:
-    """BEFORE_INFERENCE hooks, which may rewrite the request (the step records what the
-    model is sent); the conversation's length when the step must record it."""
-    if run.before_inference_hooks:
-        context = run.run_hooks(
-            state,
-            run.before_inference_hooks,
-            HookContext(
-                trigger=_BEFORE_INFERENCE,
-                state=state,
-                step=AgentStep(id=step_id, input_messages=input_messages),
-                request=request,
-            ),
-            number,
-        )
-        state, request = context.state, context.request or request
-        input_messages = request.messages
-    length = len(state.context.store.messages)
-    if run.compactor is not None or len(input_messages) - len(input_messages.head) != length:
-        # Not all sent, or sections that change (the codec then writes earlier inputs
-        # whole, without their head): at_step needs the count.
-        conversation_length = length
-    return state, request, input_messages, conversation_length
+) -> tuple[AgentState, InferenceRequest]:
+    """BEFORE_INFERENCE hooks, which may rewrite the request."""
+    context = run.run_hooks(
+        state,
+        run.before_inference_hooks,
+        HookContext(
+            trigger=_BEFORE_INFERENCE,
+            state=state,
+            step=AgentStep(id=step_id, input_messages=input_messages),
+            request=request,
+        ),
+        number,
+    )
+    return context.state, context.request or request
 
 
 def _waiting(
@@ -318,35 +335,31 @@ def _answered(
     return state, response
 
 
-def _tool_calls(
+def _plain_invocations(run: Run, state: AgentState, calls: Any, number: int) -> InvokeTools:
+    """The ``InvokeTools`` effect for calls that run as asked: ids and start times in call
+    order."""
+    new_id, now, execution_id = run.new_id, run.now, run.execution_id
+    invocations = tuple(
+        [
+            _tuple_new(ToolInvocation, (new_id("tool"), c, now(), execution_id, number, state))
+            for c in calls
+        ]
+    )
+    sequential = runs_sequentially(run.machine, invocations)
+    return _tuple_new(InvokeTools, (invocations, sequential))
+
+
+def _planned(
     run: Run,
     state: AgentState,
     made: AgentStep | None,
     calls: Any,
     number: int,
     denied: dict[str, str],
-) -> tuple[AgentState, InvokeTools | None, ToolBatch | None]:
-    """The ``InvokeTools`` effect for the requested calls (after BEFORE_TOOL_USE hooks,
-    which may block them all: no effect), and the batch as planned (``None`` on the short
-    path: no hooks, listeners or denials)."""
-    if run.plain_tools and not denied:
-        new_id, now, execution_id = run.new_id, run.now, run.execution_id
-        if len(calls) == 1:  # the common case, without a list
-            only = _tuple_new(
-                ToolInvocation, (new_id("tool"), calls[0], now(), execution_id, number, state)
-            )
-            return state, _tuple_new(InvokeTools, ((only,), True)), None
-        invocations = tuple(
-            [
-                _tuple_new(ToolInvocation, (new_id("tool"), c, now(), execution_id, number, state))
-                for c in calls
-            ]
-        )
-        sequential = runs_sequentially(run.machine, invocations)
-        return state, _tuple_new(InvokeTools, (invocations, sequential)), None
+) -> ToolBatch:
+    """The calls after BEFORE_TOOL_USE hooks (which may block them) and denials, with
+    ``ToolCallStarted`` for those that run."""
     batch = plan_tools(run, state, made, calls, number, denied)
-    if not batch.invocations:
-        return batch.state, None, batch
     if run.step_emit is not None:
         for invocation in batch.invocations:
             run.step_emit(
@@ -357,7 +370,7 @@ def _tool_calls(
                     tool_call=invocation.tool_call,
                 )
             )
-    return batch.state, InvokeTools(batch.invocations, batch.sequential), batch
+    return batch
 
 
 def _tool_signals(
@@ -375,14 +388,14 @@ def _tool_signals(
             state = tool_signals(state, executions, stop_on_tool_error)
             run.signals_added(state, number)
             return state
-    return state
+    return state  # only errors, and stop_on_tool_error is off
 
 
 def should_stop(
     run: Run, state: AgentState, made: AgentStep, number: int, started: datetime
-) -> tuple[AgentState, bool]:
+) -> AgentState:
     """AfterStep's end: structured output, the goal, ShouldStop (SPEC §3 step 4); the step
-    archived with what joins the conversation after it; the state and whether to stop."""
+    archived with what joins the conversation after it (``run.stopping``: whether to stop)."""
     response = made.response
     assert response is not None
     if run.cancellation is not None:
@@ -424,8 +437,10 @@ def should_stop(
         try:
             _step_completed(run, state, number)
         except MachineFailure as failure:
-            return run.fail(state, failure.error, number), True
-    return state, stop
+            run.stopping = True
+            return run.fail(state, failure.error, number)
+    run.stopping = stop
+    return state
 
 
 def _failed(

@@ -306,7 +306,7 @@ class BlockingPerformer:
     (streamed pieces and retries reported to ``emit``), tool batches through ``tools``
     (threads for a parallel batch), a sub-agent's events forwarded to ``emit``."""
 
-    __slots__ = ("_infer", "emit", "tools")
+    __slots__ = ("_infer", "emit", "invoke", "tools")
 
     def __init__(
         self,
@@ -317,6 +317,10 @@ class BlockingPerformer:
         self._infer = infer
         self.tools = tools
         self.emit = emit
+        # The batch performer itself when nobody listens (a call less per step).
+        self.invoke: Callable[[InvokeTools], tuple[ToolExecution, ...] | Failed] = (
+            tools.perform if emit is None else self._forwarded
+        )
 
     def infer(self, effect: Infer) -> InferenceResponse | Failed:
         """The model's answer, or the failure as data."""
@@ -330,11 +334,11 @@ class BlockingPerformer:
         except Exception as exc:
             return Failed(ErrorInfo.from_exception(exc))
 
-    def invoke(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
-        """The batch's executions in call order (or ``Failed``)."""
-        if self.emit is None:
-            return self.tools.perform(effect)
-        with forwarding(self.emit):  # a sub-agent started by a tool reports to this run
+    def _forwarded(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
+        """The batch's executions in call order (or ``Failed``); a sub-agent started by a
+        tool reports to this run's listeners."""
+        assert self.emit is not None
+        with forwarding(self.emit):
             return self.tools.perform(effect)
 
     def close(self) -> None:
