@@ -9,7 +9,7 @@ phases are in ``agents.core.step_phases``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 
 from agents.core.goals import goal_budgets
 from agents.core.hooks import HookContext, HookTrigger
@@ -18,11 +18,11 @@ from agents.core.stopping import limit_signals
 from agents.core.transitions import (
     add_signal,
     begin_execution,
+    continuation,
     finish_execution,
     record_error,
     terminal_status,
 )
-from agents.records.effects import Infer, InvokeTools, Progress
 from agents.records.events import (
     ExecutionCompleted,
     ExecutionFailed,
@@ -31,26 +31,13 @@ from agents.records.events import (
 )
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import EMPTY_VECTOR
-from agents.records.record import maker
 from agents.records.state import AgentState
-from agents.records.step import AgentStep, StepExecution
+from agents.records.step import AgentStep
 
 __all__ = ["after_execution", "before_execution", "before_step", "resumed_step"]
 
-Effect = Infer | InvokeTools | Progress
-
-# Positional constructors for the records made every step (see ``agents.records.record.maker``),
-# and the named tuples' own constructor without their Python-level ``__new__``: together
-# they took about a fifth off a plain step (FACTS.md: records made per step were 25 %).
-_tuple_new: Final = tuple.__new__
-_make_step: Final = maker(AgentStep)
-_make_step_execution: Final = maker(StepExecution)
-
 _BEFORE_EXECUTION: Final = HookTrigger.BEFORE_EXECUTION
 _BEFORE_STEP: Final = HookTrigger.BEFORE_STEP
-_BEFORE_INFERENCE: Final = HookTrigger.BEFORE_INFERENCE
-_AFTER_INFERENCE: Final = HookTrigger.AFTER_INFERENCE
-_AFTER_STEP: Final = HookTrigger.AFTER_STEP
 
 
 # -- phase 1: BeforeExecution -----------------------------------------------------------------
@@ -88,7 +75,7 @@ def before_execution(run: Run, state: AgentState) -> AgentState:
     except MachineFailure as failure:
         run.stopping = True
         return run.fail(state, failure.error, None)
-    run.stopping = _continuation(state).should_stop
+    run.stopping = continuation(state).should_stop
     return state
 
 
@@ -126,7 +113,7 @@ def before_step(run: Run, state: AgentState, number: int, now: datetime) -> Agen
             before = state
             for signal in limit_signals(
                 run.limits,
-                _continuation(state),
+                continuation(state),
                 steps=number - 1,
                 tokens=run.tokens,
                 cost=run.cost,
@@ -193,9 +180,3 @@ def _last_events(run: Run, state: AgentState, status: ExecutionStatus) -> None:
     emit(
         ExecutionCompleted(agent_id=agent_id, execution_id=execution_id, status=status, state=state)
     )
-
-
-def _continuation(state: AgentState) -> Any:
-    execution = state.execution
-    assert execution is not None  # the machine starts the execution before anything else
-    return execution.continuation

@@ -17,7 +17,7 @@ from agents.core.hooks import Hook, HookContext, HookTrigger
 from agents.core.outputs import Outputs
 from agents.core.requests import RequestCompiler
 from agents.core.stopping import Limits
-from agents.core.transitions import add_signal, record_error
+from agents.core.transitions import add_signal, execution_of, record_error
 from agents.records.error_info import ErrorInfo
 from agents.records.events import Event, StopSignalReceived
 from agents.records.frozen import to_pvector
@@ -201,7 +201,7 @@ class Run:
 
     def begin(self, state: AgentState) -> None:
         """Take the ids, start time and what earlier steps used from a started execution."""
-        execution = _execution(state)
+        execution = execution_of(state)
         self.agent_id = state.agent_id
         self.execution_id = execution.execution_id or ""
         self.started_at = execution.started_at
@@ -213,7 +213,7 @@ class Run:
 
     def signals_added(self, state: AgentState, step: int | None) -> None:
         """Emit ``StopSignalReceived`` for the signals added since the last look."""
-        signals = _execution(state).continuation.stop_signals
+        signals = execution_of(state).continuation.stop_signals
         emit = self.emit
         if emit is not None:
             for signal in signals[self.signal_count :]:
@@ -257,7 +257,7 @@ class Run:
         cancellation = self.cancellation
         if cancellation is None or not cancellation.cancelled:
             return state
-        if _execution(state).continuation.has_reason(StopReason.USER_REQUESTED):
+        if execution_of(state).continuation.has_reason(StopReason.USER_REQUESTED):
             return state
         signal = StopSignal(
             reason=StopReason.USER_REQUESTED, message=cancellation.message, source="cancellation"
@@ -272,10 +272,3 @@ class Run:
         if context.state is not state:
             self.signals_added(context.state, step)
         return context
-
-
-def _execution(state: AgentState) -> Any:
-    execution = state.execution
-    if execution is None:  # the machine starts an execution before anything else
-        raise ValueError("the state has no execution")
-    return execution

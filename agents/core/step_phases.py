@@ -32,6 +32,7 @@ from agents.core.tool_batch import (
 )
 from agents.core.transitions import (
     archive_step,
+    continuation,
     record_error,
     tool_message,
 )
@@ -62,8 +63,6 @@ _tuple_new: Final = tuple.__new__
 _make_step: Final = maker(AgentStep)
 _make_step_execution: Final = maker(StepExecution)
 
-_BEFORE_EXECUTION: Final = HookTrigger.BEFORE_EXECUTION
-_BEFORE_STEP: Final = HookTrigger.BEFORE_STEP
 _BEFORE_INFERENCE: Final = HookTrigger.BEFORE_INFERENCE
 _AFTER_INFERENCE: Final = HookTrigger.AFTER_INFERENCE
 _AFTER_STEP: Final = HookTrigger.AFTER_STEP
@@ -471,7 +470,7 @@ def _failed(
         step=failed,
         started_at=started,
         completed_at=run.now(),
-        continuation=_continuation(state),
+        continuation=continuation(state),
     )
     state = archive_step(state, archived, output)
     if run.step_emit is not None:
@@ -496,9 +495,3 @@ def _step_completed(run: Run, state: AgentState, number: int) -> None:
             state=state,
         )
     )
-
-
-def _continuation(state: AgentState) -> Any:
-    execution = state.execution
-    assert execution is not None  # the machine starts the execution before anything else
-    return execution.continuation

@@ -16,7 +16,7 @@ from agents.records.execution import ExecutionState, ExecutionStatus
 from agents.records.frozen import EMPTY_VECTOR, deep_thaw
 from agents.records.messages import Message, Role, make_message
 from agents.records.record import updater
-from agents.records.signals import StopReason, StopSignal
+from agents.records.signals import ExecutionContinuation, StopReason, StopSignal
 from agents.records.state import AgentState
 from agents.records.step import StepExecution, ToolExecution
 
@@ -25,6 +25,8 @@ __all__ = [
     "archive_step",
     "begin_execution",
     "blocked_execution",
+    "continuation",
+    "execution_of",
     "finish_execution",
     "record_error",
     "render_tool_result",
@@ -69,28 +71,34 @@ def begin_execution(
     return state._evolve(execution=started, execution_count=state.execution_count + 1), False
 
 
-def _execution(state: AgentState) -> ExecutionState:
+def execution_of(state: AgentState) -> ExecutionState:
+    """The state's execution (the machine starts one before anything else)."""
     execution = state.execution
-    if execution is None:  # the machine always starts one first
+    if execution is None:
         raise ValueError("the state has no execution")
     return execution
 
 
+def continuation(state: AgentState) -> ExecutionContinuation:
+    """The continuation of the state's execution."""
+    return execution_of(state).continuation
+
+
 def add_signal(state: AgentState, signal: StopSignal) -> AgentState:
     """The state with one more stop signal in its execution."""
-    return state._evolve(execution=_execution(state).with_stop_signal(signal))
+    return state._evolve(execution=execution_of(state).with_stop_signal(signal))
 
 
 def record_error(state: AgentState, error: ErrorInfo) -> AgentState:
     """The state with ``error`` recorded (first error kept) and its ERROR signal added."""
-    return state._evolve(execution=_execution(state).with_error(error))
+    return state._evolve(execution=execution_of(state).with_error(error))
 
 
 def archive_step(
     state: AgentState, step_execution: StepExecution, messages: Iterable[Message] | None
 ) -> AgentState:
     """Phase 4: append the step's messages (if given), archive it, clear the continuation."""
-    execution = _execution(state)
+    execution = execution_of(state)
     continuation = execution.continuation
     if continuation.continuation_requested:
         continuation = continuation._evolve(continuation_requested=False)
@@ -118,7 +126,7 @@ _with_messages = updater(MessageStore, "messages")
 
 def terminal_status(state: AgentState) -> ExecutionStatus:
     """Phase 5: FAILED, else SUSPENDED, else STOPPED (forced signal), else COMPLETED."""
-    execution = _execution(state)
+    execution = execution_of(state)
     highest = execution.continuation.highest_signal
     if execution.error is not None or (highest is not None and highest.reason is StopReason.ERROR):
         return ExecutionStatus.FAILED
@@ -131,7 +139,7 @@ def terminal_status(state: AgentState) -> ExecutionStatus:
 
 def finish_execution(state: AgentState, status: ExecutionStatus, now: datetime) -> AgentState:
     """The state with its execution ended in ``status`` at ``now``."""
-    execution = _execution(state)._evolve(status=status, completed_at=now)
+    execution = execution_of(state)._evolve(status=status, completed_at=now)
     return state._evolve(execution=execution, updated_at=now)
 
 
