@@ -248,10 +248,6 @@ def test_one_loop_drives_the_machines_effects():
 
 
 MAX_FUNCTION_LINES = 80
-# The one exception, with its reason: the generator of one step keeps what the step makes in
-# local variables across its two yields; split further, a plain step costs more (each split
-# measured at 1-4 %: its docstring, docs/architecture.md).
-LONG_FUNCTIONS = {"core/step_phases.py:step": 135}
 
 
 def long_functions(package: Path) -> dict[str, int]:
@@ -267,10 +263,8 @@ def long_functions(package: Path) -> dict[str, int]:
 
 
 def test_functions_stay_short():
-    """No function is longer than 80 lines but the listed exception, within its bound."""
-    found = long_functions(PACKAGE)
-    assert sorted(found) == sorted(LONG_FUNCTIONS)
-    assert all(found[name] <= LONG_FUNCTIONS[name] for name in found)
+    """No function is longer than 80 lines."""
+    assert long_functions(PACKAGE) == {}
 
 
 def test_the_length_check_finds_a_long_function(tmp_path):

@@ -1,6 +1,7 @@
 """What the step machine works with: the loop's fixed configuration (``Machine``), one
-execution in progress (``Run``: its emitter, cancellation and counters), hook chains, and
-``MachineFailure`` (an exception inside the run, already turned into data)."""
+execution in progress (``Run``: its emitter, cancellation and counters), one step in
+progress (``Draft``), hook chains, and ``MachineFailure`` (an exception inside the run,
+already turned into data)."""
 
 from __future__ import annotations
 
@@ -20,14 +21,16 @@ from agents.core.stopping import Limits
 from agents.core.transitions import add_signal, execution_of, record_error
 from agents.records.error_info import ErrorInfo
 from agents.records.events import Event, StopSignalReceived
-from agents.records.frozen import to_pvector
+from agents.records.frozen import History, to_pvector
 from agents.records.goal import COMPLETE_GOAL
+from agents.records.inference import InferenceRequest, InferenceResponse
+from agents.records.messages import Message
 from agents.records.signals import StopReason, StopSignal
 from agents.records.state import AgentState
-from agents.records.step import ToolExecution
+from agents.records.step import AgentStep, Compaction, ToolExecution
 from agents.tools.tool import Tools
 
-__all__ = ["Emit", "Machine", "MachineFailure", "Run", "run_hook_chain"]
+__all__ = ["Draft", "Emit", "Machine", "MachineFailure", "Run", "new_draft", "run_hook_chain"]
 
 Emit = Callable[[Event], None]
 _ON_ERROR: Final = HookTrigger.ON_ERROR
@@ -122,6 +125,7 @@ class Run:
         "execution_id",
         "finish_reasons",
         "hooks",
+        "input_rewritten",
         "limits",
         "machine",
         "max_steps",
@@ -171,6 +175,13 @@ class Run:
             limits.max_tokens is None and limits.max_cost is None and limits.time_limit is None
         )
         self.compactor = machine.compactor
+        # Whether a step's input may be other than the conversation behind the head (then
+        # the step keeps the conversation's length for ``at_step``).
+        self.input_rewritten = bool(
+            self.compactor is not None
+            or machine.message_compiler is not None
+            or self.before_inference_hooks
+        )
         self.finish_reasons = machine.stop_on_finish_reasons
         # Whether a model's answer needs more than being kept: an event, hooks, a finish
         # reason that stops the run.
@@ -272,3 +283,41 @@ class Run:
         if context.state is not state:
             self.signals_added(context.state, step)
         return context
+
+
+class Draft:
+    """One step in progress: what the step's phases have made so far
+    (``agents.core.step_phases``). One per step, made without ``__init__`` (``new_draft``,
+    then filled by ``step_phases._open``); a step that fails is archived from it."""
+
+    __slots__ = (
+        "compaction",
+        "conversation_length",
+        "executions",
+        "id",
+        "input_messages",
+        "made",
+        "number",
+        "output",
+        "request",
+        "response",
+        "started",
+    )
+
+    number: int
+    started: datetime
+    id: str
+    input_messages: History[Message]
+    request: InferenceRequest | None  # None when resuming: the model answered already
+    response: InferenceResponse | None
+    compaction: Compaction | None
+    conversation_length: int | None  # set when at_step needs it
+    executions: tuple[ToolExecution, ...]
+    output: list[Message] | None
+    made: AgentStep | None
+
+
+_new_draft: Final = object.__new__
+
+
+new_draft: Final = object.__new__  # new_draft(Draft): an empty draft, no __init__

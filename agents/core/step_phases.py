@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from datetime import datetime
-from typing import Any, Final, NamedTuple
+from typing import Any, Final
 
 from pyrsistent import pvector
 
@@ -18,17 +18,14 @@ from agents.core.compaction import compact, plan_compaction
 from agents.core.goals import goal_after_step, goal_started
 from agents.core.hooks import HookContext, HookTrigger
 from agents.core.outputs import check_final_output
-from agents.core.run import MachineFailure, Run
+from agents.core.run import Draft, MachineFailure, Run, new_draft
 from agents.core.stopping import decide_stop
 from agents.core.tool_batch import (
     ToolBatch,
-    approval_gate,
+    batch_signals,
     finish_tools,
     finished_before,
-    plan_tools,
-    runs_sequentially,
-    suspend,
-    tool_signals,
+    tool_effect,
 )
 from agents.core.transitions import (
     archive_step,
@@ -42,17 +39,16 @@ from agents.records.events import (
     InferenceCompleted,
     StepCompleted,
     StepStarted,
-    ToolCallStarted,
 )
-from agents.records.frozen import EMPTY_VECTOR, History, to_pvector
-from agents.records.inference import InferenceRequest, InferenceResponse
+from agents.records.frozen import EMPTY_VECTOR, to_pvector
+from agents.records.inference import InferenceResponse
 from agents.records.messages import Message
 from agents.records.record import maker
 from agents.records.signals import StopReason, StopSignal
 from agents.records.state import AgentState
-from agents.records.step import AgentStep, Compaction, StepExecution, ToolExecution
+from agents.records.step import AgentStep, StepExecution
 
-__all__ = ["Effect", "Partial", "should_stop", "step"]
+__all__ = ["Effect", "should_stop", "step"]
 
 Effect = Infer | InvokeTools | Progress
 
@@ -68,155 +64,118 @@ _AFTER_INFERENCE: Final = HookTrigger.AFTER_INFERENCE
 _AFTER_STEP: Final = HookTrigger.AFTER_STEP
 
 
-class Partial(NamedTuple):
-    """What a step that failed had made so far (archived as its ERROR step)."""
-
-    step_id: str
-    input_messages: History[Message]
-    response: InferenceResponse | None
-    executions: tuple[ToolExecution, ...]
-    output: list[Message] | None
-    made: AgentStep | None
-    compaction: Compaction | None
-    conversation_length: int | None
-
-
 # -- phases 3 and 4: a step -------------------------------------------------------------------
 
 
-def step(  # noqa: C901, PLR0912, PLR0915 -- one generator, locals across its yields (below)
+def step(
     run: Run, state: AgentState, number: int, started: datetime, resuming: AgentStep | None
 ) -> Generator[Effect, Any, AgentState]:
     """UseTools, AfterStep and ShouldStop: the step made, archived and announced; the state
     (``run.stopping`` says whether the run stops after it).
 
-    This is the one long function of the machine, on purpose: the step's effects are
-    yielded here and what it makes is kept in local variables, the helpers returning what
-    they change and called only when there is something for them to do (hooks, events,
-    compaction, approvals). A per-step object, a generator per effect, or the request and
-    tool-call helpers on the plain path each cost 1-4 % of a plain step (instructions
-    counted under callgrind for benchmarks/bench_steps.py's workload, docs/architecture.md).
+    The step's effects are yielded here; what it has so far is its ``Draft``. The helpers
+    are called only when there is something for them to do (compaction, hooks, events,
+    approvals, several calls): on the plain path a call costs about 1 % of a step
+    (docs/architecture.md, "What a step costs").
     """
-    if resuming is None:
-        if state.context.steering or state.goal is not None:
-            state = _before_request(state, started)
-        step_id = run.new_id("step")
-        input_messages, request = run.compiler.compile(state)
-        compaction = conversation_length = response = None
-    else:  # suspended for approvals: the model answered already
-        step_id, input_messages, request = resuming.id, resuming.input_messages, None
-        compaction, conversation_length = resuming.compaction, resuming.conversation_length
-        response = resuming.response
-    executions: tuple[ToolExecution, ...] = ()
-    output: list[Message] | None = None
-    made: AgentStep | None = None
+    draft: Draft = new_draft(Draft)
     try:
-        if run.step_emit is not None:
-            run.step_emit(
-                StepStarted(agent_id=run.agent_id, execution_id=run.execution_id, step=number)
-            )
-        if resuming is None:
-            assert request is not None  # compiled above
+        state = _open(run, state, draft, number, started, resuming)
+        if resuming is None:  # the request and the model's answer
             if run.compactor is not None:
-                state, compaction, input_messages, request = yield from _compact(
-                    run, state, number, input_messages, request
-                )
-                if compaction is not None and compaction.error is not None:
-                    conversation_length = len(state.context.store.messages)
-                    raise MachineFailure(compaction.error)
+                state = yield from _compact(run, state, draft)
             if run.before_inference_hooks:
-                state, request = _before_inference(
-                    run, state, step_id, input_messages, request, number
-                )
-                input_messages = request.messages  # what the model was sent, rewrites too
-            length = len(state.context.store.messages)
-            if (
-                run.compactor is not None
-                or len(input_messages) - len(input_messages.head) != length
-            ):
-                # Not all sent, or sections that change (the codec then writes earlier
-                # inputs whole, without their head): at_step needs the count.
-                conversation_length = length
-            result = yield _tuple_new(Infer, (request, run.agent_id, run.execution_id, number))
+                state = _before_inference(run, state, draft)
+            if run.input_rewritten:  # else the request is the conversation behind its head
+                _count_conversation(run, state, draft)
+            result = yield _tuple_new(
+                Infer, (draft.request, run.agent_id, run.execution_id, number)
+            )
             if type(result) is Failed:
                 raise MachineFailure(result.error)
-            response = result
+            draft.response = result
             if run.answer_checks:  # events, AFTER_INFERENCE hooks, finish reasons
-                state, response = _answered(
-                    run, state, step_id, input_messages, request, result, number
-                )
+                state = _answered(run, state, draft, result)
+        response = draft.response
         assert response is not None
         calls = response.tool_calls
-        if calls:
-            denied: dict[str, str] = {}
-            if run.approval_tools:
-                held, denied = approval_gate(
-                    state, calls, run.approval_tools, decided=step_id == run.resumed_step_id
-                )
-                if held:  # suspend: the step waits, unarchived, for a human's decisions
-                    waiting = _waiting(
-                        step_id, input_messages, response, compaction, conversation_length
-                    )
-                    run.stopping = True
-                    return suspend(state, waiting, held)
-            if run.tool_hooks:  # the step so far, for the hooks' context
-                made = AgentStep(id=step_id, input_messages=input_messages, response=response)
-            batch = None
+        if calls:  # the tool calls
+            batch: ToolBatch | None = None
             effect: InvokeTools | None
-            if run.plain_tools and not denied and len(calls) == 1:  # the common case
+            if run.plain_tools and len(calls) == 1 and not run.approval_tools:  # the common case
                 only = (run.new_id("tool"), calls[0], run.now(), run.execution_id, number, state)
                 effect = _tuple_new(InvokeTools, ((_tuple_new(ToolInvocation, only),), True))
-            elif run.plain_tools and not denied:  # no hooks, listeners or denials
-                effect = _plain_invocations(run, state, calls, number)
             else:
-                batch = _planned(run, state, made, calls, number, denied)
-                state = batch.state
-                effect = (
-                    InvokeTools(batch.invocations, batch.sequential) if batch.invocations else None
-                )
+                state, effect, batch = tool_effect(run, state, draft)
+                if run.stopping:  # suspended: the step waits, unarchived, for a human's decisions
+                    return state
             outcome = () if effect is None else (yield effect)
             if batch is not None:  # hooks or events: AFTER_TOOL_USE and ToolCallCompleted
-                state, executions = finish_tools(run, state, made, batch, outcome, number)
+                state, executions = finish_tools(run, state, draft.made, batch, outcome, number)
             elif type(outcome) is Failed:
                 raise MachineFailure(outcome.error, finished_before(outcome))
             else:
                 executions = outcome
-            output = [response.to_message(), *map(tool_message, executions)]
+            draft.executions = executions
+            output = draft.output = [response.to_message(), *map(tool_message, executions)]
         else:
-            output = [response.to_message()]
-        made = _make_step(
-            step_id,
-            input_messages,
+            executions = ()
+            output = draft.output = [response.to_message()]
+        made = draft.made = _make_step(
+            draft.id,
+            draft.input_messages,
             pvector(output),
             response,
             pvector(executions),
             EMPTY_VECTOR,
-            compaction,
-            conversation_length,
+            draft.compaction,
+            draft.conversation_length,
         )
-        for done in executions:  # signals the batch carries (checked inline: every step)
+        for done in executions:  # AfterStep: the signals the batch carries (checked inline)
             if done.stop_signal is not None or done.terminate or done.error is not None:
-                state = _tool_signals(run, state, executions, number)
+                state = batch_signals(run, state, executions, number)
                 break
         if run.after_step_hooks:
-            context = HookContext(
-                trigger=_AFTER_STEP, state=state, step=made, request=request, response=response
-            )
-            state = run.run_hooks(state, run.after_step_hooks, context, number).state
+            state = _after_step(run, state, draft, made)
     except MachineFailure as failure:
-        partial = Partial(
-            step_id,
-            input_messages,
-            response,
-            executions,
-            output,
-            made,
-            compaction,
-            conversation_length,
-        )
         run.stopping = True
-        return _failed(run, state, failure, partial, number, started)
+        return _failed(run, state, failure, draft)
     return should_stop(run, state, made, number, started)
+
+
+def _open(
+    run: Run,
+    state: AgentState,
+    draft: Draft,
+    number: int,
+    started: datetime,
+    resuming: AgentStep | None,
+) -> AgentState:
+    """The draft of a new step (steering and the goal's objective delivered, its id, the
+    request compiled), or of the suspended step, whose model answered already; then
+    ``StepStarted``."""
+    draft.number = number
+    draft.started = started
+    draft.executions = ()
+    draft.output = draft.made = None
+    if resuming is None:
+        if state.context.steering or state.goal is not None:
+            state = _before_request(state, started)
+        draft.id = run.new_id("step")
+        draft.input_messages, draft.request = run.compiler.compile(state)
+        draft.response = draft.compaction = draft.conversation_length = None
+    else:
+        draft.id = resuming.id
+        draft.input_messages = resuming.input_messages
+        draft.request = None
+        draft.response = resuming.response
+        draft.compaction = resuming.compaction
+        draft.conversation_length = resuming.conversation_length
+    if run.step_emit is not None:  # last: a listener's failure fails the step drafted
+        run.step_emit(
+            StepStarted(agent_id=run.agent_id, execution_id=run.execution_id, step=number)
+        )
+    return state
 
 
 def _before_request(state: AgentState, started: datetime) -> AgentState:
@@ -229,79 +188,67 @@ def _before_request(state: AgentState, started: datetime) -> AgentState:
     return state
 
 
-def _compact(
-    run: Run, state: AgentState, number: int, input_messages: History[Message], request: Any
-) -> Generator[Effect, Any, tuple[AgentState, Compaction | None, History[Message], Any]]:
-    """The compaction the policy plans before this step's request, and the request again;
-    a failed summary is returned in the compaction, for the step to fail."""
-    plan = plan_compaction(run.compactor, state.context, number)
+def _compact(run: Run, state: AgentState, draft: Draft) -> Generator[Effect, Any, AgentState]:
+    """The compaction the policy plans before this step's request (its summary is an
+    ``Infer`` of its own), and the request compiled again; a failed summary fails the step."""
+    plan = plan_compaction(run.compactor, state.context, draft.number)
     if plan is None:
-        return state, None, input_messages, request
-    state, compaction = yield from compact(state, plan, run.agent_id, run.execution_id, number)
-    input_messages, request = run.compiler.compile(state)
-    if compaction.error is None and run.step_emit is not None:
+        return state
+    state, compaction = yield from compact(
+        state, plan, run.agent_id, run.execution_id, draft.number
+    )
+    draft.compaction = compaction
+    draft.input_messages, draft.request = run.compiler.compile(state)
+    if compaction.error is not None:
+        draft.conversation_length = len(state.context.store.messages)
+        raise MachineFailure(compaction.error)
+    if run.step_emit is not None:
         run.step_emit(
             ContextCompacted(
                 agent_id=run.agent_id,
                 execution_id=run.execution_id,
-                step=number,
+                step=draft.number,
                 compaction=compaction,
             )
         )
-    return state, compaction, input_messages, request
+    return state
 
 
-def _before_inference(
-    run: Run,
-    state: AgentState,
-    step_id: str,
-    input_messages: History[Message],
-    request: InferenceRequest,
-    number: int,
-) -> tuple[AgentState, InferenceRequest]:
-    """BEFORE_INFERENCE hooks, which may rewrite the request."""
+def _before_inference(run: Run, state: AgentState, draft: Draft) -> AgentState:
+    """BEFORE_INFERENCE hooks, which may rewrite the request (the step's input is what the
+    model is sent)."""
+    request = draft.request
+    assert request is not None
     context = run.run_hooks(
         state,
         run.before_inference_hooks,
         HookContext(
             trigger=_BEFORE_INFERENCE,
             state=state,
-            step=AgentStep(id=step_id, input_messages=input_messages),
+            step=AgentStep(id=draft.id, input_messages=draft.input_messages),
             request=request,
         ),
-        number,
+        draft.number,
     )
-    return context.state, context.request or request
+    draft.request = request = context.request or request
+    draft.input_messages = request.messages
+    return context.state
 
 
-def _waiting(
-    step_id: str,
-    input_messages: History[Message],
-    response: InferenceResponse,
-    compaction: Compaction | None,
-    conversation_length: int | None,
-) -> AgentStep:
-    """A step suspended for approvals: its input and the model's answer, unarchived."""
-    return AgentStep(
-        id=step_id,
-        input_messages=input_messages,
-        response=response,
-        compaction=compaction,
-        conversation_length=conversation_length,
-    )
+def _count_conversation(run: Run, state: AgentState, draft: Draft) -> None:
+    """The conversation's length, kept with the step when its input is not the whole
+    conversation behind the head, or its sections change (the codec then writes earlier
+    inputs whole, without their head): ``at_step`` needs it."""
+    length = len(state.context.store.messages)
+    sent = draft.input_messages
+    if run.compactor is not None or len(sent) - len(sent.head) != length:
+        draft.conversation_length = length
 
 
-def _answered(
-    run: Run,
-    state: AgentState,
-    step_id: str,
-    input_messages: History[Message],
-    request: InferenceRequest,
-    response: InferenceResponse,
-    number: int,
-) -> tuple[AgentState, InferenceResponse]:
+def _answered(run: Run, state: AgentState, draft: Draft, response: InferenceResponse) -> AgentState:
     """The model's answer taken in: its event, AFTER_INFERENCE hooks (which may rewrite
     it), and the stop a finish reason asks for."""
+    number = draft.number
     if run.step_emit is not None:
         run.step_emit(
             InferenceCompleted(
@@ -315,14 +262,14 @@ def _answered(
             HookContext(
                 trigger=_AFTER_INFERENCE,
                 state=state,
-                step=AgentStep(id=step_id, input_messages=input_messages, response=response),
-                request=request,
+                step=AgentStep(id=draft.id, input_messages=draft.input_messages, response=response),
+                request=draft.request,
                 response=response,
             ),
             number,
         )
         state = context.state
-        response = context.response or response
+        response = draft.response = context.response or response
     if response.finish_reason in run.finish_reasons:
         signal = StopSignal(
             reason=StopReason.FINISH_REASON,
@@ -331,63 +278,15 @@ def _answered(
             source="stop_on_finish_reasons",
         )
         state = run.with_signal(state, signal, number)
-    return state, response
+    return state
 
 
-def _plain_invocations(run: Run, state: AgentState, calls: Any, number: int) -> InvokeTools:
-    """The ``InvokeTools`` effect for calls that run as asked: ids and start times in call
-    order."""
-    new_id, now, execution_id = run.new_id, run.now, run.execution_id
-    invocations = tuple(
-        [
-            _tuple_new(ToolInvocation, (new_id("tool"), c, now(), execution_id, number, state))
-            for c in calls
-        ]
+def _after_step(run: Run, state: AgentState, draft: Draft, made: AgentStep) -> AgentState:
+    """AFTER_STEP hooks, over the step made."""
+    context = HookContext(
+        trigger=_AFTER_STEP, state=state, step=made, request=draft.request, response=made.response
     )
-    sequential = runs_sequentially(run.machine, invocations)
-    return _tuple_new(InvokeTools, (invocations, sequential))
-
-
-def _planned(
-    run: Run,
-    state: AgentState,
-    made: AgentStep | None,
-    calls: Any,
-    number: int,
-    denied: dict[str, str],
-) -> ToolBatch:
-    """The calls after BEFORE_TOOL_USE hooks (which may block them) and denials, with
-    ``ToolCallStarted`` for those that run."""
-    batch = plan_tools(run, state, made, calls, number, denied)
-    if run.step_emit is not None:
-        for invocation in batch.invocations:
-            run.step_emit(
-                ToolCallStarted(
-                    agent_id=run.agent_id,
-                    execution_id=run.execution_id,
-                    step=number,
-                    tool_call=invocation.tool_call,
-                )
-            )
-    return batch
-
-
-def _tool_signals(
-    run: Run, state: AgentState, executions: tuple[ToolExecution, ...], number: int
-) -> AgentState:
-    """The signals the batch carries: ``StopAgent``, a unanimous terminate, a tool error
-    under ``stop_on_tool_error``."""
-    stop_on_tool_error = run.stop_on_tool_error
-    for done in executions:
-        if (
-            done.stop_signal is not None
-            or done.terminate
-            or (stop_on_tool_error and done.error is not None)
-        ):
-            state = tool_signals(state, executions, stop_on_tool_error)
-            run.signals_added(state, number)
-            return state
-    return state  # only errors, and stop_on_tool_error is off
+    return run.run_hooks(state, run.after_step_hooks, context, draft.number).state
 
 
 def should_stop(
@@ -442,33 +341,25 @@ def should_stop(
     return state
 
 
-def _failed(
-    run: Run,
-    state: AgentState,
-    failure: MachineFailure,
-    partial: Partial,
-    number: int,
-    started: datetime,
-) -> AgentState:
-    """A step that failed, archived as an ERROR step with what it had (SPEC §3)."""
-    executions = partial.executions or failure.finished
-    output = partial.output
-    made = partial.made
+def _failed(run: Run, state: AgentState, failure: MachineFailure, draft: Draft) -> AgentState:
+    """A step that failed, archived as an ERROR step with what its draft had (SPEC §3)."""
+    executions = draft.executions or failure.finished
+    output, made, number = draft.output, draft.made, draft.number
     failed = AgentStep(
-        id=partial.step_id,
-        input_messages=partial.input_messages,
-        response=partial.response,
+        id=draft.id,
+        input_messages=draft.input_messages,
+        response=draft.response,
         tool_executions=to_pvector(executions),
         output_messages=to_pvector(output) if output is not None else EMPTY_VECTOR,
         errors=to_pvector([*(made.errors if made is not None else ()), failure.error]),
-        compaction=partial.compaction,
-        conversation_length=partial.conversation_length,
+        compaction=draft.compaction,
+        conversation_length=draft.conversation_length,
     )
     state = run.fail(state, failure.error, number)
     archived = StepExecution(
         number=number,
         step=failed,
-        started_at=started,
+        started_at=draft.started,
         completed_at=run.now(),
         continuation=continuation(state),
     )

@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from typing import Any, Final, NamedTuple
 
 from agents.core.hooks import HookContext, HookTrigger
-from agents.core.run import Machine, MachineFailure, Run
+from agents.core.run import Draft, Machine, MachineFailure, Run
 from agents.core.transitions import add_signal, blocked_execution
-from agents.records.effects import Failed, ToolInvocation
-from agents.records.events import ToolCallBlocked, ToolCallCompleted
+from agents.records.effects import Failed, InvokeTools, ToolInvocation
+from agents.records.events import ToolCallBlocked, ToolCallCompleted, ToolCallStarted
 from agents.records.frozen import to_pvector
 from agents.records.messages import ToolCall
 from agents.records.signals import StopReason, StopSignal
@@ -20,13 +20,19 @@ from agents.records.step import AgentStep, ToolExecution
 __all__ = [
     "ToolBatch",
     "approval_gate",
+    "batch_signals",
     "finish_tools",
     "finished_before",
+    "plain_invocations",
     "plan_tools",
     "runs_sequentially",
     "suspend",
+    "tool_effect",
     "tool_signals",
+    "waiting_step",
 ]
+
+_tuple_new: Final = tuple.__new__  # a named tuple without its Python-level __new__
 
 _BEFORE_TOOL_USE: Final = HookTrigger.BEFORE_TOOL_USE
 _AFTER_TOOL_USE: Final = HookTrigger.AFTER_TOOL_USE
@@ -257,3 +263,86 @@ def suspend(state: AgentState, step: AgentStep, held: list[ToolCall]) -> AgentSt
     return state._evolve(
         execution=state.execution._evolve(current_step=step, pending_approvals=to_pvector(held))
     )
+
+
+# -- the effect that runs a step's calls --------------------------------------------------
+
+
+def waiting_step(draft: Draft) -> AgentStep:
+    """A step suspended for approvals: its input and the model's answer, unarchived."""
+    return AgentStep(
+        id=draft.id,
+        input_messages=draft.input_messages,
+        response=draft.response,
+        compaction=draft.compaction,
+        conversation_length=draft.conversation_length,
+    )
+
+
+def tool_effect(
+    run: Run, state: AgentState, draft: Draft
+) -> tuple[AgentState, InvokeTools | None, ToolBatch | None]:
+    """The calls other than one plain call: the approval gate (``run.stopping`` when the
+    step is suspended for decisions), BEFORE_TOOL_USE hooks and events (a ``ToolBatch``),
+    or several plain calls; the effect that runs them (``draft.made``: the step so far,
+    for the hooks)."""
+    response = draft.response
+    assert response is not None
+    calls, number = response.tool_calls, draft.number
+    denied: dict[str, str] = {}
+    if run.approval_tools:
+        held, denied = approval_gate(
+            state, calls, run.approval_tools, decided=draft.id == run.resumed_step_id
+        )
+        if held:
+            run.stopping = True
+            return suspend(state, waiting_step(draft), held), None, None
+    if run.tool_hooks:
+        draft.made = AgentStep(id=draft.id, input_messages=draft.input_messages, response=response)
+    if run.plain_tools and not denied:  # no hooks, listeners or denials
+        return state, plain_invocations(run, state, calls, number), None
+    batch = plan_tools(run, state, draft.made, calls, number, denied)
+    if run.step_emit is not None:
+        for invocation in batch.invocations:
+            run.step_emit(
+                ToolCallStarted(
+                    agent_id=run.agent_id,
+                    execution_id=run.execution_id,
+                    step=number,
+                    tool_call=invocation.tool_call,
+                )
+            )
+    effect = InvokeTools(batch.invocations, batch.sequential) if batch.invocations else None
+    return batch.state, effect, batch
+
+
+def plain_invocations(run: Run, state: AgentState, calls: Any, number: int) -> InvokeTools:
+    """The ``InvokeTools`` effect for calls that run as asked: ids and start times in call
+    order."""
+    new_id, now, execution_id = run.new_id, run.now, run.execution_id
+    invocations = tuple(
+        [
+            _tuple_new(ToolInvocation, (new_id("tool"), c, now(), execution_id, number, state))
+            for c in calls
+        ]
+    )
+    sequential = runs_sequentially(run.machine, invocations)
+    return _tuple_new(InvokeTools, (invocations, sequential))
+
+
+def batch_signals(
+    run: Run, state: AgentState, executions: tuple[ToolExecution, ...], number: int
+) -> AgentState:
+    """The signals the batch carries: ``StopAgent``, a unanimous terminate, a tool error
+    under ``stop_on_tool_error``."""
+    stop_on_tool_error = run.stop_on_tool_error
+    for done in executions:
+        if (
+            done.stop_signal is not None
+            or done.terminate
+            or (stop_on_tool_error and done.error is not None)
+        ):
+            state = tool_signals(state, executions, stop_on_tool_error)
+            run.signals_added(state, number)
+            return state
+    return state  # only errors, and stop_on_tool_error is off

@@ -15,17 +15,25 @@ import asyncio
 import importlib
 import json
 import os
-import re
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+from agents.drivers.chat_format import (
+    Stream,
+    normal_finish_reason,
+    plain_json,
+    raw_json,
+    tool_call,
+    wire_message,
+    wire_response_format,
+    wire_tool,
+)
 from agents.errors import ConfigurationError
-from agents.records.codec import parse_object
 from agents.records.error_info import ErrorInfo, ProviderError
-from agents.records.frozen import EMPTY_MAP, deep_thaw, to_pvector
+from agents.records.frozen import deep_thaw, to_pvector
 from agents.records.inference import InferenceRequest, InferenceResponse
-from agents.records.messages import Message, Role, ToolCall
+from agents.records.messages import Message, ToolCall
 from agents.records.redaction import environment_secrets, redacted, scrub, secret_values
 from agents.records.usage import Usage
 from agents.shell.log import note
@@ -37,20 +45,6 @@ __all__ = ["LiteLLMDriver"]
 _FORBIDDEN: Final = frozenset(
     {"model", "messages", "tools", "stream", "max_retries", "num_retries"}
 )
-_FINISH: Final = {
-    "stop": "stop",
-    "end_turn": "stop",
-    "stop_sequence": "stop",
-    "eos": "stop",
-    "tool_calls": "tool_calls",
-    "function_call": "tool_calls",
-    "tool_use": "tool_calls",
-    "length": "length",
-    "max_tokens": "length",
-    "content_filter": "content_filter",
-    "safety": "content_filter",
-    "error": "error",
-}
 
 
 _warmed = False
@@ -141,13 +135,13 @@ class LiteLLMDriver:
         model = self.model
 
         def count(message: Message) -> int:
-            return int(litellm.token_counter(model=model, messages=[_message(message)]))
+            return int(litellm.token_counter(model=model, messages=[wire_message(message)]))
 
         return count
 
     def describe(self) -> dict[str, Any]:
         """The driver's settings for ``AgentLoop.describe()`` (secrets redacted there)."""
-        options = {k: v for k, v in redacted(self._options).items() if _plain_json(v)}
+        options = {k: v for k, v in redacted(self._options).items() if plain_json(v)}
         return {
             "num_retries": self.num_retries,
             "retry_backoff": self.retry_backoff,
@@ -211,14 +205,14 @@ class LiteLLMDriver:
             **self._options,
             **{key: deep_thaw(value) for key, value in request.options.items()},
             "model": request.model or self.model,
-            "messages": [_message(message) for message in request.messages],
+            "messages": [wire_message(message) for message in request.messages],
             "timeout": self.timeout,
             "max_retries": 0,  # the openai client's own retries: attempts must not multiply
         }
         if request.tools:
-            arguments["tools"] = [_tool(schema) for schema in request.tools]
+            arguments["tools"] = [wire_tool(schema) for schema in request.tools]
         if request.response_format is not None:
-            arguments["response_format"] = _response_format(deep_thaw(request.response_format))
+            arguments["response_format"] = wire_response_format(deep_thaw(request.response_format))
         if self.stream:
             arguments["stream"] = True
             # Without it no usage chunk arrives and litellm estimates usage with a tokenizer.
@@ -231,10 +225,10 @@ class LiteLLMDriver:
         choice = response.choices[0]
         message = choice.message
         calls = [
-            _tool_call(call.id, call.function.name, call.function.arguments)
+            tool_call(call.id, call.function.name, call.function.arguments)
             for call in (message.tool_calls or ())
         ]
-        raw = _raw(response) if self.keep_raw else None
+        raw = raw_json(response) if self.keep_raw else None
         return self._response(
             message.content,
             calls,
@@ -256,7 +250,7 @@ class LiteLLMDriver:
         return InferenceResponse(
             content=content or "",
             tool_calls=to_pvector(calls),
-            finish_reason=_finish_reason(finish_reason, bool(calls)),
+            finish_reason=normal_finish_reason(finish_reason, bool(calls)),
             usage=self._usage(usage, model),
             model=model,
             raw=raw,
@@ -279,7 +273,7 @@ class LiteLLMDriver:
     def _streamed(
         self, chunks: Iterable[Any], attempt: int, on_delta: Callable[..., None] | None
     ) -> InferenceResponse:
-        stream = _Stream(attempt, on_delta, self.keep_raw)
+        stream = Stream(attempt, on_delta, self.keep_raw)
         for chunk in chunks:
             stream.add(chunk)
         return self._response(*stream.result())
@@ -287,7 +281,7 @@ class LiteLLMDriver:
     async def _astreamed(
         self, chunks: Any, attempt: int, on_delta: Callable[..., None] | None
     ) -> InferenceResponse:
-        stream = _Stream(attempt, on_delta, self.keep_raw)
+        stream = Stream(attempt, on_delta, self.keep_raw)
         async for chunk in chunks:
             stream.add(chunk)
         return self._response(*stream.result())
@@ -378,143 +372,3 @@ def _litellm_cost(model: str, prompt: int, completion: int, cached: int) -> floa
         cache_read_input_tokens=cached,
     )
     return float(prompt_cost + completion_cost)
-
-
-def _finish_reason(value: str | None, has_calls: bool) -> str:
-    reason = _FINISH.get(value or "", "stop")
-    if has_calls and reason == "stop":
-        return "tool_calls"  # some providers say "stop" after tool calls; litellm varies
-    return reason
-
-
-def _tool_call(call_id: str | None, name: str | None, arguments: str | None) -> ToolCall:
-    text = arguments or ""
-    parsed = parse_object(text) if text.strip() else EMPTY_MAP
-    identifier = call_id or ""
-    if parsed is not None:
-        return ToolCall(id=identifier, name=name or "", arguments=parsed)
-    return ToolCall(id=identifier, name=name or "", raw_arguments=text)
-
-
-def _message(message: Message) -> dict[str, Any]:
-    role = message.role
-    if role is Role.TOOL:
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
-    if role is Role.ASSISTANT and message.tool_calls:
-        return {
-            "role": "assistant",
-            "content": message.content or None,
-            "tool_calls": [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {
-                        "name": call.name,
-                        "arguments": call.raw_arguments
-                        if call.raw_arguments is not None
-                        else json.dumps(deep_thaw(call.arguments), sort_keys=True),
-                    },
-                }
-                for call in message.tool_calls
-            ],
-        }
-    return {"role": role.value, "content": message.content}
-
-
-def _tool(schema: Mapping[str, Any]) -> dict[str, Any]:
-    plain = deep_thaw(schema)
-    return {
-        "type": "function",
-        "function": {
-            "name": plain["name"],
-            "description": plain.get("description", ""),
-            "parameters": plain.get("parameters", {"type": "object", "properties": {}}),
-        },
-    }
-
-
-def _response_format(schema: Any) -> Any:
-    if isinstance(schema, dict) and schema.get("type") in ("json_schema", "json_object", "text"):
-        return schema  # already in the provider's format
-    name = schema.get("title", "output") if isinstance(schema, dict) else "output"
-    return {
-        "type": "json_schema",
-        "json_schema": {"name": re.sub(r"[^A-Za-z0-9_-]", "_", str(name)), "schema": schema},
-    }
-
-
-def _raw(response: Any) -> Any:
-    dump = getattr(response, "model_dump", None)
-    data = dump() if callable(dump) else response
-    return json.loads(json.dumps(data, default=str))
-
-
-class _Stream:
-    """Accumulates a streamed answer; reports each piece as it arrives."""
-
-    def __init__(self, attempt: int, on_delta: Callable[..., None] | None, keep_raw: bool):
-        self.attempt = attempt
-        self.on_delta = on_delta
-        self.text: list[str] = []
-        self.calls: dict[int, dict[str, Any]] = {}
-        self.finish_reason: str | None = None
-        self.usage: Any = None
-        self.model: str | None = None
-        self.raw: list[Any] | None = [] if keep_raw else None
-
-    def add(self, chunk: Any) -> None:
-        if self.raw is not None:
-            self.raw.append(_raw(chunk))
-        self.model = getattr(chunk, "model", None) or self.model
-        usage = getattr(chunk, "usage", None)
-        if usage is not None:
-            self.usage = usage
-        for choice in getattr(chunk, "choices", None) or ():
-            delta = choice.delta
-            if choice.finish_reason:
-                self.finish_reason = choice.finish_reason
-            content = getattr(delta, "content", None)
-            if content:
-                self.text.append(content)
-                if self.on_delta is not None:
-                    self.on_delta(content, self.attempt)
-            for piece in getattr(delta, "tool_calls", None) or ():
-                self._tool_piece(piece)
-
-    def _tool_piece(self, piece: Any) -> None:
-        index = getattr(piece, "index", None) or 0
-        call = self.calls.setdefault(index, {"id": None, "name": None, "arguments": []})
-        function = getattr(piece, "function", None)
-        name = getattr(function, "name", None) if function is not None else None
-        arguments = getattr(function, "arguments", None) if function is not None else None
-        if piece.id:
-            call["id"] = piece.id
-        if name:
-            call["name"] = name
-        if arguments:
-            call["arguments"].append(arguments)
-        if self.on_delta is not None:
-            self.on_delta(
-                "",
-                self.attempt,
-                tool_call_index=index,
-                tool_call_id=piece.id or None,
-                tool_name=name or None,
-                arguments=arguments or "",
-            )
-
-    def result(self) -> tuple[str, list[ToolCall], str | None, Any, str | None, Any]:
-        calls = [
-            _tool_call(call["id"], call["name"], "".join(call["arguments"]))
-            for _, call in sorted(self.calls.items())
-        ]
-        raw = {"chunks": self.raw} if self.raw is not None else None
-        return "".join(self.text), calls, self.finish_reason, self.usage, self.model, raw
-
-
-def _plain_json(value: Any) -> bool:
-    try:
-        json.dumps(value)
-    except (TypeError, ValueError):
-        return False
-    return True
