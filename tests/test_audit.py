@@ -374,3 +374,23 @@ def test_a_string_seq_does_not_trouble_readers(tmp_path):
     forged = forge(path, lines, 3, lambda r: r.update(seq="4"))
     assert AuditLog.read(forged) == final
     assert_caught(forged, 4, "seq")
+
+
+V1 = __import__("pathlib").Path(__file__).parent / "data" / "audit_v1"
+
+
+@pytest.mark.parametrize("name", ["tool_loop", "subagent", "two_runs", "crashed"])
+def test_format_1_logs_still_verify_and_read(name):
+    """Logs written by the release before format 2 (tests/data/audit_v1/make.py) verify, and
+    read back the state their run had, byte for byte."""
+    path = V1 / f"{name}.jsonl"
+    expected = (V1 / f"{name}.state.json").read_text(encoding="utf-8").strip()
+    if name == "crashed":
+        assert AuditLog.verify(path, complete=False) > 0
+        with pytest.raises(AuditLogTampered, match="incomplete"):
+            AuditLog.verify(path)
+    else:
+        assert AuditLog.verify(path) == len(lines_of(path))
+    state = AuditLog.read(path)
+    assert state.to_json() == expected
+    assert state == AgentState.from_json(expected)
