@@ -48,8 +48,8 @@ def test_read_rebuilds_the_final_state_exactly(logged):
 
 
 def test_records_chain_by_hash(logged):
-    """Line 1 has seq 1 and a zero prev_hash; each hash covers its record; a terminal
-    record follows ExecutionCompleted."""
+    """Line 1 has seq 1 and a zero prev_hash; each hash covers its record; one record per
+    step between a run's start and its end (format 2)."""
     path, _ = logged
     records = [json.loads(line) for line in lines_of(path)]
     assert records[0]["seq"] == 1 and records[0]["prev_hash"] == GENESIS
@@ -59,9 +59,10 @@ def test_records_chain_by_hash(logged):
 
     body = {k: v for k, v in records[3].items() if k != "hash"}
     assert hashlib.sha256(canonical(body)).hexdigest() == records[3]["hash"]
-    assert [r["type"] for r in records[-2:]] == ["ExecutionCompleted", "AgentState"]
-    assert records[-1]["record"] == "end"
-    assert {r["record"] for r in records} == {"event", "step", "end"}
+    assert [r["record"] for r in records] == ["start", "step", "step", "step", "end"]
+    assert [r["type"] for r in records[-2:]] == ["StepExecution", "ExecutionCompleted"]
+    assert {r["format"] for r in records} == {2}
+    assert all("sig" not in r for r in records)  # unsigned
 
 
 def tampered(path, lines, name="tampered.jsonl"):
@@ -81,8 +82,8 @@ def test_an_edited_byte_is_caught(logged):
     """Changing one character of a record breaks its hash."""
     path, _ = logged
     lines = lines_of(path)
-    lines[5] = lines[5].replace('"step":1', '"step":2', 1)
-    assert_caught(tampered(path, lines), 6, "modified")
+    lines[1] = lines[1].replace('"step":1', '"step":2', 1)
+    assert_caught(tampered(path, lines), 2, "modified")
 
 
 def test_a_deleted_line_is_caught(logged):
@@ -97,7 +98,7 @@ def test_an_inserted_line_is_caught(logged):
     """A copied line inserted elsewhere is caught."""
     path, _ = logged
     lines = lines_of(path)
-    lines.insert(2, lines[6])
+    lines.insert(2, lines[4])
     assert_caught(tampered(path, lines), 3, "seq")
 
 
@@ -113,15 +114,15 @@ def test_a_forged_record_with_a_fresh_hash_breaks_the_chain(logged):
     """Rewriting a record and its own hash still breaks the next line's prev_hash."""
     path, _ = logged
     lines = lines_of(path)
-    record = json.loads(lines[4])
+    record = json.loads(lines[2])
     record["payload"] = {}
     import hashlib
 
     record["hash"] = hashlib.sha256(
         canonical({k: v for k, v in record.items() if k != "hash"})
     ).hexdigest()
-    lines[4] = json.dumps(record, separators=(",", ":")) + "\n"
-    assert_caught(tampered(path, lines), 6, "chain")
+    lines[2] = json.dumps(record, separators=(",", ":")) + "\n"
+    assert_caught(tampered(path, lines), 4, "chain")
 
 
 def test_a_truncated_file_is_incomplete(logged):
@@ -135,9 +136,9 @@ def test_a_torn_last_line_is_reported_and_the_prefix_stays_readable(logged):
     """A write cut mid-line (a crash) is a torn last line; ``read`` gives the prefix."""
     path, final = logged
     lines = lines_of(path)
-    cut = [*lines[:10], lines[10][:25]]
+    cut = [*lines[:3], lines[3][:25]]
     torn = tampered(path, cut)
-    assert_caught(torn, 11, "torn last line")
+    assert_caught(torn, 4, "torn last line")
     partial = AuditLog.read(torn)
     assert partial.status is ExecutionStatus.IN_PROGRESS
     assert partial.step_count >= 1
@@ -336,11 +337,11 @@ def _first(lines, record, kind=None):
         ),
         (("step",), lambda r: r["payload"].update(sections=[]), "sections"),
         (
-            ("event", "ExecutionStarted"),
+            ("start",),
             lambda r: r["payload"]["state"].update(execution=None),
             "no execution",
         ),
-        (("event", "ExecutionStarted"), lambda r: r["payload"].update(state=[]), "payload.state"),
+        (("start",), lambda r: r["payload"].update(state=[]), "payload.state"),
         (("end",), lambda r: r["payload"]["state"].update(context=7), "payload.state.context"),
     ],
 )

@@ -42,6 +42,7 @@ OWNERS = {
     "yaml": "definitions.py",
     "pytest": "testing/plugin.py",
     "psycopg": "persistence/postgres.py",
+    "cryptography": "audit/keys.py",
 }
 
 

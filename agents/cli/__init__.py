@@ -26,6 +26,7 @@ _COMMANDS = {
     "replay": ("agents.cli.history", "replay"),
     "diff": ("agents.cli.history", "diff"),
     "verify": ("agents.cli.history", "verify"),
+    "keygen": ("agents.cli.keys", "keygen"),
     "report": ("agents.cli.history", "report"),
     "worker": ("agents.cli.durable", "worker"),
     "recover": ("agents.cli.durable", "recover"),
@@ -49,6 +50,18 @@ def _parser() -> argparse.ArgumentParser:
         metavar="DIR",
         default=".",
         help="directory for the run file (default: the current directory)",
+    )
+    demo.add_argument(
+        "--sign",
+        metavar="PRIVATE.pem",
+        help="sign the run file with this Ed25519 key (see agents keygen)",
+    )
+    keygen = commands.add_parser("keygen", help="write an Ed25519 key pair for signed audit logs")
+    keygen.add_argument(
+        "--out",
+        metavar="PREFIX",
+        default="agents-audit",
+        help="writes PREFIX.pem (private, mode 600) and PREFIX.pub.pem (default: agents-audit)",
     )
     run = commands.add_parser(
         "run",
@@ -83,6 +96,15 @@ def _add_history_commands(commands: Any) -> None:
     diff.add_argument("b")
     verify = commands.add_parser("verify", help="check an audit log is intact and complete")
     verify.add_argument("file")
+    verify.add_argument(
+        "--key", metavar="PUBLIC.pem", help="also check it was signed by this Ed25519 key"
+    )
+    verify.add_argument(
+        "--anchor",
+        metavar="DATABASE",
+        help="also check it is not shorter than its anchor in this session store "
+        "(a SQLite file or a postgresql:// URL)",
+    )
     report = commands.add_parser("report", help="write a self-contained HTML audit page")
     report.add_argument("file")
     report.add_argument("-o", "--output", required=True, metavar="OUT.html")

@@ -95,8 +95,9 @@ def build_demo() -> tuple[AgentLoop, AgentState]:
     return loop, state
 
 
-def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO) -> int:
-    """Run the demo, print its timeline and answer, write its run file (an audit log)."""
+def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO, sign: str | None = None) -> int:
+    """Run the demo, print its timeline and answer, write its run file (an audit log,
+    signed with the private key file ``sign`` if given)."""
     loop, state = build_demo()
     try:
         os.makedirs(out_dir, exist_ok=True)
@@ -107,7 +108,7 @@ def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO) -> int:
         stderr.write(f"agents demo: cannot write the run file in {out_dir!r}: {exc}\n")
         return 2
     try:
-        with AuditLog.open(temporary) as log:
+        with AuditLog.open(temporary, signing_key=sign) as log:
             final = loop.with_listeners(log).run(state)
         path = os.path.join(out_dir, f"agents-demo-{final.agent_id}.jsonl")
         os.replace(temporary, path)
@@ -143,15 +144,15 @@ def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO) -> int:
     status = final.status.value if final.status else "none"
     stdout.write(f"\nstatus: {status}   tokens: {usage.total_tokens}   cost: ${usage.cost:.6f}\n")
     stdout.write(f"answer: {final.final_response}\n")
-    stdout.write(f"run written to {path}\n")
+    stdout.write(f"run written to {path}" + (", signed" if sign else "") + "\n")
     agents = command_name()
+    check = f"{agents} verify {path}" + (" --key PUBLIC.pem" if sign else "")
     stdout.write(
-        f"next: {agents} inspect {path}   {agents} verify {path}   "
-        f"{agents} report {path} -o report.html\n"
+        f"next: {agents} inspect {path}   {check}   {agents} report {path} -o report.html\n"
     )
     return 0
 
 
 def command(args: Any, out: TextIO) -> int:
-    """``agents demo [--out DIR]``."""
-    return run_demo(out_dir=args.out, stdout=out, stderr=sys.stderr)
+    """``agents demo [--out DIR] [--sign PRIVATE.pem]``."""
+    return run_demo(out_dir=args.out, stdout=out, stderr=sys.stderr, sign=args.sign)

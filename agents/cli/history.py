@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import sys
 from typing import Any, TextIO
 
@@ -166,20 +167,50 @@ def inspect(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def verify(args: argparse.Namespace, out: TextIO) -> int:
-    """``agents verify FILE``: exit 1 unless the audit log is intact and complete."""
+    """``agents verify FILE [--key PUBLIC.pem] [--anchor DATABASE]``: exit 1 unless the
+    audit log is intact and complete (and signed by the key, and as long as its anchor)."""
     from agents.audit import AuditLog
-    from agents.errors import AuditLogTampered, StateDecodeError
+    from agents.errors import AuditLogTampered, ConfigurationError, StateDecodeError
 
     try:
-        count = AuditLog.verify(args.file, progress=progress("verifying"))
+        anchor = _anchor_of(args.anchor) if args.anchor else None
+        checked = AuditLog.check(
+            args.file, public_key=args.key, anchor=anchor, progress=progress("verifying")
+        )
     except AuditLogTampered as exc:
         sys.stderr.write(f"agents verify: {exc}\n")
         return DIFFERENT
     except StateDecodeError as exc:  # missing file, a directory: bad input
         sys.stderr.write(f"agents verify: {exc.reason}\n")
         return BAD_INPUT
-    out.write(f"{args.file}: intact and complete, {count} records\n")
+    except ConfigurationError as exc:  # a key file that is missing or no key
+        sys.stderr.write(f"agents verify: {exc}\n")
+        return BAD_INPUT
+    if args.key:
+        signed = f"signed by the key ({checked.verified} signatures checked)"
+    elif checked.signed:
+        signed = f"{checked.signed} records signed, not checked (pass --key PUBLIC.pem)"
+    else:
+        signed = "unsigned: proves integrity, not authorship"
+    anchored = f"; as long as its anchor ({checked.anchored} records)" if anchor else ""
+    out.write(f"{args.file}: intact and complete, {checked.records} records; {signed}{anchored}\n")
     return OK
+
+
+def _anchor_of(database: str) -> Any:
+    """The session store at ``database`` (a SQLite file that exists, or a PostgreSQL URL),
+    for the anchors it keeps."""
+    from agents.errors import ConfigurationError
+
+    if database.startswith(("postgresql://", "postgres://")):
+        from agents.persistence.postgres import PostgresSessionStore
+
+        return PostgresSessionStore(database)
+    if not os.path.isfile(database):
+        raise ConfigurationError(f"{database}: no such session store")
+    from agents.persistence.sqlite import SQLiteSessionStore
+
+    return SQLiteSessionStore(database)
 
 
 def report(args: argparse.Namespace, out: TextIO) -> int:

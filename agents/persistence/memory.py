@@ -20,6 +20,7 @@ class InMemorySessionStore:
         self._clock = clock or SystemClock()
         self._ids = ids or RandomIds()
         self._sessions: dict[str, Session] = {}
+        self._anchors: dict[str, tuple[int, str]] = {}
         self._lock = threading.Lock()
 
     def create(
@@ -72,3 +73,15 @@ class InMemorySessionStore:
         with self._lock:
             if self._sessions.pop(session_id, None) is None:
                 raise SessionNotFound(f"no session {session_id!r}")
+
+    def anchor_audit_log(self, log_id: str, records: int, head: str) -> None:
+        """Keep an audit log's anchor (``agents.persistence.anchors``): only forward."""
+        with self._lock:
+            kept = self._anchors.get(log_id)
+            if kept is None or records > kept[0]:
+                self._anchors[log_id] = (records, head)
+
+    def audit_anchor(self, log_id: str) -> tuple[int, str] | None:
+        """An audit log's anchor: its record count and last hash."""
+        with self._lock:
+            return self._anchors.get(log_id)

@@ -18,14 +18,10 @@ from typing import Any, Self
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, StateDecodeError
+from agents.persistence.plans import Handle, Many, Plan, Query, T
 from agents.persistence.session import Session
 from agents.persistence.sql import (
-    Handle,
-    Many,
-    Plan,
-    Query,
     SQLSessionStore,
-    T,
     check_checkpoint,
     create_plan,
     delete_plan,

@@ -16,28 +16,20 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Generator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
+from agents.persistence.anchors import anchor_plan, read_anchor_plan
+from agents.persistence.plans import Handle, Many, Plan, Query, drive
 from agents.persistence.session import Session
 from agents.records.codec import encode_step_execution, encode_value, from_dict, to_dict
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 
-__all__ = [
-    "SCHEMA_VERSION",
-    "Handle",
-    "Many",
-    "Plan",
-    "Query",
-    "SQLSessionStore",
-    "drive",
-]
+__all__ = ["SCHEMA_VERSION", "SQLSessionStore"]
 
 T = TypeVar("T")
 
@@ -69,69 +61,6 @@ CREATE TABLE IF NOT EXISTS steps (
 
 def _json(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-
-
-@dataclass(frozen=True, slots=True)
-class Query:
-    """One statement of a plan, with ``?`` placeholders, and what it hands back: nothing,
-    ``"one"`` row, ``"all"`` rows or the ``"count"`` of rows changed."""
-
-    text: str
-    parameters: Any = ()
-    fetch: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Many:
-    """One statement run for each of ``rows``."""
-
-    text: str
-    rows: list[Any]
-
-
-Plan = Generator["Query | Many", Any, T]
-"""The store's logic as a generator of statements: sans-IO, so the same plan runs on a
-blocking connection (``drive``) and on an asyncio one (``AsyncPostgresSessionStore``)."""
-
-
-class Handle:
-    """A blocking connection seen through ``?`` placeholders, whatever the driver's style."""
-
-    def __init__(self, connection: Any, placeholder: str) -> None:
-        self._connection = connection
-        self._placeholder = placeholder
-
-    def _sql(self, text: str) -> str:
-        return text if self._placeholder == "?" else text.replace("?", self._placeholder)
-
-    def perform(self, op: Query | Many) -> Any:
-        if type(op) is Many:
-            if op.rows:
-                self._connection.cursor().executemany(self._sql(op.text), op.rows)
-            return None
-        assert type(op) is Query
-        cursor = self._connection.execute(self._sql(op.text), op.parameters)
-        return fetched(cursor, op.fetch)
-
-
-def fetched(cursor: Any, fetch: str) -> Any:
-    """What a blocking cursor hands back for ``fetch``."""
-    if fetch == "one":
-        return cursor.fetchone()
-    if fetch == "all":
-        return cursor.fetchall()
-    return cursor.rowcount if fetch == "count" else None
-
-
-def drive(plan: Plan[T], db: Handle) -> T:
-    """Run ``plan`` on a blocking connection."""
-    result: Any = None
-    while True:
-        try:
-            op = plan.send(result)
-        except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
-        result = db.perform(op)
 
 
 # -- plans ------------------------------------------------------------------------------------
@@ -480,6 +409,14 @@ class SQLSessionStore:
 
     def delete(self, session_id: str) -> None:
         self._written(delete_plan(session_id))
+
+    def anchor_audit_log(self, log_id: str, records: int, head: str) -> None:
+        """Keep an audit log's anchor (``agents.persistence.anchors``)."""
+        self._written(anchor_plan(log_id, records, head))
+
+    def audit_anchor(self, log_id: str) -> tuple[int, str] | None:
+        """An audit log's anchor: its record count and last hash."""
+        return self._written(read_anchor_plan(log_id))
 
 
 def _head(state: AgentState) -> Any:

@@ -14,7 +14,8 @@ from contextlib import contextmanager
 
 from agents.core.clock import Clock, IdFactory
 from agents.errors import StateDecodeError
-from agents.persistence.sql import Handle, SQLSessionStore
+from agents.persistence.plans import Handle
+from agents.persistence.sql import SQLSessionStore
 
 __all__ = ["SQLiteSessionStore"]
 

@@ -1,0 +1,249 @@
+"""The audit log's chain: how a record becomes a line, and how lines are checked.
+
+A line is the record as canonical JSON (sorted keys, no spaces, UTF-8) with ``hash`` — the
+SHA-256 of the record without it — placed last, and in a signed log ``sig`` after it: an
+Ed25519 signature of the hash. Each record holds ``seq`` and the ``prev_hash`` of the line
+before it, so an edited byte, an inserted, deleted or reordered line, or a cut-off file
+breaks the chain; the signature proves the key holder wrote it (without the key, a forger
+can recompute every hash, not sign them). Format 1 records (the first release) have no
+``format`` key and no signature; both formats verify alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final, NamedTuple
+
+from agents.audit.keys import PublicKey, signature_valid
+from agents.errors import AuditLogTampered, StateDecodeError
+
+__all__ = [
+    "BOUNDARIES",
+    "FORMAT",
+    "GENESIS",
+    "RECORD_START",
+    "Checked",
+    "canonical",
+    "line_of",
+    "parse_line",
+    "read_bytes",
+    "verify_log",
+]
+
+GENESIS: Final = "0" * 64
+FORMAT: Final = 2
+# The records a signed log signs: a run's start, every step, its end (event records, when
+# asked for, are covered by the next signature through the chain).
+BOUNDARIES: Final = frozenset({"start", "step", "end"})
+HASH_KEY: Final = b',"hash":"'
+SIG_KEY: Final = b'","sig":"'
+# The end of a line as the log writes it (canonical JSON sorts the keys; the hash comes
+# last, then the signature if any).
+_TAIL: Final = re.compile(
+    rb',"prev_hash":"([0-9a-f]{64})","record":"(\w+)","seq":(\d+),"step":(?:null|\d+),'
+    rb'"type":"\w+","hash":"([0-9a-f]{64})"(?:,"sig":"([0-9a-f]{128})")?\}$'
+)
+# Every record the log writes begins so (canonical JSON: "agent_id" is the first key).
+RECORD_START: Final = b'{"agent_id":'
+_KEYS: Final = frozenset(
+    {"seq", "record", "type", "agent_id", "execution_id", "step", "payload", "prev_hash", "hash"}
+)
+
+
+class Checked(NamedTuple):
+    """What ``verify_log`` checked: the records, the signatures it verified (with a key),
+    the records that carry one, the first record's hash (the log's id, for anchors) and
+    the records an anchor vouched for (0 without one)."""
+
+    records: int
+    verified: int
+    signed: int
+    log_id: str | None
+    anchored: int = 0
+
+
+def canonical(record: dict[str, Any]) -> bytes:
+    """Canonical JSON of a record: sorted keys, no spaces, UTF-8."""
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
+
+
+def line_of(body: bytes, digest: str, sig: str | None) -> bytes:
+    """The line of a record whose canonical JSON is ``body`` (hash and signature last, so
+    that verifying needs no re-serialisation: the bytes before the hash, closed with "}",
+    are exactly the record it covers)."""
+    tail = digest.encode() + (b'"}\n' if sig is None else SIG_KEY + sig.encode() + b'"}\n')
+    return body[:-1] + HASH_KEY + tail
+
+
+def _line_digest(raw: bytes) -> str | None:
+    """The hash of the record on a line as written (``None`` if the line is not laid out
+    as the log writes it: any such change is a modification)."""
+    cut = raw.rfind(HASH_KEY)
+    if cut < 0 or not raw.endswith(b'"}'):
+        return None
+    return hashlib.sha256(raw[:cut] + b"}").hexdigest()
+
+
+def _check_line(raw: bytes, number: int, previous: str, path: Any) -> tuple[str, str, str | None]:
+    """Check line ``number`` against the hash before it: its own hash, record kind and
+    signature, or ``AuditLogTampered`` saying what is wrong with it."""
+    fast = _TAIL.search(raw, max(0, len(raw) - 540))
+    if fast is not None:  # the layout the log writes: check without parsing
+        prev_hash, record, seq, digest, sig = fast.groups()
+        if (
+            int(seq) == number
+            and prev_hash.decode() == previous
+            and hashlib.sha256(raw[: fast.start(4) - len(HASH_KEY)] + b"}").hexdigest()
+            == digest.decode()
+        ):
+            return digest.decode(), record.decode(), sig.decode() if sig else None
+    entry = parse_line(raw, path, number)  # something is wrong: say precisely what
+    if entry.get("seq") != number:
+        raise AuditLogTampered(
+            f"{path}: line {number} has seq {entry.get('seq')!r}, expected {number} "
+            "(a line was inserted, deleted or moved)",
+            line=number,
+        )
+    if entry.get("prev_hash") != previous:
+        raise AuditLogTampered(
+            f"{path}: line {number} does not follow line {number - 1} "
+            "(the chain of hashes is broken)",
+            line=number,
+        )
+    digest = _line_digest(raw)
+    if entry.get("hash") != digest or digest is None:
+        raise AuditLogTampered(
+            f"{path}: line {number} was modified (its hash does not match)", line=number
+        )
+    sig = entry.get("sig")
+    return digest, str(entry.get("record")), sig if isinstance(sig, str) else None
+
+
+def _check_signature(
+    digest: str, record: str, sig: str | None, key: PublicKey, number: int, since: int, path: Any
+) -> bool:
+    """Whether line ``number`` is signed by ``key`` (boundary records must be). ``since``:
+    the first line after the last good signature, which a bad one cannot clear."""
+    if sig is None:
+        if record in BOUNDARIES:
+            raise AuditLogTampered(
+                f"{path}: line {number} is not signed (a {record} record of a signed log "
+                "always is: it was rewritten without the key)",
+                line=since,
+            )
+        return False
+    if not signature_valid(key, digest, sig):
+        where = f"line {number}" if since == number else f"lines {since}-{number}"
+        raise AuditLogTampered(
+            f"{path}: {where}: line {number} is not signed by this key (rewritten since "
+            "the last good signature, or another key's log)",
+            line=since,
+        )
+    return True
+
+
+def verify_log(
+    path: str | os.PathLike[str],
+    *,
+    complete: bool,
+    public_key: PublicKey | None,
+    progress: Callable[[int, int], None] | None,
+    anchor: Any = None,
+) -> Checked:
+    """Check every line, the chain and (with ``public_key``) the signatures. See
+    ``AuditLog.verify``."""
+    data = read_bytes(path)
+    lines = data.split(b"\n")
+    torn = lines.pop()  # what follows the last newline: b"" unless a write was cut
+    previous, last_record = GENESIS, None
+    verified = signed = 0
+    since = 1  # the first line no good signature covers yet
+    total = len(lines)
+    hashes: list[str] = []  # each line's (for the anchor)
+    for number, raw in enumerate(lines, start=1):
+        if progress is not None and number % 20_000 == 0:
+            progress(number, total)
+        previous, last_record, sig = _check_line(raw, number, previous, path)
+        hashes.append(previous)
+        signed += sig is not None
+        if public_key is not None and _check_signature(
+            previous, last_record, sig, public_key, number, since, path
+        ):
+            verified, since = verified + 1, number + 1
+    if torn:
+        # Only now that every line before it verified can the last one be a torn write,
+        # and only if it begins as every record the log writes begins.
+        number = len(lines) + 1
+        if not RECORD_START.startswith(torn[: len(RECORD_START)]):
+            _check_line(torn, number, previous, path)
+        raise AuditLogTampered(
+            f"{path}: torn last line {number} (a write cut short, as by a crash); "
+            f"the {len(lines)} lines before it are intact",
+            line=number,
+        )
+    if not lines and complete:
+        raise AuditLogTampered(f"{path}: empty file (no audit records)", line=1)
+    if complete and last_record != "end":
+        raise AuditLogTampered(
+            f"{path}: incomplete: the log has {len(lines)} records and no terminal record "
+            "(the run did not finish, or the end of the file was cut off)",
+            line=len(lines) + 1,
+        )
+    log_id = hashes[0] if hashes else None
+    anchored = _check_anchor(anchor, log_id, hashes, path) if anchor is not None else 0
+    return Checked(len(lines), verified, signed, log_id, anchored)
+
+
+def _check_anchor(anchor: Any, log_id: str | None, hashes: list[str], path: Any) -> int:
+    """The records ``anchor`` (a store keeping anchors) vouches for; ``AuditLogTampered``
+    if the log is shorter than its anchor, or differs from it, or has none there."""
+    kept = anchor.audit_anchor(log_id) if log_id is not None else None
+    if kept is None:
+        raise AuditLogTampered(
+            f"{path}: the store has no anchor for this log (another log, or its first line "
+            "was replaced)",
+            line=1,
+        )
+    records, head = kept
+    if len(hashes) < records:
+        raise AuditLogTampered(
+            f"{path}: truncated: its anchor says {records} records, the log has "
+            f"{len(hashes)} (records were cut off its end)",
+            line=len(hashes) + 1,
+        )
+    if hashes[records - 1] != head:
+        raise AuditLogTampered(
+            f"{path}: line {records} is not the record its anchor names (the log was rewritten)",
+            line=records,
+        )
+    return int(records)
+
+
+def parse_line(raw: bytes, path: Any, number: int) -> dict[str, Any]:
+    """Line ``number`` as a record, or ``AuditLogTampered`` if it is none."""
+    try:
+        entry = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise AuditLogTampered(f"{path}: line {number} is not a JSON record", line=number) from None
+    if not isinstance(entry, dict) or not set(entry) >= _KEYS:
+        raise AuditLogTampered(
+            f"{path}: line {number} is not an audit record (missing fields)", line=number
+        )
+    return entry
+
+
+def read_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The file's bytes, or a ``StateDecodeError`` saying why there are none."""
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        raise StateDecodeError(f"{path}: no such file", "$") from None
+    except IsADirectoryError:
+        raise StateDecodeError(f"{path}: is a directory, not an audit log", "$") from None

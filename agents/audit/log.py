@@ -1,0 +1,302 @@
+"""``AuditLog``: the listener that writes the audit log, and its readers (SPEC §14)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Final
+
+from agents.audit.chain import (
+    FORMAT,
+    GENESIS,
+    Checked,
+    canonical,
+    line_of,
+    verify_log,
+)
+from agents.audit.durability import Durability, GroupCommit
+from agents.audit.keys import PrivateKey, fingerprint, load_private_key, load_public_key, sign
+from agents.audit.reading import read_run
+from agents.audit.records import event_payload, run_key, state_change, step_payload
+from agents.errors import AuditLogTampered, ConfigurationError
+from agents.records.events import Event, ExecutionCompleted, ExecutionStarted, StepCompleted
+from agents.records.state import AgentState
+from agents.replaying import RunRecord
+
+__all__ = ["AuditLog"]
+
+_STEP: Final = StepCompleted
+_START: Final = ExecutionStarted
+_END: Final = ExecutionCompleted
+
+
+class AuditLog:
+    """A listener writing the audit log of every run it is given to (pass it in
+    ``listeners=``; ``close()`` when done, or use it as a context manager).
+
+    One record per step (``step``), one when a run starts (``start``) and one when it ends
+    (``end``), chained by hashes and, with a signing key, signed. Many runs, in threads,
+    may share one log: their records interleave and their fsyncs are shared.
+    """
+
+    critical: Final = True  # an audited run must not go on unaudited
+
+    def __init__(
+        self,
+        path: Path,
+        handle: Any,
+        seq: int,
+        last_hash: str,
+        commit: GroupCommit,
+        key: PrivateKey | None,
+        events: bool,
+        anchor: Any,
+        log_id: str | None,
+    ) -> None:
+        self.path = path
+        self._handle = handle
+        self._size = handle.tell()
+        self._seq = seq
+        self._last = last_hash
+        self._commit = commit
+        self._key = key
+        self._fingerprint = fingerprint(key.public_key()) if key is not None else None
+        self._events = events
+        self._anchor = anchor
+        self._log_id = log_id  # the first record's hash, once there is one
+        # The state each open run's last record describes, by agent, execution and depth:
+        # a step record holds what changed since.
+        self._described: dict[tuple[str | None, str | None, int], AgentState] = {}
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        signing_key: object = None,
+        durability: Durability = "step",
+        flush_interval: float = 0.01,
+        events: bool = False,
+        anchor: object = None,
+    ) -> AuditLog:
+        """Open ``path`` for appending; an existing log is continued (its chain extended).
+
+        ``signing_key``: an Ed25519 private key (a ``cryptography`` key object, PEM bytes
+        or a PEM file's path; the ``signing`` extra) that signs every run's start, each
+        step and the end. ``durability``: ``"step"`` (each step's record is fsynced before
+        the run goes on), ``"batch"`` (one fsync for what was written within
+        ``flush_interval`` seconds, and at the end of each run), ``"none"`` (flushed only).
+        ``events``: also one record per event. ``anchor``: a session store that keeps the
+        log's anchor (its record count and last hash, ``agents.persistence.anchors``), moved
+        forward once a step's record is durable, so that ``verify(..., anchor=store)``
+        catches a log cut short.
+        """
+        commit = GroupCommit(None, durability, flush_interval)  # the settings checked first
+        key = load_private_key(signing_key) if signing_key is not None else None
+        target = Path(path)
+        if anchor is not None and not callable(getattr(anchor, "anchor_audit_log", None)):
+            raise ConfigurationError(
+                f"anchor must be a session store that keeps anchors, not {type(anchor).__name__}"
+            )
+        seq, last, log_id = 0, GENESIS, None
+        if target.exists() and target.stat().st_size > 0:
+            try:
+                checked = verify_log(
+                    target,
+                    complete=False,
+                    public_key=key.public_key() if key is not None else None,
+                    progress=None,
+                )
+            except AuditLogTampered as exc:
+                if key is None:
+                    raise
+                raise ConfigurationError(
+                    f"{target}: cannot be continued with this signing key: {exc}"
+                ) from None
+            last_line = target.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+            seq, last, log_id = checked.records, json.loads(last_line)["hash"], checked.log_id
+        target.parent.mkdir(parents=True, exist_ok=True)
+        handle = target.open("ab", buffering=0)
+        commit.handle = handle
+        return cls(target, handle, seq, last, commit, key, events, anchor, log_id)
+
+    @property
+    def fsyncs(self) -> int:
+        """How many fsyncs the log has made (shared by the runs writing to it)."""
+        return self._commit.fsyncs
+
+    # -- writing ----------------------------------------------------------------------------
+
+    def __call__(self, event: Event) -> None:
+        """Record one event: a run's start, a step, a run's end (and, with ``events``,
+        every event)."""
+        kind = type(event)
+        if kind is _STEP:
+            assert isinstance(event, StepCompleted)
+            key = run_key(event, event.state)
+            before = self._described.get(key)
+            self._described[key] = event.state
+            if self._events:
+                self._write("event", "StepCompleted", event, event_payload(event))
+            payload = step_payload(event.step_execution, event.state, before)
+            self._write("step", "StepExecution", event, payload, boundary=True)
+        elif kind is _START:
+            assert isinstance(event, ExecutionStarted)
+            self._described[run_key(event, event.state)] = event.state
+            payload = event_payload(event)
+            if self._fingerprint is not None:
+                payload["signed_by"] = self._fingerprint
+            self._write("start", "ExecutionStarted", event, payload, boundary=True)
+        elif kind is _END:
+            assert isinstance(event, ExecutionCompleted)
+            before = self._described.pop(run_key(event, event.state), None)
+            payload = {**event_payload(event), **state_change(event.state, before)}
+            self._write("end", "ExecutionCompleted", event, payload, boundary=True, last=True)
+        elif self._events:
+            self._write("event", kind.__name__, event, event_payload(event))
+
+    def _write(
+        self,
+        record: str,
+        kind: str,
+        event: Event,
+        payload: dict[str, Any],
+        *,
+        boundary: bool = False,
+        last: bool = False,
+    ) -> None:
+        commit = self._commit
+        with commit.lock:
+            if self._handle is None:
+                raise ValueError(f"the audit log {self.path} is closed")
+            entry: dict[str, Any] = {
+                "agent_id": event.agent_id,
+                "execution_id": event.execution_id,
+                "format": FORMAT,
+                "payload": payload,
+                "prev_hash": self._last,
+                "record": record,
+                "seq": self._seq + 1,
+                "step": event.step,
+                "type": kind,
+            }
+            body = canonical(entry)
+            digest = hashlib.sha256(body).hexdigest()
+            signature = sign(self._key, digest) if boundary and self._key is not None else None
+            self._append(line_of(body, digest, signature))
+            self._seq += 1
+            self._last = digest
+            count = self._seq
+            written = commit.appended()
+            if self._log_id is None:
+                self._log_id = digest
+            mode = commit.mode
+            anchored = boundary and self._anchor is not None and (mode == "step" or last)
+            if anchored or (boundary and (mode == "step" or (last and mode == "batch"))):
+                commit.durable(written)
+        if anchored:  # only once the record it names is on disk: the anchor never runs ahead
+            self._anchor.anchor_audit_log(self._log_id, count, digest)
+
+    def _append(self, line: bytes) -> None:
+        """Write one whole line, or nothing: a failed write is cut off again, so the log
+        stays a valid prefix (the run then fails: the log is a critical listener)."""
+        handle = self._handle
+        try:
+            view = memoryview(line)
+            while view:
+                view = view[handle.write(view) :]
+        except BaseException:
+            with contextlib.suppress(OSError):  # else the torn line stays: verify says so
+                handle.truncate(self._size)
+            raise
+        self._size += len(line)
+
+    def close(self) -> None:
+        """Fsync and close the file."""
+        commit = self._commit
+        with commit.lock:
+            if self._handle is not None:
+                commit.close()
+                commit.durable(commit.written)
+                self._handle.close()
+                self._handle = None
+
+    def __enter__(self) -> AuditLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        signed = f", signed by {self._fingerprint}" if self._fingerprint is not None else ""
+        return (
+            f"AuditLog({str(self.path)!r}, records={self._seq}, "
+            f"durability={self._commit.mode!r}{signed})"
+        )
+
+    # -- reading ----------------------------------------------------------------------------
+
+    @staticmethod
+    def verify(
+        path: str | os.PathLike[str],
+        *,
+        complete: bool = True,
+        public_key: object = None,
+        anchor: object = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> int:
+        """Check every line and the chain; the number of records checked.
+
+        Raises ``AuditLogTampered`` with the first bad ``line`` (1-based): an edited,
+        inserted, deleted or reordered line; a torn last line (a write cut by a crash),
+        reported as torn only when every line before it verifies; and, with
+        ``complete=True``, an empty file or a log whose last run has no terminal record
+        ("incomplete"). With ``public_key`` (the signing key's public half: a key object,
+        PEM bytes or a PEM file's path), every start, step and end record must be signed by
+        it: that proves who wrote the log, which the hashes alone do not (anyone can
+        recompute them). With ``anchor`` (the session store that anchored the log), a log
+        shorter than its anchor is "truncated".
+        """
+        checked = AuditLog.check(
+            path, complete=complete, public_key=public_key, anchor=anchor, progress=progress
+        )
+        return checked.records
+
+    @staticmethod
+    def check(
+        path: str | os.PathLike[str],
+        *,
+        complete: bool = True,
+        public_key: object = None,
+        anchor: object = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> Checked:
+        """``verify``, and with ``anchor`` (the session store that anchored the log) a log
+        shorter than its anchor is ``AuditLogTampered`` ("truncated"); telling also how
+        many signatures were verified and how many records carry one (``Checked``)."""
+        key = load_public_key(public_key) if public_key is not None else None
+        return verify_log(path, complete=complete, public_key=key, progress=progress, anchor=anchor)
+
+    @staticmethod
+    def read(path: str | os.PathLike[str]) -> AgentState:
+        """The final state of the last run in the log (equal to the one the run returned).
+
+        Sub-agents' runs, recorded inside their parent's steps, are not "the last run". A
+        log without the run's terminal record (a crash) gives the state as it was after the
+        last step recorded whole, still IN_PROGRESS: its conversation, steps and queues
+        exactly as the run had them. Records this cannot make sense of raise
+        ``StateDecodeError`` naming the line.
+        """
+        return read_run(path).final
+
+    @staticmethod
+    def read_run(path: str | os.PathLike[str]) -> RunRecord:
+        """The last run of the log as a ``RunRecord`` (what ``agents replay`` replays):
+        each stretch of its execution — its start, and every resumption after a suspension
+        — with the state it started from and the state it ended in (as far as the log goes,
+        for a crashed run's last one)."""
+        return read_run(path)

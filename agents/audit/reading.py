@@ -1,0 +1,213 @@
+"""Reading an audit log back: the last run, stretch by stretch, and its states rebuilt
+exactly from the records (formats 1 and 2)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any, TypeVar
+
+from agents.audit.chain import RECORD_START, parse_line, read_bytes
+from agents.core.compaction import apply_compaction
+from agents.errors import StateDecodeError
+from agents.records.codec import decode_step_execution, from_dict
+from agents.records.context import SECTIONS
+from agents.records.messages import Message
+from agents.records.state import AgentState
+from agents.records.step import StepExecution
+from agents.replaying import RunRecord, Segment
+from agents.shell.subagents import DEPTH_KEY
+
+__all__ = ["read_run"]
+
+
+def read_run(path: str | os.PathLike[str]) -> RunRecord:
+    """The last run of the log at ``path`` (see ``AuditLog.read_run``)."""
+    data = read_bytes(path)
+    lines = data.split(b"\n")
+    torn = lines.pop()
+    entries = [
+        (number, parse_line(raw, path, number)) for number, raw in enumerate(lines, start=1) if raw
+    ]
+    if torn and not RECORD_START.startswith(torn[: len(RECORD_START)]):
+        parse_line(torn, path, len(lines) + 1)  # not a write cut short: say what it is
+    if not entries:
+        raise StateDecodeError(f"{path}: the audit log is empty")
+    return _last_run(entries, path)
+
+
+class _Where:
+    """A record being read, for errors naming the file, the line and the field."""
+
+    __slots__ = ("entry", "line", "path")
+
+    def __init__(self, path: Any, line: int, entry: dict[str, Any]) -> None:
+        self.path, self.line, self.entry = path, line, entry
+
+    def error(self, what: str, field: str = "$") -> StateDecodeError:
+        return StateDecodeError(f"{self.path}: line {self.line}: {what}", field)
+
+    def get(self, *keys: str, data: Any = None, base: str = "") -> Any:
+        """``entry[k1][k2]...`` (or ``data[...]`` under the path ``base``), or an error
+        naming the first missing or mistyped field."""
+        value = self.entry if data is None else data
+        field = base
+        for key in keys:
+            field = f"{field}.{key}" if field else key
+            if not isinstance(value, dict) or key not in value:
+                raise self.error("malformed record", field)
+            value = value[key]
+        return value
+
+    def decode(self, data: Any, cls: type[T], field: str) -> T:
+        """``data`` (a record without its ``schema_version``) decoded as ``cls``."""
+        if not isinstance(data, dict):
+            raise self.error(f"expected a {cls.__name__} object", field)
+        try:
+            return from_dict({**data, "schema_version": 1}, cls)
+        except StateDecodeError as exc:
+            where = field if exc.path == "$" else f"{field}.{exc.path}"
+            raise self.error(exc.reason, where) from None
+
+
+T = TypeVar("T")
+
+
+def _depth(data: Any) -> int:
+    """How deep a recorded state runs: 0 for a top-level run, 1 for its sub-agents..."""
+    context = data.get("context") if isinstance(data, dict) else None
+    metadata = context.get("metadata") if isinstance(context, dict) else None
+    depth = metadata.get(DEPTH_KEY) if isinstance(metadata, dict) else None
+    return depth if isinstance(depth, int) and not isinstance(depth, bool) else 0
+
+
+def _last_run(entries: list[tuple[int, dict[str, Any]]], path: Any) -> RunRecord:
+    """The last top-level run: the stretches of its execution, each from its recorded start
+    to its end record (the last one possibly to its last recorded step).
+
+    Sub-agents' runs are recorded inside their parent's steps; their records carry their
+    depth in the recorded state's metadata, so they are told apart even when they reuse
+    the parent's ids."""
+    starts: list[tuple[int, dict[str, Any]]] = []
+    for number, entry in entries:
+        if _is_start(entry):
+            recorded = _Where(path, number, entry).get("payload", "state")
+            if _depth(recorded) == 0:
+                starts.append((number, entry))
+    if not starts:
+        raise StateDecodeError(f"{path}: no run started in this log")
+    chain = [starts[-1]]
+    execution_id = starts[-1][1].get("execution_id")
+    for number, entry in reversed(starts[:-1]):  # the resumptions of the same execution
+        payload = chain[0][1].get("payload")
+        resumed = isinstance(payload, dict) and payload.get("resumed") is True
+        if not resumed or entry.get("execution_id") != execution_id:
+            break
+        chain.insert(0, (number, entry))
+    segments = []
+    complete = False
+    for number, entry in chain:
+        start, end, complete = _segment(entries, number, entry, path)
+        segments.append(Segment(start=start, end=end))
+    return RunRecord(segments=tuple(segments), complete=complete)
+
+
+def _is_start(entry: dict[str, Any]) -> bool:
+    """A run's start: format 2's ``start`` record, format 1's ``ExecutionStarted`` event."""
+    record = entry.get("record")
+    return record == "start" or (record == "event" and entry.get("type") == "ExecutionStarted")
+
+
+def _segment(
+    entries: list[tuple[int, dict[str, Any]]], first_line: int, first: dict[str, Any], path: Any
+) -> tuple[AgentState, AgentState, bool]:
+    """A stretch of a run from its start record: its start, its end (from the end record,
+    or the state after its last recorded step) and whether it ended."""
+    where = _Where(path, first_line, first)
+    execution_id = first.get("execution_id")
+    start = where.decode(where.get("payload", "state"), AgentState, "payload.state")
+    if start.execution is None:
+        raise where.error("the run's starting state has no execution", "payload.state.execution")
+    state = start
+    for number, entry in entries:
+        record = entry.get("record")
+        if number <= first_line or record not in ("step", "end"):
+            continue
+        where = _Where(path, number, entry)
+        payload = where.get("payload")
+        if entry.get("execution_id") != execution_id or (
+            isinstance(payload, dict) and _depth(payload.get("state")) != 0
+        ):
+            continue  # another run's, or a sub-agent's
+        if record == "end":
+            if entry.get("format") == 2:  # what changed since the last step
+                return start, _changed(state, where, step=False), True
+            end = where.decode(where.get("payload", "state"), AgentState, "payload.state")
+            return start, end, True
+        state = _after_step(state, where)
+    return start, state, False
+
+
+def _after_step(before: AgentState, where: _Where) -> AgentState:
+    """The state after the step an audit record describes, from the state before it."""
+    payload = where.get("payload")
+    if not isinstance(payload, dict) or "state" not in payload:
+        return _after_step_legacy(before, where)  # written before records described states
+    return _changed(before, where, step=True)
+
+
+def _changed(before: AgentState, where: _Where, *, step: bool) -> AgentState:
+    """The state a record describes as a change from ``before``: its fields, its message
+    sections' changes, and (``step``) one more step."""
+    stub = where.decode(where.get("payload", "state"), AgentState, "payload.state")
+    execution = before.execution
+    if stub.execution is None or execution is None:
+        raise where.error("a step record whose state has no execution", "payload.state")
+    store = before.context.store
+    changes = where.get("payload", "sections")
+    if not isinstance(changes, dict) or not set(changes) <= set(SECTIONS):
+        raise where.error("malformed message sections", "payload.sections")
+    for name, change in changes.items():
+        field = f"payload.sections.{name}"
+        keep = where.get("keep", data=change, base=field)
+        added = where.get("add", data=change, base=field)
+        section = store.section(name)
+        if not isinstance(keep, int) or isinstance(keep, bool) or not 0 <= keep <= len(section):
+            raise where.error(f"cannot keep {keep!r} of {len(section)} messages", f"{field}.keep")
+        if not isinstance(added, list):
+            raise where.error("expected an array", f"{field}.add")
+        messages = [
+            where.decode(item, Message, f"{field}.add[{index}]") for index, item in enumerate(added)
+        ]
+        store = store.with_section(name, section.prefix(keep).extend(messages))
+    context = stub.context.with_store(store)
+    if not step:
+        return stub._evolve(
+            context=context,
+            execution=stub.execution._evolve(step_executions=execution.step_executions),
+        )
+    field = "payload.step_execution"
+    try:
+        step_execution = decode_step_execution(where.get("payload", "step_execution"), context)
+    except StateDecodeError as exc:
+        raise where.error(exc.reason, field if exc.path == "$" else f"{field}.{exc.path}") from None
+    steps = execution.step_executions.append(step_execution)
+    return stub._evolve(context=context, execution=stub.execution._evolve(step_executions=steps))
+
+
+def _after_step_legacy(state: AgentState, where: _Where) -> AgentState:
+    """Logs written before step records described the state: the step, and its messages
+    appended (what joined the conversation between steps is not in such a log)."""
+    data = where.get("payload", "step_execution")
+    step = where.get("payload", "step_execution", "step")
+    if not isinstance(step, dict):
+        raise where.error("malformed record", "payload.step_execution.step")
+    document = {**data, "step": {**step, "input_messages": []}}
+    step_execution = where.decode(document, StepExecution, "payload.step_execution")
+    execution = state.execution
+    assert execution is not None  # checked when the run's start was read
+    state = state.with_execution(execution.with_step_execution(step_execution))
+    if step_execution.step.compaction is not None:  # done before the step's request
+        state = apply_compaction(state, step_execution.step.compaction)
+    for message in step_execution.step.output_messages:
+        state = state.with_message(message)
+    return state

@@ -1,0 +1,484 @@
+"""The audit log's second edition (issue 15): signatures, anchors, durability modes, crashes."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from helpers import add, agents_cli, echo, initial, make_loop
+
+from agents import AgentState, AuditLog, AuditLogTampered, ConfigurationError, StepCompleted
+from agents.audit import canonical
+from agents.audit.keys import generate_key_pair
+from agents.persistence.memory import InMemorySessionStore
+from agents.persistence.sqlite import SQLiteSessionStore
+from agents.testing import call, calls, reply
+
+TESTS = Path(__file__).parent
+SCRIPT = [calls(call("add", a=1, b=2), call("echo", text="x")), call("nope"), reply("done")]
+
+
+def write_log(path, *script, state=None, **log_options):
+    with AuditLog.open(path, **log_options) as log:
+        loop = make_loop(*(script or SCRIPT), tools=[add, echo], listeners=[log])
+        return loop.run(state if state is not None else initial())
+
+
+@pytest.fixture(scope="module")
+def key():
+    return Ed25519PrivateKey.generate()
+
+
+@pytest.fixture
+def signed(tmp_path, key):
+    path = tmp_path / "signed.jsonl"
+    return path, write_log(path, signing_key=key)
+
+
+def records_of(path):
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def written(path, records, name="forged.jsonl"):
+    """``records`` as the log writes lines (canonical JSON, hash then signature last)."""
+    lines = []
+    for record in records:
+        body = canonical({k: v for k, v in record.items() if k not in ("hash", "sig")})
+        tail = f',"hash":"{record["hash"]}"'
+        if "sig" in record:
+            tail += f',"sig":"{record["sig"]}"'
+        lines.append(body[:-1] + tail.encode() + b"}\n")
+    target = path.parent / name
+    target.write_bytes(b"".join(lines))
+    return target
+
+
+def rechained(records, *, drop_signatures=False):
+    """What a forger without the key can do: renumber, re-link and re-hash every record
+    (keeping each old signature, or dropping them all)."""
+    previous = "0" * 64
+    out = []
+    for seq, record in enumerate(records, start=1):
+        record = {k: v for k, v in record.items() if k != "hash"}
+        if drop_signatures:
+            record.pop("sig", None)
+        record["seq"], record["prev_hash"] = seq, previous
+        body = {k: v for k, v in record.items() if k != "sig"}
+        record["hash"] = previous = hashlib.sha256(canonical(body)).hexdigest()
+        out.append(record)
+    return out
+
+
+def caught(path, public_key, line, fragment, **options):
+    with pytest.raises(AuditLogTampered) as info:
+        AuditLog.check(path, public_key=public_key, **options)
+    assert info.value.line == line, str(info.value)
+    assert fragment in str(info.value)
+
+
+# -- signatures ---------------------------------------------------------------------------------
+
+
+def test_a_signed_log_verifies_with_its_key_and_reads_back(signed, key):
+    """Every record of a plain log is a boundary (start, steps, end) and is signed; the key
+    verifies them all; the start record names the key; ``read`` is exact."""
+    path, final = signed
+    records = records_of(path)
+    assert [r["record"] for r in records] == ["start", "step", "step", "step", "end"]
+    assert all(len(r["sig"]) == 128 for r in records)
+    checked = AuditLog.check(path, public_key=key.public_key())
+    assert (checked.records, checked.verified, checked.signed) == (5, 5, 5)
+    assert len(records[0]["payload"]["signed_by"]) == 16
+    assert AuditLog.read(path).to_json() == final.to_json()
+    assert AuditLog.verify(path) == 5  # without the key: the chain only
+
+
+FORGERIES = {
+    # each: records -> forged records, and the first line verify must name
+    "edit and re-chain": (
+        lambda rs: rechained([rs[0], {**rs[1], "step": 9}, *rs[2:]]),
+        2,
+        "not signed by this key",
+    ),
+    "delete and re-chain": (lambda rs: rechained([rs[0], *rs[2:]]), 2, "not signed by this key"),
+    "insert a copy": (lambda rs: rechained([rs[0], rs[1], rs[1], *rs[2:]]), 3, "not signed"),
+    "signatures stripped": (lambda rs: rechained(rs, drop_signatures=True), 1, "is not signed"),
+    "forged tail": (
+        lambda rs: rs[:-1] + rechained([*rs[:-1], {**rs[-1], "payload": {}}])[-1:],
+        5,
+        "not signed by this key",
+    ),
+    "a forged end after a cut": (
+        lambda rs: rechained([*rs[:2], {**rs[-1], "sig": "0" * 128}]),
+        3,
+        "not signed by this key",
+    ),
+}
+
+
+@pytest.mark.parametrize("forgery", FORGERIES)
+def test_forgeries_without_the_key_are_caught(signed, key, forgery):
+    """Rewriting, deleting, inserting, stripping signatures or forging a tail, with every
+    hash recomputed: the chain alone cannot tell (``verify`` without a key passes), the
+    signatures can, naming the first bad line."""
+    path, _ = signed
+    change, line, fragment = FORGERIES[forgery]
+    forged = written(path, change(records_of(path)))
+    if forgery != "a forged end after a cut":
+        assert AuditLog.verify(forged) > 0  # a consistent chain: only the key catches it
+    caught(forged, key.public_key(), line, fragment)
+
+
+def test_with_the_key_a_forgery_is_not_caught(signed, key):
+    """Whoever holds the private key can rewrite the log and sign it again: that is what a
+    key means (authorship, not truth). Keep it away from what it audits."""
+    from agents.audit.keys import sign
+
+    path, _ = signed
+    forged = rechained([records_of(path)[0], *records_of(path)[2:]])
+    for record in forged:
+        record["sig"] = sign(key, record["hash"])
+    assert AuditLog.verify(written(path, forged), public_key=key.public_key()) == 4
+
+
+def test_a_wrong_key_or_an_unsigned_log(tmp_path, signed):
+    """Another key's log, or an unsigned one, fails at line 1 when a key is asked for."""
+    path, _ = signed
+    other = Ed25519PrivateKey.generate().public_key()
+    caught(path, other, 1, "not signed by this key")
+    unsigned = tmp_path / "unsigned.jsonl"
+    write_log(unsigned)
+    caught(unsigned, other, 1, "is not signed")
+
+
+def test_keys_from_files_and_bad_keys(tmp_path):
+    """Keys load from PEM files (the private one's file gives the public key too); a
+    missing, garbled, or non-Ed25519 key is a ConfigurationError naming the file."""
+    private, public = tmp_path / "k.pem", tmp_path / "k.pub.pem"
+    generate_key_pair(private, public)
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    path = tmp_path / "run.jsonl"
+    write_log(path, signing_key=private)
+    assert AuditLog.verify(path, public_key=public) == 5
+    assert AuditLog.verify(path, public_key=private) == 5
+    assert AuditLog.verify(path, public_key=public.read_bytes()) == 5
+    garbled = tmp_path / "garbled.pem"
+    garbled.write_bytes(b"-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----\n")
+    for bad, fragment in [
+        (tmp_path / "missing.pem", "no such key file"),
+        (garbled, "cannot read the public key"),
+        (42, "not int"),
+    ]:
+        with pytest.raises(ConfigurationError, match=fragment):
+            AuditLog.verify(path, public_key=bad)
+    with pytest.raises(ConfigurationError, match="exists already"):
+        generate_key_pair(private, tmp_path / "other.pub.pem")
+
+
+def test_the_private_key_appears_nowhere(tmp_path):
+    """A private key given as PEM bytes is in no repr, record or error, and a garbled one's
+    error does not quote it."""
+    key = Ed25519PrivateKey.generate()
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    )
+    secret = pem.split(b"\n")[1].decode()  # the base64 body
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path, signing_key=pem) as log:
+        make_loop(reply("done"), listeners=[log]).run(initial())
+        shown = repr(log)
+    assert "signed by" in shown and secret not in shown
+    assert secret not in path.read_text(encoding="utf-8")
+    broken = pem.replace(secret.encode(), secret[::-1].encode())
+    with pytest.raises(ConfigurationError) as info:
+        AuditLog.open(tmp_path / "other.jsonl", signing_key=broken)
+    assert secret[::-1] not in str(info.value) and info.value.__cause__ is None
+    assert info.value.__context__ is None or secret not in str(info.value.__context__)
+
+
+def test_a_signed_log_is_continued_only_by_its_key(tmp_path, key):
+    """``open`` continues a signed log with the same key (the chain and signatures go on);
+    another key, or none then a key, is refused."""
+    path = tmp_path / "run.jsonl"
+    write_log(path, signing_key=key)
+    write_log(path, signing_key=key)
+    assert AuditLog.verify(path, public_key=key.public_key()) == 10
+    with pytest.raises(ConfigurationError, match="cannot be continued"):
+        AuditLog.open(path, signing_key=Ed25519PrivateKey.generate())
+    unsigned = tmp_path / "unsigned.jsonl"
+    write_log(unsigned)
+    with pytest.raises(ConfigurationError, match="cannot be continued"):
+        AuditLog.open(unsigned, signing_key=key)
+
+
+def test_events_on_request_are_covered_by_the_next_signature(tmp_path, key):
+    """With ``events=True`` every event has its record too (unsigned: the next boundary's
+    signature covers it through the chain); the state reads back exactly, and a forged
+    event record is caught."""
+    path = tmp_path / "events.jsonl"
+    final = write_log(path, signing_key=key, events=True)
+    records = records_of(path)
+    kinds = {r["record"] for r in records}
+    assert kinds == {"start", "event", "step", "end"}
+    assert all(("sig" in r) == (r["record"] != "event") for r in records)
+    assert AuditLog.read(path).to_json() == final.to_json()
+    assert AuditLog.verify(path, public_key=key.public_key()) == len(records)
+    index = next(i for i, r in enumerate(records) if r["record"] == "event" and i > 1)
+    forged = rechained([*records[:index], {**records[index], "payload": {}}, *records[index + 1 :]])
+    first = max(i for i, r in enumerate(records[:index]) if "sig" in r) + 2  # after a good one
+    caught(written(path, forged), key.public_key(), first, "not signed by this key")
+
+
+# -- anchors ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def anchor_stores(tmp_path):
+    """Every store that keeps anchors (PostgreSQL where the suite has one: CI does)."""
+    stores = {"memory": InMemorySessionStore(), "sqlite": SQLiteSessionStore(tmp_path / "s.db")}
+    dsn = os.environ.get("AGENTS_TEST_POSTGRES_DSN")
+    if dsn:
+        from agents.persistence.postgres import PostgresSessionStore
+
+        stores["postgres"] = PostgresSessionStore(dsn)
+    yield stores
+    for store in stores.values():
+        getattr(store, "close", lambda: None)()
+
+
+def test_a_whole_run_cut_off_is_caught_only_with_an_anchor(tmp_path, key, anchor_stores):
+    """Two runs in one log, the second cut off after the first run's end: without an anchor
+    the rest is a valid (even signed) log — the documented limit; with the store that
+    anchored it, ``verify`` says truncated."""
+    for name, store in anchor_stores.items():
+        path = tmp_path / f"{name}.jsonl"
+        for _ in range(2):
+            write_log(path, signing_key=key, anchor=store)
+        lines = path.read_bytes().splitlines(keepends=True)
+        assert AuditLog.check(path, public_key=key.public_key(), anchor=store).anchored == 10
+        cut = tmp_path / f"{name}-cut.jsonl"
+        cut.write_bytes(b"".join(lines[:5]))
+        assert AuditLog.verify(cut, public_key=key.public_key()) == 5  # undetectable alone
+        caught(cut, key.public_key(), 6, "truncated", anchor=store)
+        other = tmp_path / f"{name}-other.jsonl"
+        write_log(other)
+        caught(other, None, 1, "no anchor for this log", anchor=store)
+
+
+def test_an_anchor_catches_a_rewritten_unsigned_log(tmp_path):
+    """Unsigned, a re-chained log of the same length passes the chain; its anchor's hash
+    does not match."""
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    path = tmp_path / "run.jsonl"
+    write_log(path, anchor=store)
+    records = records_of(path)
+    forged = written(path, rechained([*records[:-1], {**records[-1], "payload": {}}]))
+    assert AuditLog.verify(forged) == 5
+    with pytest.raises(AuditLogTampered, match="not the record its anchor names"):
+        AuditLog.check(forged, anchor=store)
+    store.close()
+
+
+def test_verify_anchor_on_the_command_line(tmp_path):
+    """``agents verify FILE --anchor DATABASE``: 0 as long as its anchor, 1 truncated, 2 for
+    a store that is not there."""
+    database = tmp_path / "sessions.db"
+    path = tmp_path / "run.jsonl"
+    store = SQLiteSessionStore(database)
+    for _ in range(2):
+        write_log(path, anchor=store)
+    store.close()
+    ok = agents_cli("verify", str(path), "--anchor", str(database), cwd=tmp_path)
+    assert ok.returncode == 0 and "as long as its anchor (10 records)" in ok.stdout
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:5]))
+    result = agents_cli("verify", str(cut), "--anchor", str(database), cwd=tmp_path)
+    assert result.returncode == 1 and "truncated" in result.stderr
+    missing = agents_cli("verify", str(path), "--anchor", str(tmp_path / "no.db"), cwd=tmp_path)
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+
+
+# -- durability ---------------------------------------------------------------------------------
+
+
+def test_durability_modes_and_their_fsyncs(tmp_path):
+    """``step``: an fsync per boundary record; ``none``: one, at close; ``batch``: many
+    concurrent runs share their fsyncs. Bad settings are ConfigurationErrors."""
+    counts = {}
+    for mode in ("step", "none"):
+        path = tmp_path / f"{mode}.jsonl"
+        with AuditLog.open(path, durability=mode) as log:
+            make_loop(*SCRIPT, tools=[add, echo], listeners=[log]).run(initial())
+        counts[mode] = log.fsyncs
+    assert counts == {"step": 5, "none": 1}
+    path = tmp_path / "batch.jsonl"
+    runs, steps = 20, 30
+    finals = []
+    with AuditLog.open(path, durability="batch", flush_interval=0.01) as log:
+
+        def one(i):
+            script = [call("add", a=i, b=n) for n in range(steps - 1)] + [reply("done")]
+            loop = make_loop(*script, listeners=[log], max_steps=steps)
+            finals.append(loop.run(AgentState.initial("Add.", messages=[f"run {i}"])))
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(runs)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert len(finals) == runs and all(f.step_count == steps for f in finals)
+    assert AuditLog.verify(path) == runs * (steps + 2)
+    assert log.fsyncs < runs * steps / 4, log.fsyncs  # shared: far fewer than the steps
+    for bad in ({"durability": "always"}, {"flush_interval": 0}, {"flush_interval": float("nan")}):
+        with pytest.raises(ConfigurationError):
+            AuditLog.open(tmp_path / "bad.jsonl", **bad)
+    assert not (tmp_path / "bad.jsonl").exists()
+
+
+def test_a_failed_write_leaves_a_valid_log(tmp_path):
+    """A write that fails half-way (a full disk) is cut off again: the run fails, and the
+    log is the valid prefix it was."""
+    path = tmp_path / "run.jsonl"
+    log = AuditLog.open(path)
+    real = log._handle
+
+    class HalfFull:
+        def __init__(self):
+            self.calls = 0
+
+        def write(self, data):
+            self.calls += 1
+            if self.calls == 3:  # the second step's record
+                real.write(bytes(data[: len(data) // 2]))
+                raise OSError(28, "No space left on device")
+            return real.write(data)
+
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+    log._handle = HalfFull()
+    final = make_loop(*SCRIPT, tools=[add, echo], listeners=[log]).run(initial())
+    log._handle = real
+    log.close()
+    assert final.status.value == "failed"
+    assert AuditLog.verify(path, complete=False) == 2
+    assert AuditLog.read(path).step_count == 1
+
+
+CHILD = """
+import sys
+sys.path.insert(0, {tests!r})
+from helpers import make_loop, initial
+from agents import AuditLog
+from agents.testing import call, reply
+with AuditLog.open({path!r}, durability={mode!r}, signing_key={key!r}) as log:
+    print("started", flush=True)
+    script = [call("add", a=i, b=1) for i in range({steps} - 1)] + [reply("done")]
+    make_loop(*script, listeners=[log], max_steps={steps}).run(initial())
+"""
+
+
+@pytest.mark.parametrize("mode", ["step", "batch", "none"])
+def test_kill_9_leaves_a_torn_or_incomplete_log_never_a_tampered_one(tmp_path, mode):
+    """A process killed at random moments while it writes: the log verifies (or is torn or
+    incomplete, never tampered) and reads back exactly the state after its last recorded
+    step."""
+    steps = 400 if mode == "step" else 3_000
+    private = tmp_path / "k.pem"
+    generate_key_pair(private, tmp_path / "k.pub.pem")
+    after = []
+
+    def keep(event):
+        if isinstance(event, StepCompleted):
+            after.append(event.state)
+
+    script = [call("add", a=i, b=1) for i in range(steps - 1)] + [reply("done")]
+    final = make_loop(*script, listeners=[keep], max_steps=steps).run(initial())
+    chance = random.Random(f"kill-{mode}")
+    crashed = 0
+    for attempt in range(3):
+        path = tmp_path / f"{mode}-{attempt}.jsonl"
+        code = CHILD.format(
+            tests=str(TESTS), path=str(path), mode=mode, key=str(private), steps=steps
+        )
+        with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE) as child:
+            assert child.stdout.readline() == b"started\n"
+            time.sleep(chance.uniform(0.0, 0.15))
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+        problem = ""
+        try:
+            AuditLog.verify(path, complete=False, public_key=tmp_path / "k.pub.pem")
+        except AuditLogTampered as exc:
+            problem = str(exc)
+        assert problem == "" or "torn last line" in problem, problem
+        valid = [
+            json.loads(line) for line in path.read_bytes().split(b"\n")[:-1]
+        ]  # the whole lines
+        recorded = sum(1 for r in valid if r["record"] == "step")
+        if not valid:
+            continue
+        state = AuditLog.read(path)
+        if valid[-1]["record"] == "end":  # the run finished before the kill
+            assert state.to_json() == final.to_json()
+            continue
+        crashed += 1
+        expected = after[recorded - 1] if recorded else None
+        if expected is not None:
+            assert state.to_json() == expected.to_json()
+        else:
+            assert state.step_count == 0
+    assert crashed >= 1  # the kills came while the run was writing
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def test_keygen_demo_sign_and_verify_key_on_the_command_line(tmp_path):
+    """``agents keygen`` writes a pair (private mode 600, never overwritten);
+    ``agents demo --sign`` writes a signed log that ``verify --key`` accepts (0), an edited
+    copy it rejects naming the line (1); a wrong key is 1, a missing or bad key file 2."""
+    made = agents_cli("keygen", "--out", "audit", cwd=tmp_path)
+    assert made.returncode == 0 and "fingerprint" in made.stdout
+    private, public = tmp_path / "audit.pem", tmp_path / "audit.pub.pem"
+    assert stat.S_IMODE(private.stat().st_mode) == 0o600
+    again = agents_cli("keygen", "--out", "audit", cwd=tmp_path)
+    assert again.returncode == 2 and "exists already" in again.stderr
+    demo = agents_cli("demo", "--sign", str(private), "--out", "runs", cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    (log,) = (tmp_path / "runs").glob("agents-demo-*.jsonl")
+    ok = agents_cli("verify", str(log), "--key", str(public), cwd=tmp_path)
+    assert ok.returncode == 0 and "signed by the key" in ok.stdout
+    plain = agents_cli("verify", str(log), cwd=tmp_path)
+    assert plain.returncode == 0 and "not checked" in plain.stdout
+    lines = log.read_text(encoding="utf-8").splitlines(keepends=True)
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text(lines[0] + lines[1].replace('"step":1', '"step":7', 1) + "".join(lines[2:]))
+    rejected = agents_cli("verify", str(edited), "--key", str(public), cwd=tmp_path)
+    assert rejected.returncode == 1 and "line 2" in rejected.stderr
+    agents_cli("keygen", "--out", "other", cwd=tmp_path)
+    wrong = agents_cli("verify", str(log), "--key", "other.pub.pem", cwd=tmp_path)
+    assert wrong.returncode == 1 and "not signed by this key" in wrong.stderr
+    (tmp_path / "bad.pem").write_text("not a key")
+    for key in ("missing.pem", "bad.pem"):
+        result = agents_cli("verify", str(log), "--key", key, cwd=tmp_path)
+        assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    unsigned_demo = agents_cli("demo", "--out", "plain", cwd=tmp_path)
+    (unsigned,) = (tmp_path / "plain").glob("agents-demo-*.jsonl")
+    assert unsigned_demo.returncode == 0
+    result = agents_cli("verify", str(unsigned), cwd=tmp_path)
+    assert "unsigned: proves integrity, not authorship" in result.stdout
+    bad_sign = agents_cli("demo", "--sign", "missing.pem", "--out", "x", cwd=tmp_path)
+    assert bad_sign.returncode == 2 and "Traceback" not in bad_sign.stderr
