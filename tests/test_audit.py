@@ -297,8 +297,7 @@ def test_a_crash_inside_a_sub_agent_reads_back_the_parents_run(tmp_path):
     child_end = next(
         i
         for i, line in enumerate(lines)
-        if json.loads(line)["record"] == "end"
-        and DEPTH_KEY in json.loads(line)["payload"]["state"]["context"]["metadata"]
+        if json.loads(line)["record"] == "end" and json.loads(line)["payload"].get("depth") == 1
     )
     partial = AuditLog.read(tampered(path, lines[: child_end + 1]))
     assert partial.agent_id == final.agent_id
@@ -342,7 +341,15 @@ def _first(lines, record, kind=None):
             "no execution",
         ),
         (("start",), lambda r: r["payload"].update(state=[]), "payload.state"),
-        (("end",), lambda r: r["payload"]["state"].update(context=7), "payload.state.context"),
+        (("end",), lambda r: r["payload"].update(changes=[[["context"], 7]]), "payload.changes"),
+        (("step",), lambda r: r["payload"].update(changes=[["x"]]), "malformed change"),
+        (("end",), lambda r: r.update(payload=7), "malformed record"),
+        (("step",), lambda r: r["payload"].update(changes={}), "payload.changes"),
+        (
+            ("step",),
+            lambda r: r["payload"].update(changes=[[["goal", "x"], 1]]),
+            "no record 'goal'",
+        ),
     ],
 )
 def test_malformed_records_of_a_crashed_log_are_typed_errors(tmp_path, where, change, fragment):

@@ -143,6 +143,8 @@ class AuditLog:
             if self._events:
                 self._write("event", "StepCompleted", event, event_payload(event))
             payload = step_payload(event.step_execution, event.state, before)
+            if key[2]:
+                payload["depth"] = key[2]  # a sub-agent's (its changes may not say)
             self._write("step", "StepExecution", event, payload, boundary=True)
         elif kind is _START:
             assert isinstance(event, ExecutionStarted)
@@ -153,8 +155,11 @@ class AuditLog:
             self._write("start", "ExecutionStarted", event, payload, boundary=True)
         elif kind is _END:
             assert isinstance(event, ExecutionCompleted)
-            before = self._described.pop(run_key(event, event.state), None)
+            key = run_key(event, event.state)
+            before = self._described.pop(key, None)
             payload = {**event_payload(event), **state_change(event.state, before)}
+            if key[2]:
+                payload["depth"] = key[2]
             self._write("end", "ExecutionCompleted", event, payload, boundary=True, last=True)
         elif self._events:
             self._write("event", kind.__name__, event, event_payload(event))

@@ -7,9 +7,10 @@ import os
 from typing import Any, TypeVar
 
 from agents.audit.chain import RECORD_START, parse_line, read_bytes
+from agents.audit.records import stub_of
 from agents.core.compaction import apply_compaction
 from agents.errors import StateDecodeError
-from agents.records.codec import decode_step_execution, from_dict
+from agents.records.codec import decode_step_execution, encode_value, from_dict
 from agents.records.context import SECTIONS
 from agents.records.messages import Message
 from agents.records.state import AgentState
@@ -128,37 +129,90 @@ def _segment(
     if start.execution is None:
         raise where.error("the run's starting state has no execution", "payload.state.execution")
     state = start
+    described: dict[str, Any] | None = None  # the JSON of the state without its messages
     for number, entry in entries:
         record = entry.get("record")
         if number <= first_line or record not in ("step", "end"):
             continue
         where = _Where(path, number, entry)
         payload = where.get("payload")
-        if entry.get("execution_id") != execution_id or (
-            isinstance(payload, dict) and _depth(payload.get("state")) != 0
-        ):
+        if entry.get("execution_id") != execution_id or _record_depth(payload) != 0:
             continue  # another run's, or a sub-agent's
+        if isinstance(payload, dict) and "changes" in payload and described is None:
+            described = encode_value(stub_of(state))
         if record == "end":
             if entry.get("format") == 2:  # what changed since the last step
-                return start, _changed(state, where, step=False), True
+                return start, _changed(state, where, False, described)[0], True
             end = where.decode(where.get("payload", "state"), AgentState, "payload.state")
             return start, end, True
-        state = _after_step(state, where)
+        state, described = _after_step(state, where, described)
     return start, state, False
 
 
-def _after_step(before: AgentState, where: _Where) -> AgentState:
+def _record_depth(payload: Any) -> int:
+    """How deep the run a step or end record belongs to runs (0: the top-level run)."""
+    if not isinstance(payload, dict):
+        return 0
+    if "changes" in payload:
+        depth = payload.get("depth", 0)
+        return depth if isinstance(depth, int) and not isinstance(depth, bool) else -1
+    return _depth(payload.get("state"))
+
+
+def _after_step(
+    before: AgentState, where: _Where, described: dict[str, Any] | None
+) -> tuple[AgentState, dict[str, Any] | None]:
     """The state after the step an audit record describes, from the state before it."""
     payload = where.get("payload")
-    if not isinstance(payload, dict) or "state" not in payload:
-        return _after_step_legacy(before, where)  # written before records described states
-    return _changed(before, where, step=True)
+    if not isinstance(payload, dict) or ("state" not in payload and "changes" not in payload):
+        return _after_step_legacy(before, where), described  # before states were described
+    return _changed(before, where, True, described)
 
 
-def _changed(before: AgentState, where: _Where, *, step: bool) -> AgentState:
-    """The state a record describes as a change from ``before``: its fields, its message
-    sections' changes, and (``step``) one more step."""
-    stub = where.decode(where.get("payload", "state"), AgentState, "payload.state")
+def _patched(described: dict[str, Any], where: _Where) -> dict[str, Any]:
+    """``described`` (a state's JSON without its messages) with a record's ``changes``:
+    each ``[path, value]`` sets a field (``[path]`` removes one), copying what it touches."""
+    changes = where.get("payload", "changes")
+    if not isinstance(changes, list):
+        raise where.error("expected an array", "payload.changes")
+    document = dict(described)
+    for index, change in enumerate(changes):
+        field = f"payload.changes[{index}]"
+        path = change[0] if isinstance(change, list) and change else None
+        if (
+            not isinstance(path, list)
+            or not 1 <= len(path) <= 2
+            or not all(isinstance(name, str) for name in path)
+            or len(change) > 2
+        ):
+            raise where.error("malformed change", field)
+        target = document
+        if len(path) == 2:
+            inner = document.get(path[0])
+            if not isinstance(inner, dict):
+                raise where.error(f"no record {path[0]!r} to change", field)
+            target = document[path[0]] = dict(inner)
+        if len(change) == 2:
+            target[path[-1]] = change[1]
+        else:
+            target.pop(path[-1], None)
+    return document
+
+
+def _changed(
+    before: AgentState, where: _Where, step: bool, described: dict[str, Any] | None
+) -> tuple[AgentState, dict[str, Any] | None]:
+    """The state a record describes as a change from ``before`` (and the JSON of its
+    fields): its fields, its message sections' changes, and (``step``) one more step."""
+    payload = where.get("payload")
+    if not isinstance(payload, dict):
+        raise where.error("malformed record", "payload")
+    if described is not None and "changes" in payload:
+        described = _patched(described, where)
+        stub = where.decode(described, AgentState, "payload.changes")
+    else:
+        described = None
+        stub = where.decode(where.get("payload", "state"), AgentState, "payload.state")
     execution = before.execution
     if stub.execution is None or execution is None:
         raise where.error("a step record whose state has no execution", "payload.state")
@@ -181,17 +235,19 @@ def _changed(before: AgentState, where: _Where, *, step: bool) -> AgentState:
         store = store.with_section(name, section.prefix(keep).extend(messages))
     context = stub.context.with_store(store)
     if not step:
-        return stub._evolve(
+        state = stub._evolve(
             context=context,
             execution=stub.execution._evolve(step_executions=execution.step_executions),
         )
+        return state, described
     field = "payload.step_execution"
     try:
         step_execution = decode_step_execution(where.get("payload", "step_execution"), context)
     except StateDecodeError as exc:
         raise where.error(exc.reason, field if exc.path == "$" else f"{field}.{exc.path}") from None
     steps = execution.step_executions.append(step_execution)
-    return stub._evolve(context=context, execution=stub.execution._evolve(step_executions=steps))
+    state = stub._evolve(context=context, execution=stub.execution._evolve(step_executions=steps))
+    return state, described
 
 
 def _after_step_legacy(state: AgentState, where: _Where) -> AgentState:

@@ -12,19 +12,22 @@ from typing import Any, Final
 
 import attrs
 
-from agents.records.codec import encode_step_execution, encode_value, to_dict
+from agents.records.codec import encode_field, encode_step_execution, encode_value, to_dict
 from agents.records.context import SECTIONS, MessageStore
 from agents.records.events import LIVE_FIELDS, Event, ExecutionStarted
 from agents.records.frozen import History, to_history
+from agents.records.registry import field_plan
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 from agents.shell.subagents import DEPTH_KEY
 
-__all__ = ["event_payload", "run_key", "state_change", "step_payload"]
+__all__ = ["event_payload", "run_key", "state_change", "step_payload", "stub_of"]
 
 _NO_STEPS: Final[History[StepExecution]] = to_history(())
 _NO_SECTIONS: Final = MessageStore()
 _EVENT_KEYS: Final = frozenset({"agent_id", "execution_id", "step"})
+# What a state's changes leave out: the conversation and the steps have records of their own.
+_NESTED: Final = {"context": frozenset({"store"}), "execution": frozenset({"step_executions"})}
 
 
 def run_key(event: Event, state: AgentState) -> tuple[str | None, str | None, int]:
@@ -47,17 +50,23 @@ def event_payload(event: Event) -> dict[str, Any]:
     return payload
 
 
-def state_change(state: AgentState, before: AgentState | None) -> dict[str, Any]:
-    """``state`` as a change from ``before``: every field but the message sections and the
-    steps (``state``), and for each section that changed, how many messages it kept and
-    which it added (``sections``). A reader rebuilds ``state`` exactly from ``before``,
-    while a long run's log stays O(steps)."""
+def stub_of(state: AgentState) -> AgentState:
+    """``state`` without its conversation and its steps (which records hold as changes)."""
     execution = state.execution
-    assert execution is not None  # the records of a run describe its execution
-    stub = state._evolve(
+    return state._evolve(
         context=state.context.with_store(_NO_SECTIONS),
-        execution=execution._evolve(step_executions=_NO_STEPS),
+        execution=None if execution is None else execution._evolve(step_executions=_NO_STEPS),
     )
+
+
+def state_change(state: AgentState, before: AgentState | None) -> dict[str, Any]:
+    """``state`` as a change from ``before``: for each section of the conversation that
+    changed, how many messages it kept and which it added (``sections``); and every other
+    field that changed, by its path (``changes``: ``[path, JSON]``, or ``[path]`` for a
+    field the JSON leaves out; the whole state but its conversation and steps when there
+    is no ``before``). A reader rebuilds ``state`` exactly from ``before``, while a long
+    run's log stays O(steps) and a step's record holds what the step changed."""
+    assert state.execution is not None  # the records of a run describe its execution
     old = before.context.store if before is not None else _NO_SECTIONS
     new = state.context.store
     sections = {}
@@ -70,7 +79,33 @@ def state_change(state: AgentState, before: AgentState | None) -> dict[str, Any]
             "keep": keep,
             "add": [encode_value(message) for message in now.items_from(keep)],
         }
-    return {"sections": sections, "state": encode_value(stub)}
+    if before is None or before.execution is None:
+        return {"sections": sections, "state": encode_value(stub_of(state))}
+    return {"sections": sections, "changes": _changes(state, before)}
+
+
+def _changes(state: AgentState, before: AgentState) -> list[list[Any]]:
+    """The fields of ``state`` (and of its context and execution) that are not those of
+    ``before``, compared by identity (persistent records share what did not change)."""
+    changes: list[list[Any]] = []
+    for name, *_ in field_plan(AgentState):
+        now, was = getattr(state, name), getattr(before, name)
+        if now is was:
+            continue
+        skipped = _NESTED.get(name)
+        if skipped is None or now is None or was is None:
+            whole = stub_of(state) if skipped is not None else state
+            changes.append(_change([name], whole, name))
+            continue
+        for field, *_ in field_plan(type(now)):
+            if field not in skipped and getattr(now, field) is not getattr(was, field):
+                changes.append(_change([name, field], now, field))
+    return changes
+
+
+def _change(path: list[str], record: Any, name: str) -> list[Any]:
+    value = encode_field(record, name)
+    return [path] if value is encode_field.OMITTED else [path, value]  # type: ignore[attr-defined]
 
 
 def step_payload(

@@ -99,6 +99,15 @@ def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO, sign: str | None = No
     """Run the demo, print its timeline and answer, write its run file (an audit log,
     signed with the private key file ``sign`` if given)."""
     loop, state = build_demo()
+    key = None
+    if sign is not None:
+        from agents.audit.keys import load_private_key
+
+        try:
+            key = load_private_key(sign)
+        except AgentError as exc:
+            stderr.write(f"agents demo: {exc}\n")
+            return 2
     try:
         os.makedirs(out_dir, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=out_dir, prefix=".agents-demo-", suffix=".jsonl")
@@ -108,7 +117,7 @@ def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO, sign: str | None = No
         stderr.write(f"agents demo: cannot write the run file in {out_dir!r}: {exc}\n")
         return 2
     try:
-        with AuditLog.open(temporary, signing_key=sign) as log:
+        with AuditLog.open(temporary, signing_key=key) as log:
             final = loop.with_listeners(log).run(state)
         path = os.path.join(out_dir, f"agents-demo-{final.agent_id}.jsonl")
         os.replace(temporary, path)

@@ -50,6 +50,7 @@ __all__ = [
     "REFERENCES",
     "SCHEMA_VERSION",
     "decode_step_execution",
+    "encode_field",
     "encode_step_execution",
     "encode_value",
     "from_dict",
@@ -129,6 +130,27 @@ def _encode_record(record: Any, refs: Refs | None) -> dict[str, Any]:
 def encode_value(value: Any) -> Any:
     """Any record or value as plain JSON data (records tagged with ``kind``)."""
     return _encode(value, None)
+
+
+_OMITTED: Final = object()
+
+
+def encode_field(record: Any, name: str) -> Any:
+    """Field ``name`` of ``record`` as it is written inside the record's JSON, or
+    ``encode_field.OMITTED`` when the record's JSON leaves it out (an optional field at
+    ``None``); for writing a record's changes field by field (the audit log)."""
+    for field, plain, optional, _ in field_plan(type(record)):
+        if field == name:
+            value = getattr(record, name)
+            if plain:
+                return value
+            if optional and value is None:
+                return _OMITTED
+            return _encode(value, None)
+    raise AttributeError(f"{type(record).__name__} has no field {name!r}")
+
+
+encode_field.OMITTED = _OMITTED  # type: ignore[attr-defined]
 
 
 def encode_step_execution(step_execution: Any, context: Any) -> Any:
