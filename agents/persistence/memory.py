@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, SessionNotFound
@@ -21,6 +22,7 @@ class InMemorySessionStore:
         self._ids = ids or RandomIds()
         self._sessions: dict[str, Session] = {}
         self._anchors: dict[str, tuple[int, str]] = {}
+        self._audit_logs: list[Any] = []
         self._lock = threading.Lock()
 
     def create(
@@ -60,6 +62,10 @@ class InMemorySessionStore:
                 )
             saved = session._evolve(version=session.version + 1, updated_at=self._clock.now())
             self._sessions[session.session_id] = saved
+            heads = [log.anchor_head() for log in self._audit_logs]
+            for head in heads:
+                if head is not None:
+                    self._anchor_locked(*head)
             return saved
 
     def checkpoint(self, session: Session, step_execution: StepExecution) -> Session:
@@ -74,12 +80,24 @@ class InMemorySessionStore:
             if self._sessions.pop(session_id, None) is None:
                 raise SessionNotFound(f"no session {session_id!r}")
 
+    def attach_audit_log(self, log: Any) -> None:
+        """Anchor ``log`` at every save, with the state it saves (as the SQL stores do)."""
+        self._audit_logs.append(log)
+
+    def detach_audit_log(self, log: Any) -> None:
+        """Stop anchoring ``log``."""
+        if log in self._audit_logs:
+            self._audit_logs.remove(log)
+
     def anchor_audit_log(self, log_id: str, records: int, head: str) -> None:
         """Keep an audit log's anchor (``agents.persistence.anchors``): only forward."""
         with self._lock:
-            kept = self._anchors.get(log_id)
-            if kept is None or records > kept[0]:
-                self._anchors[log_id] = (records, head)
+            self._anchor_locked(log_id, records, head)
+
+    def _anchor_locked(self, log_id: str, records: int, head: str) -> None:
+        kept = self._anchors.get(log_id)
+        if kept is None or records > kept[0]:
+            self._anchors[log_id] = (records, head)
 
     def audit_anchor(self, log_id: str) -> tuple[int, str] | None:
         """An audit log's anchor: its record count and last hash."""

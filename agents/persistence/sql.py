@@ -367,6 +367,7 @@ class SQLSessionStore:
         self._clock = clock or SystemClock()
         self._ids = ids or RandomIds()
         self._lock = threading.Lock()
+        self._audit_logs: list[Any] = []  # anchored in every save's transaction
 
     def _transaction(self) -> AbstractContextManager[Handle]:
         raise NotImplementedError
@@ -392,8 +393,10 @@ class SQLSessionStore:
         return self._written(create_plan(session))
 
     def save(self, session: Session) -> Session:
-        """Commit ``session.state`` if the stored version is still ``session.version``."""
-        return self._written(save_plan(session, self._clock.now(), self._for_update))
+        """Commit ``session.state`` if the stored version is still ``session.version`` (and,
+        in the same transaction, the anchors of the audit logs attached to the store)."""
+        plan = save_plan(session, self._clock.now(), self._for_update)
+        return self._written(_with_anchors(plan, self._audit_logs))
 
     def checkpoint(self, session: Session, step_execution: StepExecution) -> Session:
         """Commit a state whose last step is ``step_execution``: one step row, the new
@@ -410,6 +413,16 @@ class SQLSessionStore:
     def delete(self, session_id: str) -> None:
         self._written(delete_plan(session_id))
 
+    def attach_audit_log(self, log: Any) -> None:
+        """Anchor ``log`` (an ``AuditLog`` opened with ``anchor=`` this store) in each save's
+        transaction, with the step row it records (``AuditLog.anchor_head``)."""
+        self._audit_logs.append(log)
+
+    def detach_audit_log(self, log: Any) -> None:
+        """Stop anchoring ``log`` (it was closed)."""
+        if log in self._audit_logs:
+            self._audit_logs.remove(log)
+
     def anchor_audit_log(self, log_id: str, records: int, head: str) -> None:
         """Keep an audit log's anchor (``agents.persistence.anchors``)."""
         self._written(anchor_plan(log_id, records, head))
@@ -417,6 +430,16 @@ class SQLSessionStore:
     def audit_anchor(self, log_id: str) -> tuple[int, str] | None:
         """An audit log's anchor: its record count and last hash."""
         return self._written(read_anchor_plan(log_id))
+
+
+def _with_anchors(plan: Plan[T], logs: list[Any]) -> Plan[T]:
+    """``plan``, then the anchors of ``logs``, in one transaction."""
+    result = yield from plan
+    for log in list(logs):
+        head = log.anchor_head()
+        if head is not None:
+            yield from anchor_plan(*head)
+    return result
 
 
 def _head(state: AgentState) -> Any:
