@@ -482,3 +482,46 @@ def test_keygen_demo_sign_and_verify_key_on_the_command_line(tmp_path):
     assert "unsigned: proves integrity, not authorship" in result.stdout
     bad_sign = agents_cli("demo", "--sign", "missing.pem", "--out", "x", cwd=tmp_path)
     assert bad_sign.returncode == 2 and "Traceback" not in bad_sign.stderr
+
+
+def test_a_session_runtime_anchors_the_log_with_each_step_row(tmp_path, anchor_stores):
+    """With a ``SessionRuntime`` on the anchoring store, each checkpoint's transaction
+    carries the log's anchor (the head of its last record on disk): the log itself writes
+    one only at the run's end; a cut is caught."""
+    from agents.persistence.runtime import SessionRuntime
+
+    for name, store in anchor_stores.items():
+        path = tmp_path / f"{name}.jsonl"
+        own, seen = [], []
+        anchor = store.anchor_audit_log
+
+        def counted(*args, anchor=anchor, own=own):
+            own.append(args)
+            anchor(*args)
+
+        store.anchor_audit_log = counted
+        with AuditLog.open(path, anchor=store) as log:
+
+            def watch(event, log=log, seen=seen, store=store):
+                if isinstance(event, StepCompleted) and log.anchor_head() is not None:
+                    seen.append(store.audit_anchor(log.anchor_head()[0]))
+
+            runtime = SessionRuntime(
+                store,
+                lambda session, log=log, watch=watch: make_loop(
+                    call("add", a=1, b=2),
+                    call("add", a=3, b=4),
+                    reply("7"),
+                    listeners=[log, watch],
+                ),
+            )
+            session = runtime.create()
+            runtime.send(session.session_id, "add")
+        del store.anchor_audit_log
+        assert len(own) == 1  # the end; the steps were anchored by the checkpoints
+        assert seen[0] is None and seen[1:] and all(s is not None for s in seen[1:])
+        records = AuditLog.check(path, anchor=store)
+        assert records.anchored == records.records == 5
+        cut = tmp_path / f"{name}-cut.jsonl"
+        cut.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:3]))
+        caught(cut, None, 4, "truncated", anchor=store, complete=False)

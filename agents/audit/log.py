@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import hashlib
 import json
@@ -68,6 +69,14 @@ class AuditLog:
         self._events = events
         self._anchor = anchor
         self._log_id = log_id  # the first record's hash, once there is one
+        # Boundary records not known to be on disk yet (the commit's number, the log's
+        # record count, the hash), and the last one that is: the head an anchor may name.
+        self._pending: collections.deque[tuple[int, int, str]] = collections.deque()
+        self._durable: tuple[int, str] | None = None
+        attach = getattr(anchor, "attach_audit_log", None)
+        self._attached = attach is not None
+        if attach is not None:  # the store anchors the log in each checkpoint's transaction
+            attach(self)
         # The state each open run's last record describes, by agent, execution and depth:
         # a step record holds what changed since.
         self._described: dict[tuple[str | None, str | None, int], AgentState] = {}
@@ -200,11 +209,29 @@ class AuditLog:
             if self._log_id is None:
                 self._log_id = digest
             mode = commit.mode
-            anchored = boundary and self._anchor is not None and (mode == "step" or last)
-            if anchored or (boundary and (mode == "step" or (last and mode == "batch"))):
+            anchored = boundary and self._anchor is not None
+            if anchored:
+                self._pending.append((written, count, digest))
+            # The log anchors itself at each run's end, and at each step when no session
+            # store's checkpoint does it (a store that attaches the log does).
+            anchors = anchored and (last or (mode == "step" and not self._attached))
+            if anchors or (boundary and (mode == "step" or (last and mode == "batch"))):
                 commit.durable(written)
-        if anchored:  # only once the record it names is on disk: the anchor never runs ahead
+        if anchors:  # only once the record it names is on disk: the anchor never runs ahead
             self._anchor.anchor_audit_log(self._log_id, count, digest)
+
+    def anchor_head(self) -> tuple[str, int, str] | None:
+        """``(log id, records, last hash)`` of the latest start, step or end record known to
+        be on disk (``None`` before there is one): what an anchor may name. A session store
+        the log is attached to writes it in each checkpoint's transaction."""
+        commit = self._commit
+        with commit.lock:
+            while self._pending and self._pending[0][0] <= commit.synced:
+                _, count, digest = self._pending.popleft()
+                self._durable = (count, digest)
+            if self._durable is None or self._log_id is None:
+                return None
+            return self._log_id, *self._durable
 
     def _append(self, line: bytes) -> None:
         """Write one whole line, or nothing: a failed write is cut off again, so the log
@@ -229,6 +256,9 @@ class AuditLog:
                 commit.durable(commit.written)
                 self._handle.close()
                 self._handle = None
+        if self._attached:
+            self._anchor.detach_audit_log(self)
+            self._attached = False
 
     def __enter__(self) -> AuditLog:
         return self
