@@ -395,7 +395,7 @@ def test_kill_9_leaves_a_torn_or_incomplete_log_never_a_tampered_one(tmp_path, m
     """A process killed at random moments while it writes: the log verifies (or is torn or
     incomplete, never tampered) and reads back exactly the state after its last recorded
     step."""
-    steps = 400 if mode == "step" else 3_000
+    steps = 1_500 if mode == "step" else 3_000
     private = tmp_path / "k.pem"
     generate_key_pair(private, tmp_path / "k.pub.pem")
     after = []
@@ -415,20 +415,22 @@ def test_kill_9_leaves_a_torn_or_incomplete_log_never_a_tampered_one(tmp_path, m
         )
         with subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE) as child:
             assert child.stdout.readline() == b"started\n"
-            time.sleep(chance.uniform(0.0, 0.15))
+            time.sleep(chance.uniform(0.0, 0.1))
             child.send_signal(signal.SIGKILL)
             child.wait()
         problem = ""
         try:
-            AuditLog.verify(path, complete=False, public_key=tmp_path / "k.pub.pem")
+            AuditLog.verify(path, public_key=tmp_path / "k.pub.pem")
         except AuditLogTampered as exc:
             problem = str(exc)
-        assert problem == "" or "torn last line" in problem, problem
+        crash = ("torn last line", "incomplete", "empty file")  # never "modified", "chain"...
+        assert problem == "" or any(what in problem for what in crash), problem
         valid = [
             json.loads(line) for line in path.read_bytes().split(b"\n")[:-1]
         ]  # the whole lines
         recorded = sum(1 for r in valid if r["record"] == "step")
-        if not valid:
+        if not valid:  # killed before its first record
+            crashed += 1
             continue
         state = AuditLog.read(path)
         if valid[-1]["record"] == "end":  # the run finished before the kill
