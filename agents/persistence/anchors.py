@@ -16,6 +16,8 @@ from agents.persistence.plans import Plan, Query
 
 __all__ = ["ANCHORS_TABLE", "AuditAnchors", "anchor_plan", "read_anchor_plan"]
 
+# Part of every SQL store's schema (``agents.persistence.sql``): created with the store, or
+# when a store made before anchors existed is next opened.
 ANCHORS_TABLE: Final = """
 CREATE TABLE IF NOT EXISTS agents_audit_anchors (
     log_id TEXT PRIMARY KEY, records INTEGER NOT NULL, head TEXT NOT NULL
@@ -32,7 +34,6 @@ class AuditAnchors(Protocol):
 
 def anchor_plan(log_id: str, records: int, head: str) -> Plan[None]:
     """Move ``log_id``'s anchor forward to ``records`` records ending with ``head``."""
-    yield Query(ANCHORS_TABLE)
     yield Query(
         "INSERT INTO agents_audit_anchors (log_id, records, head) VALUES (?, ?, ?) "
         "ON CONFLICT (log_id) DO UPDATE SET records = excluded.records, head = excluded.head "
@@ -43,7 +44,6 @@ def anchor_plan(log_id: str, records: int, head: str) -> Plan[None]:
 
 def read_anchor_plan(log_id: str) -> Plan[tuple[int, str] | None]:
     """``log_id``'s anchor: its record count and last hash (``None`` if it has none)."""
-    yield Query(ANCHORS_TABLE)
     row = yield Query(
         "SELECT records, head FROM agents_audit_anchors WHERE log_id = ?", (log_id,), fetch="one"
     )

@@ -22,7 +22,7 @@ from typing import Any, Final, TypeVar
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
-from agents.persistence.anchors import anchor_plan, read_anchor_plan
+from agents.persistence.anchors import ANCHORS_TABLE, anchor_plan, read_anchor_plan
 from agents.persistence.plans import Handle, Many, Plan, Query, drive
 from agents.persistence.session import Session
 from agents.records.codec import encode_step_execution, encode_value, from_dict, to_dict
@@ -68,7 +68,7 @@ def _json(data: Any) -> str:
 
 def schema_plan(path: str) -> Plan[None]:
     """Create the tables if missing; refuse a store of another schema version."""
-    for statement in _SCHEMA.split(";"):
+    for statement in [*_SCHEMA.split(";"), ANCHORS_TABLE]:
         if statement.strip():
             yield Query(statement)
     row = yield Query("SELECT version FROM agents_schema", fetch="one")
@@ -429,7 +429,7 @@ class SQLSessionStore:
 
     def audit_anchor(self, log_id: str) -> tuple[int, str] | None:
         """An audit log's anchor: its record count and last hash."""
-        return self._written(read_anchor_plan(log_id))
+        return self._got(read_anchor_plan(log_id))
 
 
 def _with_anchors(plan: Plan[T], logs: list[Any]) -> Plan[T]:
