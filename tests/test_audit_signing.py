@@ -460,6 +460,7 @@ def test_keygen_demo_sign_and_verify_key_on_the_command_line(tmp_path):
     assert again.returncode == 2 and "exists already" in again.stderr
     demo = agents_cli("demo", "--sign", str(private), "--out", "runs", cwd=tmp_path)
     assert demo.returncode == 0, demo.stderr
+    assert f"--key {public}" in demo.stdout  # the key pair's public half, named for you
     (log,) = (tmp_path / "runs").glob("agents-demo-*.jsonl")
     ok = agents_cli("verify", str(log), "--key", str(public), cwd=tmp_path)
     assert ok.returncode == 0 and "signed by the key" in ok.stdout

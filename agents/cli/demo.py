@@ -155,11 +155,18 @@ def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO, sign: str | None = No
     stdout.write(f"answer: {final.final_response}\n")
     stdout.write(f"run written to {path}" + (", signed" if sign else "") + "\n")
     agents = command_name()
-    check = f"{agents} verify {path}" + (" --key PUBLIC.pem" if sign else "")
+    check = f"{agents} verify {path}" + (f" --key {_public_key_file(sign)}" if sign else "")
     stdout.write(
         f"next: {agents} inspect {path}   {check}   {agents} report {path} -o report.html\n"
     )
     return 0
+
+
+def _public_key_file(private: str) -> str:
+    """The public key ``agents keygen`` wrote beside ``private`` (PREFIX.pem ->
+    PREFIX.pub.pem), or a placeholder."""
+    public = private.removesuffix(".pem") + ".pub.pem"
+    return public if private.endswith(".pem") and os.path.isfile(public) else "PUBLIC.pem"
 
 
 def command(args: Any, out: TextIO) -> int:
