@@ -528,3 +528,34 @@ def test_a_session_runtime_anchors_the_log_with_each_step_row(tmp_path, anchor_s
         cut = tmp_path / f"{name}-cut.jsonl"
         cut.write_bytes(b"".join(path.read_bytes().splitlines(keepends=True)[:3]))
         caught(cut, None, 4, "truncated", anchor=store, complete=False)
+
+
+def test_listeners_that_name_their_events_spare_the_run_the_others(tmp_path):
+    """When every listener says which events it acts on (``event_types``) and none names
+    ``InferenceCompleted`` or a ``ToolCall*`` event, the loop builds none of those (the
+    audit log names its three); the run's JSON and the log are the same as with a listener
+    that takes everything."""
+    from agents import ExecutionCompleted, ExecutionStarted, InferenceCompleted, ToolCallStarted
+
+    class Steps:
+        event_types = frozenset({StepCompleted})
+
+        def __init__(self):
+            self.seen = []
+
+        def __call__(self, event):
+            self.seen.append(type(event))
+
+    picky, everything = Steps(), []
+    quiet, loud = tmp_path / "quiet.jsonl", tmp_path / "loud.jsonl"
+    with AuditLog.open(quiet) as log:
+        first = make_loop(*SCRIPT, tools=[add, echo], listeners=[log, picky]).run(initial())
+    assert InferenceCompleted not in picky.seen and ToolCallStarted not in picky.seen
+    assert log.event_types == frozenset({ExecutionStarted, StepCompleted, ExecutionCompleted})
+    with AuditLog.open(loud) as log:
+        second = make_loop(*SCRIPT, tools=[add, echo], listeners=[log, everything.append]).run(
+            initial()
+        )
+    assert {InferenceCompleted, ToolCallStarted} <= {type(e) for e in everything}
+    assert first.to_json() == second.to_json()
+    assert quiet.read_bytes() == loud.read_bytes()

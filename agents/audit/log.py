@@ -33,6 +33,7 @@ __all__ = ["AuditLog"]
 _STEP: Final = StepCompleted
 _START: Final = ExecutionStarted
 _END: Final = ExecutionCompleted
+_RECORDED: Final[frozenset[type[Event]]] = frozenset({_START, _STEP, _END})
 
 
 class AuditLog:
@@ -45,6 +46,12 @@ class AuditLog:
     """
 
     critical: Final = True  # an audited run must not go on unaudited
+
+    @property
+    def event_types(self) -> frozenset[type[Event]] | None:
+        """The events the log acts on (``None``: all, with ``events=True``): the loop builds
+        the events of a step's inside only for listeners that want them."""
+        return None if self._events else _RECORDED
 
     def __init__(
         self,

@@ -32,14 +32,17 @@ def execute(
     *,
     progress: bool = True,
     step_events: bool = True,
+    detail_events: bool = True,
 ) -> Generator[Effect, Any, AgentState]:
     """Run one execution of ``state``; yields effects, returns the final state.
 
     With ``progress=False`` no ``Progress`` effect is yielded (``run`` does not need one);
     with ``step_events=False`` only run-level events are built (nobody wants the
-    step-level ones: no listener, and the log filters debug out).
+    step-level ones: no listener, and the log filters debug out); with
+    ``detail_events=False`` no ``InferenceCompleted`` or ``ToolCall*`` event is (the
+    listeners declared the events they act on, none of those).
     """
-    run = Run(machine, emit, cancellation, step_events)
+    run = Run(machine, emit, cancellation, step_events, detail_events)
     state = before_execution(run, state)
     state, resuming = resumed_step(run, state)  # a step suspended for approvals, if any
     while not run.stopping:

@@ -121,6 +121,7 @@ class Run:
         "compactor",
         "compiler",
         "cost",
+        "detail_emit",
         "emit",
         "execution_id",
         "finish_reasons",
@@ -151,6 +152,7 @@ class Run:
         emit: Emit | None,
         cancellation: CancellationToken | None,
         step_events: bool,
+        detail_events: bool = True,
     ) -> None:
         hooks = machine.hooks
         self.machine = machine
@@ -164,7 +166,10 @@ class Run:
         )
         self.emit = emit
         self.step_emit = emit if step_events else None
-        self.plain_tools = not self.tool_hooks and self.step_emit is None
+        # The events of a step's inside (InferenceCompleted, ToolCallStarted, -Completed,
+        # -Blocked), built only when a listener wants them: the audit log does not.
+        self.detail_emit = emit if step_events and detail_events else None
+        self.plain_tools = not self.tool_hooks and self.detail_emit is None
         self.cancellation = cancellation
         self.now = machine.clock.now
         self.new_id = machine.ids.new_id
@@ -186,7 +191,7 @@ class Run:
         # Whether a model's answer needs more than being kept: an event, hooks, a finish
         # reason that stops the run.
         self.answer_checks = bool(
-            self.step_emit is not None or self.after_inference_hooks or self.finish_reasons
+            self.detail_emit is not None or self.after_inference_hooks or self.finish_reasons
         )
         self.stop_on_tool_error = machine.stop_on_tool_error
         schemas = machine.tools.schemas

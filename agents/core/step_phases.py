@@ -249,8 +249,8 @@ def _answered(run: Run, state: AgentState, draft: Draft, response: InferenceResp
     """The model's answer taken in: its event, AFTER_INFERENCE hooks (which may rewrite
     it), and the stop a finish reason asks for."""
     number = draft.number
-    if run.step_emit is not None:
-        run.step_emit(
+    if run.detail_emit is not None:
+        run.detail_emit(
             InferenceCompleted(
                 agent_id=run.agent_id, execution_id=run.execution_id, step=number, response=response
             )

@@ -138,7 +138,7 @@ def finish_tools(
     if type(outcome) is Failed:
         raise MachineFailure(outcome.error, finished_before(outcome))
     results: tuple[ToolExecution, ...] = outcome
-    emit, agent_id, execution_id = run.step_emit, run.agent_id, run.execution_id
+    emit, agent_id, execution_id = run.detail_emit, run.agent_id, run.execution_id
     run_hooks = run.run_hooks
     after = run.hooks[_AFTER_TOOL_USE]
     if not after and emit is None and len(results) == len(batch.planned):
@@ -302,9 +302,9 @@ def tool_effect(
     if run.plain_tools and not denied:  # no hooks, listeners or denials
         return state, plain_invocations(run, state, calls, number), None
     batch = plan_tools(run, state, draft.made, calls, number, denied)
-    if run.step_emit is not None:
+    if run.detail_emit is not None:
         for invocation in batch.invocations:
-            run.step_emit(
+            run.detail_emit(
                 ToolCallStarted(
                     agent_id=run.agent_id,
                     execution_id=run.execution_id,

@@ -8,7 +8,7 @@ the same process and are never serialized.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Final
 
 import attrs
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from agents.records.state import AgentState
 
 __all__ = [
+    "DETAIL_EVENTS",
     "LIVE_FIELDS",
     "ContextCompacted",
     "Event",
@@ -175,3 +176,12 @@ class ExecutionCompleted(Event):
     status: ExecutionStatus
     state: AgentState = attrs.field(repr=False, eq=False)
     level: ClassVar[str] = "info"
+
+
+DETAIL_EVENTS: Final = frozenset(
+    {InferenceCompleted, ToolCallStarted, ToolCallCompleted, ToolCallBlocked}
+)
+"""The events of a step's inside: built only when a listener may act on them. A listener may
+say which events it acts on (an ``event_types`` attribute, a set of event classes); when
+every listener says so and none names these, the loop does not build them (listeners still
+receive every event that is built: ``event_types`` is a promise, not a filter)."""

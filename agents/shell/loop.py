@@ -20,7 +20,7 @@ from agents.core.machine import Effect, Machine, MachineFailure, execute
 from agents.core.stopping import Limits
 from agents.errors import ConfigurationError
 from agents.records.error_info import ErrorInfo
-from agents.records.events import Event
+from agents.records.events import DETAIL_EVENTS, Event
 from agents.records.goal import COMPLETE_GOAL
 from agents.records.inference import FINISH_REASONS, InferenceRequest
 from agents.records.state import AgentState
@@ -278,7 +278,7 @@ class AgentLoop:
                 "an async interceptor needs arun()/aiterate(); run() and iterate() take sync "
                 "interceptors only"
             )
-        emit, step_events = self._emitter()
+        emit, step_events, detail_events = self._emitter()
         machine = execute(
             state,
             self._machine,
@@ -286,15 +286,19 @@ class AgentLoop:
             cancellation,
             progress=progress,
             step_events=step_events,
+            detail_events=detail_events,
         )
         return machine, emit if step_events else None
 
-    def _emitter(self) -> tuple[Callable[[Event], None] | None, bool]:
-        """The run's event sink, and whether step-level (debug) events are wanted."""
+    def _emitter(self) -> tuple[Callable[[Event], None] | None, bool, bool]:
+        """The run's event sink, whether step-level (debug) events are wanted, and whether
+        the events of a step's inside (``DETAIL_EVENTS``) are: by the log at debug level,
+        or by a listener that does not say which events it acts on (``event_types``), or
+        says these."""
         logger = resolve_logger(self.logger)
         listeners = self.listeners
         if logger is None and not listeners:
-            return None, False
+            return None, False, False
         log = event_logger(logger)
 
         broken: list[object] = []  # critical listeners that failed: the run is ending
@@ -319,7 +323,10 @@ class AgentLoop:
                         ) from exc
                     log_listener_failure(logger, listener, exc)
 
-        return emit, bool(listeners) or (log is not None and log.debug_enabled)
+        debug = log is not None and log.debug_enabled
+        wanted = [getattr(listener, "event_types", None) for listener in listeners]
+        detail = debug or any(w is None or not DETAIL_EVENTS.isdisjoint(w) for w in wanted)
+        return emit, bool(listeners) or debug, detail
 
     def _layers(self, method: str) -> list[tuple[Any, bool]]:
         return [
