@@ -57,13 +57,15 @@ _KEYS: Final = frozenset(
 
 class Checked(NamedTuple):
     """What ``verify_log`` checked: the records, the signatures it verified (with a key),
-    the records that carry one, the first record's hash (the log's id, for anchors) and
-    the records an anchor vouched for (0 without one)."""
+    the records that carry one, the first record's hash (the log's id, for anchors), the
+    last one's (the head a writer continues from) and the records an anchor vouched for (0
+    without one)."""
 
     records: int
     verified: int
     signed: int
     log_id: str | None
+    head: str
     anchored: int = 0
 
 
@@ -173,13 +175,17 @@ def verify_log(
     torn = lines.pop()  # what follows the last newline: b"" unless a write was cut
     previous, last_record = GENESIS, None
     total = len(lines)
-    hashes: list[str] = []  # each line's (for the anchor)
+    log_id: str | None = None
+    hashes: list[str] | None = [] if anchor is not None else None  # each line's, for it
     signed: list[tuple[int, str, str]] = []
     for number, raw in enumerate(lines, start=1):
         if progress is not None and number % 20_000 == 0:
             progress(number, total)
         previous, last_record, sig = _check_line(raw, number, previous, path)
-        hashes.append(previous)
+        if log_id is None:
+            log_id = previous
+        if hashes is not None:
+            hashes.append(previous)
         if sig is not None:
             signed.append((number, previous, sig))
         elif public_key is not None and last_record in BOUNDARIES:
@@ -209,9 +215,8 @@ def verify_log(
             "(the run did not finish, or the end of the file was cut off)",
             line=len(lines) + 1,
         )
-    log_id = hashes[0] if hashes else None
-    anchored = _check_anchor(anchor, log_id, hashes, path) if anchor is not None else 0
-    return Checked(len(lines), verified, len(signed), log_id, anchored)
+    anchored = _check_anchor(anchor, log_id, hashes, path) if hashes is not None else 0
+    return Checked(len(lines), verified, len(signed), log_id, previous, anchored)
 
 
 def _check_anchor(anchor: Any, log_id: str | None, hashes: list[str], path: Any) -> int:

@@ -9,6 +9,7 @@ with a passphrase given by the caller; SubjectPublicKeyInfo public keys) or give
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Any, Final
@@ -124,8 +125,6 @@ def fingerprint(key: PublicKey) -> str:
     """A short name for a public key: the first 16 hex digits of the SHA-256 of its raw
     bytes (written in a signed log's start records, so a reader knows which key to ask
     for)."""
-    import hashlib
-
     serialization = _serialization()
     raw = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
     return hashlib.sha256(raw).hexdigest()[:16]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import collections
 import contextlib
 import hashlib
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -30,10 +29,9 @@ from agents.replaying import RunRecord
 
 __all__ = ["AuditLog"]
 
-_STEP: Final = StepCompleted
-_START: Final = ExecutionStarted
-_END: Final = ExecutionCompleted
-_RECORDED: Final[frozenset[type[Event]]] = frozenset({_START, _STEP, _END})
+_RECORDED: Final[frozenset[type[Event]]] = frozenset(
+    {ExecutionStarted, StepCompleted, ExecutionCompleted}
+)
 
 
 class AuditLog:
@@ -133,8 +131,7 @@ class AuditLog:
                 raise ConfigurationError(
                     f"{target}: cannot be continued with this signing key: {exc}"
                 ) from None
-            last_line = target.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1]
-            seq, last, log_id = checked.records, json.loads(last_line)["hash"], checked.log_id
+            seq, last, log_id = checked.records, checked.head, checked.log_id
         target.parent.mkdir(parents=True, exist_ok=True)
         handle = target.open("ab", buffering=0)
         commit.handle = handle
@@ -151,8 +148,7 @@ class AuditLog:
         """Record one event: a run's start, a step, a run's end (and, with ``events``,
         every event)."""
         kind = type(event)
-        if kind is _STEP:
-            assert isinstance(event, StepCompleted)
+        if isinstance(event, StepCompleted):
             key = run_key(event, event.state)
             before = self._described.get(key)
             self._described[key] = event.state
@@ -162,15 +158,13 @@ class AuditLog:
             if key[2]:
                 payload["depth"] = key[2]  # a sub-agent's (its changes may not say)
             self._write("step", "StepExecution", event, payload, boundary=True)
-        elif kind is _START:
-            assert isinstance(event, ExecutionStarted)
+        elif isinstance(event, ExecutionStarted):
             self._described[run_key(event, event.state)] = event.state
             payload = event_payload(event)
             if self._fingerprint is not None:
                 payload["signed_by"] = self._fingerprint
             self._write("start", "ExecutionStarted", event, payload, boundary=True)
-        elif kind is _END:
-            assert isinstance(event, ExecutionCompleted)
+        elif isinstance(event, ExecutionCompleted):
             key = run_key(event, event.state)
             before = self._described.pop(key, None)
             payload = {**event_payload(event), **state_change(event.state, before)}
@@ -219,10 +213,12 @@ class AuditLog:
             anchored = boundary and self._anchor is not None
             if anchored:
                 self._pending.append((written, count, digest))
-            # The log anchors itself at each run's end, and at each step when no session
-            # store's checkpoint does it (a store that attaches the log does).
+            # Durable now: each boundary in "step" mode, a run's end in "batch" mode, and
+            # what the log anchors itself — each run's end, and each step when no session
+            # store's checkpoint anchors it (a store that attaches the log does).
             anchors = anchored and (last or (mode == "step" and not self._attached))
-            if anchors or (boundary and (mode == "step" or (last and mode == "batch"))):
+            synced = boundary and (mode == "step" or (last and mode == "batch"))
+            if synced or anchors:
                 commit.durable(written)
         if anchors:  # only once the record it names is on disk: the anchor never runs ahead
             self._anchor.anchor_audit_log(self._log_id, count, digest)

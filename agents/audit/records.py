@@ -12,7 +12,13 @@ from typing import Any, Final
 
 import attrs
 
-from agents.records.codec import encode_field, encode_step_execution, encode_value, to_dict
+from agents.records.codec import (
+    OMITTED,
+    encode_field,
+    encode_step_execution,
+    encode_value,
+    to_dict,
+)
 from agents.records.context import SECTIONS, MessageStore
 from agents.records.events import LIVE_FIELDS, Event, ExecutionStarted
 from agents.records.frozen import History, to_history
@@ -105,7 +111,7 @@ def _changes(state: AgentState, before: AgentState) -> list[list[Any]]:
 
 def _change(path: list[str], record: Any, name: str) -> list[Any]:
     value = encode_field(record, name)
-    return [path] if value is encode_field.OMITTED else [path, value]  # type: ignore[attr-defined]
+    return [path] if value is OMITTED else [path, value]
 
 
 def step_payload(

@@ -43,6 +43,7 @@ from agents.records.registry import (
 __all__ = [
     "MAX_STATES",
     "MESSAGES_REF",
+    "OMITTED",
     "OPTIONAL",
     "RECORD",
     "RECORDS",
@@ -132,12 +133,13 @@ def encode_value(value: Any) -> Any:
     return _encode(value, None)
 
 
-_OMITTED: Final = object()
+OMITTED: Final = object()
+"""What ``encode_field`` gives for a field the record's JSON leaves out."""
 
 
 def encode_field(record: Any, name: str) -> Any:
     """Field ``name`` of ``record`` as it is written inside the record's JSON, or
-    ``encode_field.OMITTED`` when the record's JSON leaves it out (an optional field at
+    ``OMITTED`` when the record's JSON leaves it out (an optional field at
     ``None``); for writing a record's changes field by field (the audit log)."""
     for field, plain, optional, _ in field_plan(type(record)):
         if field == name:
@@ -145,12 +147,9 @@ def encode_field(record: Any, name: str) -> Any:
             if plain:
                 return value
             if optional and value is None:
-                return _OMITTED
+                return OMITTED
             return _encode(value, None)
     raise AttributeError(f"{type(record).__name__} has no field {name!r}")
-
-
-encode_field.OMITTED = _OMITTED  # type: ignore[attr-defined]
 
 
 def encode_step_execution(step_execution: Any, context: Any) -> Any:
