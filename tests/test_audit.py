@@ -344,6 +344,7 @@ def _first(lines, record, kind=None):
         (("end",), lambda r: r["payload"].update(changes=[[["context"], 7]]), "payload.changes"),
         (("step",), lambda r: r["payload"].update(changes=[["x"]]), "malformed change"),
         (("end",), lambda r: r.update(payload=7), "malformed record"),
+        (("step",), lambda r: r["payload"].update(depth="x"), "payload.depth"),
         (("step",), lambda r: r["payload"].update(changes={}), "payload.changes"),
         (
             ("step",),

@@ -136,7 +136,7 @@ def _segment(
             continue
         where = _Where(path, number, entry)
         payload = where.get("payload")
-        if entry.get("execution_id") != execution_id or _record_depth(payload) != 0:
+        if entry.get("execution_id") != execution_id or _record_depth(payload, where) != 0:
             continue  # another run's, or a sub-agent's
         if isinstance(payload, dict) and "changes" in payload and described is None:
             described = encode_value(stub_of(state))
@@ -149,13 +149,15 @@ def _segment(
     return start, state, False
 
 
-def _record_depth(payload: Any) -> int:
+def _record_depth(payload: Any, where: _Where) -> int:
     """How deep the run a step or end record belongs to runs (0: the top-level run)."""
     if not isinstance(payload, dict):
         return 0
     if "changes" in payload:
         depth = payload.get("depth", 0)
-        return depth if isinstance(depth, int) and not isinstance(depth, bool) else -1
+        if not isinstance(depth, int) or isinstance(depth, bool) or depth < 0:
+            raise where.error(f"a depth of {depth!r}", "payload.depth")
+        return depth
     return _depth(payload.get("state"))
 
 

@@ -40,7 +40,10 @@ def test_every_run_replays_from_its_audit_log(scenario):
 
 
 def _top_level(record: dict) -> bool:
-    state = record["payload"].get("state", {})
+    payload = record["payload"]
+    if "changes" in payload:  # a format-2 step or end record says its depth
+        return payload.get("depth", 0) == 0
+    state = payload.get("state", {})
     return DEPTH_KEY not in state.get("context", {}).get("metadata", {})
 
 
