@@ -56,7 +56,8 @@ _KEYS: Final = frozenset(
 
 
 class Checked(NamedTuple):
-    """What ``verify_log`` checked: the records, the signatures it verified (with a key),
+    """What ``verify_log`` checked: the records, the signed records the key vouches for
+    (with a key; checking the last signature vouches for every one before it),
     the records that carry one, the first record's hash (the log's id, for anchors), the
     last one's (the head a writer continues from) and the records an anchor vouched for (0
     without one)."""

@@ -187,7 +187,7 @@ def verify(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write(f"agents verify: {exc}\n")
         return BAD_INPUT
     if args.key:
-        signed = f"signed by the key ({checked.verified} signatures checked)"
+        signed = f"signed by the key (all {checked.verified} signed records)"
     elif checked.signed:
         signed = f"{checked.signed} records signed, not checked (pass --key PUBLIC.pem)"
     else:

@@ -322,7 +322,4 @@ class Draft:
     made: AgentStep | None
 
 
-_new_draft: Final = object.__new__
-
-
 new_draft: Final = object.__new__  # new_draft(Draft): an empty draft, no __init__
