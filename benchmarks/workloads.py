@@ -1,0 +1,127 @@
+"""The workloads of the second performance round (issue 17), for ``python -m benchmarks``.
+
+Each gives the two sides of one ratio, measured in one process (interleaved where two systems
+are compared): the tool loop with the clock and ids a user gets by default, its growth to
+N = 10,000 with the garbage collector on, a compacting SQL session step, and a durable step
+against raw DBOS (in a subprocess: DBOS is configured once per process).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from bench_steps import ADD, _time_once, bare_run
+
+from agents import (
+    AgentLoop,
+    AgentState,
+    InferenceResponse,
+    SessionRuntime,
+    SQLiteSessionStore,
+    Summarization,
+    TokenWindowCompiler,
+    ToolCall,
+)
+from agents.testing import FunctionDriver, ScriptedDriver, call, reply
+
+HERE = Path(__file__).resolve().parent
+
+
+def default_run(n: int) -> Callable[[], AgentState]:
+    """``AgentLoop(driver, tools=[add])`` as a user writes it: the wall clock and random ids."""
+    driver = ScriptedDriver([call("add", a=i, b=1) for i in range(n - 1)] + [reply("done")])
+    loop = AgentLoop(driver, tools=[ADD], max_steps=n)
+    initial = AgentState.initial("You add numbers.", messages=["go"])
+
+    def run() -> AgentState:
+        driver.reset()
+        final = loop.run(initial)
+        assert final.step_count == n, final.step_count
+        return final
+
+    return run
+
+
+def defaults(rounds: int) -> dict[str, float]:
+    """µs per step with the defaults at N = 100 against the bare loop (interleaved pairs),
+    and at N = 10,000 against N = 100 (interleaved, collector on: each run starts after a
+    full collection and collects as a service would while it runs)."""
+    small, bare, large = default_run(100), bare_run(100), default_run(10_000)
+    small(), bare(), large()
+    ours, floor, big = [], [], []
+    for _ in range(rounds):
+        for _ in range(10):
+            ours.append(_time_once(small, 100))
+            floor.append(_time_once(bare, 100))
+        big.append(_time_once(large, 10_000))
+    return {"agents": min(ours), "bare": min(floor), "agents 10,000": min(big)}
+
+
+# -- a compacting SQL session -----------------------------------------------------------------
+
+SUMMARY = InferenceResponse(content="The user is adding numbers; the tool answered each time.")
+COMPACTING: dict[str, dict[str, Any]] = {
+    "plain": {},
+    "token window (2,000)": {"message_compiler": TokenWindowCompiler(2_000)},
+    "Summarization(2,000, 1,000)": {"compaction": Summarization(2_000, 1_000)},
+}
+
+
+def _session_step(store: Any, n: int, options: dict[str, Any]) -> float:
+    """µs per step of an ``n``-step session run, checkpointed every step."""
+    calls = [[ToolCall(id=f"c{i}", name="add", arguments={"a": i, "b": 1})] for i in range(n - 1)]
+    answers: list[Any] = ["done", *reversed(calls)]
+
+    def model(request: Any) -> Any:
+        if request.messages and request.messages[0].content.startswith("You compress"):
+            return SUMMARY
+        return answers.pop()
+
+    runtime = SessionRuntime(
+        store,
+        lambda session: AgentLoop(FunctionDriver(model), tools=[ADD], max_steps=n, **options),
+    )
+    session_id = uuid.uuid4().hex
+    runtime.create(AgentState.initial("You add numbers."), session_id=session_id)
+    start = time.perf_counter()
+    final = runtime.send(session_id, "go")
+    elapsed = time.perf_counter() - start
+    assert final.state is not None
+    assert final.state.step_count == n
+    return elapsed / n * 1e6
+
+
+def compacting_sessions(sizes: list[int]) -> dict[str, dict[int, float]]:
+    """µs per checkpointed step on SQLite, plain and compacting, at each size."""
+    out: dict[str, dict[int, float]] = {name: {} for name in COMPACTING}
+    with tempfile.TemporaryDirectory() as folder:
+        store = SQLiteSessionStore(f"{folder}/sessions.sqlite")
+        for n in sizes:
+            for name, options in COMPACTING.items():
+                out[name][n] = min(_session_step(store, n, options) for _ in range(2))
+    return out
+
+
+# -- DBOS ---------------------------------------------------------------------------------------
+
+
+def durable(quick: bool) -> dict[str, Any] | str:
+    """``bench_durable.py --json`` in its own process: ours and raw DBOS per agent step."""
+    done = subprocess.run(
+        [sys.executable, str(HERE / "bench_durable.py"), "--json", *(["--quick"] if quick else [])],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if done.returncode != 0:
+        return f"failed: {done.stderr.strip().splitlines()[-1:]}"
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
