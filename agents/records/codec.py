@@ -13,16 +13,13 @@ rejected, and any problem raises ``StateDecodeError`` naming the path of the bad
 
 from __future__ import annotations
 
-import enum
 import json
-from collections.abc import Mapping
-from datetime import datetime
 from typing import Any, Final
 
-from pyrsistent import PMap, PVector
+import orjson
 
+from agents.records.compiled import Encoding, encode_any, encoder_of
 from agents.records.decoding import decode_step_execution, from_dict, from_json
-from agents.records.frozen import History, to_pvector
 from agents.records.json_text import MAX_STATES, loads, nesting_position, parse_object
 from agents.records.redaction import REDACTED, is_secret_key, redact
 from agents.records.registry import (
@@ -30,10 +27,8 @@ from agents.records.registry import (
     OPTIONAL,
     RECORD,
     RECORDS,
-    RECORDS_BY_TYPE,
     REFERENCES,
     SCHEMA_VERSION,
-    SCOPES,
     Refs,
     field_plan,
     is_record,
@@ -67,70 +62,10 @@ __all__ = [
     "to_json",
 ]
 
-PVector_type: Final = type(to_pvector(()))
-
-_SCALARS: Final = frozenset({str, int, float, bool, type(None)})
-
-
-def _encode(value: Any, refs: Refs | None) -> Any:
-    kind = type(value)
-    if kind in _SCALARS:  # exact types first: the common cases without isinstance chains
-        return value
-    if kind in RECORDS_BY_TYPE:
-        return _encode_record(value, refs)
-    if kind is PVector_type or kind is list or kind is tuple:
-        return [_encode(item, refs) for item in value]
-    if value is None or isinstance(value, str | bool | int | float):
-        return value
-    if isinstance(value, datetime):
-        return _encode_datetime(value)
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, History | PVector | tuple | list):
-        return [_encode(item, refs) for item in value]
-    if isinstance(value, PMap | Mapping):
-        return redact(value)
-    raise TypeError(f"cannot encode {type(value).__name__}")
-
-
-def _encode_datetime(value: datetime) -> str:
-    if value.tzinfo is None:
-        raise ValueError(f"naive datetime {value!r}: records hold aware UTC times")
-    return value.isoformat(timespec="microseconds")
-
-
-def _encode_record(record: Any, refs: Refs | None) -> dict[str, Any]:
-    cls = type(record)
-    if refs is not None:
-        done = refs.encoded.get(id(record))
-        if done is not None:
-            return done
-    out: dict[str, Any] = {"kind": cls.__name__}
-    plan = field_plan(cls)
-    scope = SCOPES[cls]
-    if scope is not None:  # a document of its own: steps inside refer to its context
-        refs = Refs(getattr(record, scope))
-    elif refs is not None:
-        refs.encoded[id(record)] = out  # filled in below
-    for name, plain, optional, messages_ref in plan:
-        value = getattr(record, name)
-        if plain:
-            out[name] = value
-            continue
-        if optional and value is None:
-            continue
-        if messages_ref and refs is not None:
-            prefix = refs.prefix_of(value)
-            if prefix is not None:
-                out[name] = {"kind": "MessagesRef", "prefix": prefix}
-                continue
-        out[name] = _encode(value, refs)
-    return out
-
 
 def encode_value(value: Any) -> Any:
     """Any record or value as plain JSON data (records tagged with ``kind``)."""
-    return _encode(value, None)
+    return encode_any(value, Encoding(None))
 
 
 OMITTED: Final = object()
@@ -148,24 +83,40 @@ def encode_field(record: Any, name: str) -> Any:
                 return value
             if optional and value is None:
                 return OMITTED
-            return _encode(value, None)
+            return encode_any(value, Encoding(None))
     raise AttributeError(f"{type(record).__name__} has no field {name!r}")
 
 
 def encode_step_execution(step_execution: Any, context: Any) -> Any:
     """A step execution as JSON whose input messages refer to ``context``'s conversation
     (``MessagesRef``) when they are a prefix of it, as inside an encoded ``AgentState``."""
-    return _encode_record(step_execution, Refs(context))
+    return encoder_of(type(step_execution))(step_execution, Encoding(Refs(context)))
 
 
 def to_dict(record: Any) -> dict[str, Any]:
     """``record`` as plain JSON data with ``kind`` and ``schema_version`` at the top."""
+    return _document(record, Encoding(None))
+
+
+def _document(record: Any, encoding: Encoding) -> dict[str, Any]:
     if not is_record(record):
         raise TypeError(f"to_dict() takes a record, got {type(record).__name__}")
-    body = _encode_record(record, None)
+    body = encoder_of(type(record))(record, encoding)
     return {"kind": body.pop("kind"), "schema_version": SCHEMA_VERSION, **body}
 
 
 def to_json(record: Any) -> str:
-    """``record`` as compact JSON; the same record always gives the same text."""
-    return json.dumps(to_dict(record), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """``record`` as compact JSON; the same record always gives the same text.
+
+    Written by orjson, byte for byte what ``json.dumps(..., ensure_ascii=False,
+    separators=(",", ":"), allow_nan=False)`` writes: unless the encoder met a float the
+    two write differently (or a non-finite one), or orjson refuses the data (an integer
+    past 64 bits, a lone surrogate), which Python's ``json`` then writes (or refuses)."""
+    encoding = Encoding(None)
+    data = _document(record, encoding)
+    if not encoding.odd:
+        try:
+            return orjson.dumps(data).decode()
+        except orjson.JSONEncodeError:
+            pass
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)

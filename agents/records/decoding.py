@@ -15,10 +15,12 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, TypeVar, Union
 
-from pyrsistent import PMap, PVector
+from pyrsistent import PMap, PVector, pvector
 
 from agents.errors import StateDecodeError
+from agents.records.compiled import compiled, element_of, is_pvector, optional_of
 from agents.records.frozen import (
+    EMPTY_VECTOR,
     History,
     NestingError,
     deep_freeze,
@@ -32,15 +34,21 @@ from agents.records.registry import (
     RECORDS,
     RECORDS_BY_TYPE,
     SCHEMA_VERSION,
-    SCOPES,
     Refs,
     data_fields,
     field_plan,
     hints,
-    scope,
 )
+from agents.records.registry import scope as scope_of
 
-__all__ = ["decode_step_execution", "from_dict", "from_json"]
+__all__ = [
+    "decode_record",
+    "decode_step_execution",
+    "field_decoders",
+    "from_dict",
+    "from_json",
+    "messages_ref",
+]
 
 R = TypeVar("R")
 
@@ -195,13 +203,20 @@ def _decoder_for(annotation: Any, owner: str) -> Decoder:
 
 
 def _record_decoder(cls: type[Any]) -> Decoder:
+    """The class's compiled decoder (``compiled.decoder_of``), made when first used: the
+    optimistic pass in straight-line code, the general ``decode_record`` when it doubts."""
+    made: list[Decoder] = []
+
     def decode(value: Any, path: str, context: _Context) -> Any:
-        return _decode_record(value, path, context, cls)
+        if not made:
+            made.append(decoder_of(cls))
+        return made[0](value, path, context)
 
     return decode
 
 
-def _field_decoders(cls: type[Any]) -> dict[str, Decoder]:
+def field_decoders(cls: type[Any]) -> dict[str, Decoder]:
+    """Each field's general decoder, by name."""
     decoders = _DECODERS.get(cls)
     if decoders is None:
         annotations = hints(cls)
@@ -214,16 +229,10 @@ def _field_decoders(cls: type[Any]) -> dict[str, Decoder]:
                 decoder = _optional(decoder)
             decoders[field.name] = decoder
         _DECODERS[cls] = decoders
-        optional = {f.name for f in field_plan(cls) if f.optional}
-        _REQUIRED[cls] = {k: v for k, v in decoders.items() if k not in optional}
-        _SPECIAL[cls] = scope(cls) is not None or any(f.messages_ref for f in field_plan(cls))
     return decoders
 
 
-_REQUIRED: dict[type, dict[str, Decoder]] = {}
-
-
-def _messages_ref(value: Any, path: str, context: _Context) -> History[Any]:
+def messages_ref(value: Any, path: str, context: _Context) -> History[Any]:
     refs = context.refs
     prefix = value.get("prefix")
     if set(value) != {"kind", "prefix"} or not isinstance(prefix, int) or isinstance(prefix, bool):
@@ -239,25 +248,10 @@ def _messages_ref(value: Any, path: str, context: _Context) -> History[Any]:
     return refs.messages.prefix(prefix).with_head(refs.head)
 
 
-def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
-    decoders = _field_decoders(cls)
-    if not context.paths and not _SPECIAL[cls] and type(value) is dict:
-        # The optimistic pass: exactly the fields (or the required ones) and "kind"; any
-        # doubt goes the long way.
-        fields = (
-            decoders
-            if len(value) == len(decoders) + 1
-            else _REQUIRED[cls]
-            if len(value) == len(_REQUIRED[cls]) + 1
-            else None
-        )
-        if fields is not None and value.get("kind") == cls.__name__:
-            try:
-                return cls(
-                    **{name: decode(value[name], path, context) for name, decode in fields.items()}
-                )
-            except (KeyError, TypeError, ValueError):
-                raise StateDecodeError(f"invalid {cls.__name__}", path) from None
+def decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
+    """The general decoder of a record (the compiled ones call it when they doubt, and
+    for a state): every check in order, building paths when ``context.paths``."""
+    decoders = field_decoders(cls)
     if not isinstance(value, dict):
         raise StateDecodeError(f"expected a {cls.__name__} object, got {_type_name(value)}", path)
     kind = value.get("kind")
@@ -279,7 +273,7 @@ def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
         raise StateDecodeError(f"unknown field for {cls.__name__}", where)
     outer_refs = context.refs  # a sub-agent's state nests inside its parent's
     kwargs: dict[str, Any] = {}
-    scope = SCOPES[cls]
+    scope = scope_of(cls)
     if scope is not None:  # decoded first: the steps inside refer to it
         if context.states >= MAX_STATES:
             raise StateDecodeError(f"states nested deeper than {MAX_STATES} levels", path)
@@ -300,7 +294,7 @@ def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
             raise StateDecodeError(f"missing field of {cls.__name__}", field_path)
         raw = value[name]
         if field.messages_ref and isinstance(raw, dict) and raw.get("kind") == "MessagesRef":
-            kwargs[name] = _messages_ref(raw, field_path, context)
+            kwargs[name] = messages_ref(raw, field_path, context)
             continue
         kwargs[name] = decoders[name](raw, field_path, context)
     context.refs = outer_refs
@@ -312,11 +306,111 @@ def _decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
         raise StateDecodeError(f"invalid {cls.__name__}: {exc}", path) from None
 
 
-_SPECIAL: dict[type, bool] = {}  # classes decoded with references (scope or MessagesRef)
-
-
 def _join(path: str, name: str) -> str:
     return name if path == "$" else f"{path}.{name}"
+
+
+# -- compiled decoders --------------------------------------------------------
+
+
+def _check_code(annotation: Any, decoder: str) -> str:
+    """An expression for the decoded ``x``: the value itself when an inline check passes
+    (the common case), else the field's general decoder (which converts or raises)."""
+    general = f"{decoder}(x, path, context)"
+    if annotation is str or annotation is bool or annotation is int:
+        return f"(x if type(x) is {annotation.__name__} else {general})"
+    if annotation in (str | None, int | None):
+        inner = optional_of(annotation).__name__
+        return f"(x if x is None or type(x) is {inner} else {general})"
+    if annotation is float:  # x - x is 0.0 for finite floats only
+        return f"(x if type(x) is float and x - x == 0.0 else {general})"
+    element = element_of(annotation)
+    if element in RECORDS_BY_TYPE and is_pvector(typing.get_origin(annotation)):
+        return (
+            f"((_pvector([d(i, path, context) for d in ({decoder}_item,) for i in x]) if x "
+            f"else _EMPTY) if type(x) is list else {general})"
+        )
+    if element in RECORDS_BY_TYPE and typing.get_origin(annotation) is History:
+        return (
+            f"(_history([d(i, path, context) for d in ({decoder}_item,) for i in x]) "
+            f"if type(x) is list else {general})"
+        )
+    return general
+
+
+def _compile_decoder(cls: type) -> Callable[[Any, str, Any], Any]:
+    general = field_decoders(cls)
+    if scope_of(cls) is not None:  # a state: its scope is decoded first, the general way
+        return lambda value, path, context: decode_record(value, path, context, cls)
+    annotations = hints(cls)
+    namespace: dict[str, Any] = {
+        "_cls": cls,
+        "_general": decode_record,
+        "_Bad": StateDecodeError,
+        "_ref": messages_ref,
+        "_history": to_history,
+        "_pvector": pvector,
+        "_EMPTY": EMPTY_VECTOR,
+    }
+    plan = field_plan(cls)
+    fields = {field.name: field for field in data_fields(cls)}
+    required = [field for field in plan if not field.optional]
+
+    def call(chosen: list[Any]) -> list[str]:
+        lines, arguments = [], []
+        for index, field in enumerate(chosen):
+            name = field.name
+            decoder = f"_d{index}"
+            namespace[decoder] = general[name]
+            annotation = annotations[name]
+            element = element_of(annotation)
+            lines.append(f"            x = value[{name!r}]")
+            if fields[name].metadata.get(RECORD) is not None:
+                code = f"{decoder}(x, path, context)"
+            else:
+                if element in RECORDS_BY_TYPE:
+                    namespace[f"{decoder}_item"] = decoder_of(element)
+                code = _check_code(annotation, decoder)
+            if field.messages_ref:
+                code = (
+                    "(_ref(x, path, context) if type(x) is dict and x.get('kind') == "
+                    f"'MessagesRef' else {code})"
+                )
+            lines.append(f"            a{index} = {code}")
+            arguments.append(f"{name}=a{index}")
+        lines.append(f"            return _cls({', '.join(arguments)})")
+        return lines
+
+    lines = [
+        "def decode(value, path, context):",
+        f"    if not context.paths and type(value) is dict and value.get('kind') == "
+        f"{cls.__name__!r}:",
+        "        size = len(value)",
+        "        try:",
+        f"          if size == {len(plan) + 1}:",
+        *call(list(plan)),
+    ]
+    if len(required) != len(plan):
+        lines += [f"          if size == {len(required) + 1}:", *call(required)]
+    lines += [
+        "        except (KeyError, TypeError, ValueError):",
+        f"            raise _Bad('invalid {cls.__name__}', path) from None",
+        "    return _general(value, path, context, _cls)",
+    ]
+    decode: Decoder = compiled("\n".join(lines), namespace, cls, "decode")
+    return decode
+
+
+_COMPILED: dict[type, Decoder] = {}
+
+
+def decoder_of(cls: type) -> Decoder:
+    """The compiled decoder of ``cls``: ``(data, path, context) -> record``, the optimistic
+    pass in straight-line code, the general ``decode_record`` when it doubts."""
+    found = _COMPILED.get(cls)
+    if found is None:
+        found = _COMPILED[cls] = _compile_decoder(cls)
+    return found
 
 
 def from_dict(data: Any, cls: type[R] | None = None) -> R:
@@ -339,9 +433,10 @@ def from_dict(data: Any, cls: type[R] | None = None) -> R:
             raise StateDecodeError(f"unknown kind {kind!r}", "kind")
         cls = found
     try:
-        return _decode_record(data, "$", _Context(paths=False), cls)
+        decoded: R = _record_decoder(cls)(data, "$", _Context(paths=False))
+        return decoded
     except StateDecodeError:
-        return _decode_record(data, "$", _Context(), cls)
+        return decode_record(data, "$", _Context(), cls)
 
 
 def from_json(text: str | bytes, cls: type[R] | None = None) -> R:
@@ -354,4 +449,4 @@ def decode_step_execution(data: Any, context: Any, path: str = "$") -> Any:
     input refers to ``context``'s conversation. ``StateDecodeError`` names a bad field."""
     decoding = _Context()
     decoding.refs = Refs(context)
-    return _decode_record(data, path, decoding, RECORDS["StepExecution"])
+    return decode_record(data, path, decoding, RECORDS["StepExecution"])

@@ -22,6 +22,7 @@ __all__ = [
     "dsn_secrets",
     "environment_secrets",
     "is_secret_key",
+    "odd_float",
     "redact",
     "redacted",
     "redacted_dsn",
@@ -66,19 +67,32 @@ def is_secret_key(key: str) -> bool:
     return normal in _SECRET_KEYS or normal.endswith(_SECRET_SUFFIXES)
 
 
-def redact(value: Any) -> Any:
-    """``value`` as plain JSON data, with secrets in every map replaced by ``"[redacted]"``."""
-    if isinstance(value, str | int | float | bool) or value is None:
+def odd_float(value: float) -> bool:
+    """Whether orjson may write ``value`` otherwise than ``json.dumps`` does (below 1e-4,
+    Python writes ``1e-05``, orjson ``1e-5``) or it is not finite (an error either way)."""
+    return not (value == 0.0 or 1e-4 <= abs(value) < 1e16)
+
+
+def redact(value: Any, note: Any = None) -> Any:
+    """``value`` as plain JSON data, with secrets in every map replaced by ``"[redacted]"``.
+
+    ``note`` (the codec's ``Encoding``), when given, has ``odd`` set when a float is met
+    that orjson would write otherwise than ``json`` does."""
+    if isinstance(value, str | int | bool) or value is None:
+        return value
+    if isinstance(value, float):
+        if note is not None and odd_float(value):
+            note.odd = True
         return value
     if isinstance(value, Mapping | PMap):
         if not value:  # most maps are empty; iterating even an empty PMap is not free
             return {}
         return {
-            str(key): REDACTED if is_secret_key(str(key)) else redact(item)
+            str(key): REDACTED if is_secret_key(str(key)) else redact(item, note)
             for key, item in sorted(value.items(), key=lambda pair: str(pair[0]))
         }
     if isinstance(value, Sequence | PVector):
-        return [redact(item) for item in value]
+        return [redact(item, note) for item in value]
     if isinstance(value, enum.Enum):
         return value.value
     raise TypeError(f"{type(value).__name__} is not JSON")

@@ -1,0 +1,102 @@
+"""The codec's fast paths (issue 17) write and read exactly what the general ones do:
+``to_json`` (orjson, compiled encoders) is byte for byte Python's ``json`` on ``to_dict``,
+for any JSON a run may hold — floats orjson writes otherwise (``1e-05``), integers past 64
+bits, lone surrogates, non-finite numbers refused alike — and the compiled decoders read it
+back equal, or refuse it with the same error and path as the general decoder."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import pytest
+from helpers import initial
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from agents import AgentLoop, AgentState, StateDecodeError, tool
+from agents.records.codec import from_dict, to_dict
+from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, reply
+
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([1e-5, -3.2e-9, 5e-324, 1e16, 1.5e300, 0.0001, -0.0, 1e-4])
+    | st.text()
+)
+json_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def _stdlib(record) -> str:
+    return json.dumps(to_dict(record), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def give(v: Any) -> Any:
+    """Gives the value back."""
+    return v
+
+
+def _run(arguments: dict, value) -> AgentState:
+    """A run whose tool call carries ``arguments`` (unknown ones fail validation: recorded
+    all the same), whose tool returns ``value`` and whose state holds it as metadata."""
+    loop = AgentLoop(
+        ScriptedDriver([call("give", **{**arguments, "v": value}), reply("done")]),
+        tools=[tool(give)],
+        clock=TickingClock(),
+        ids=SequentialIds(),
+    )
+    return loop.run(initial().with_metadata("held", value))
+
+
+@settings(max_examples=150, deadline=None)
+@given(arguments=st.dictionaries(st.text(max_size=5), json_values, max_size=3), value=json_values)
+def test_to_json_is_stdlib_json_byte_for_byte_and_reads_back(arguments, value):
+    state = _run(arguments, value)
+    expected = _stdlib(state)
+    assert state.to_json() == expected
+    back = AgentState.from_json(expected)
+    assert back == state
+    assert back.to_json() == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    [1e-05, [2**70, -(2**64)], {"x": "\ud800 lone"}, {"deep": [[[1e-300]]]}, 1.5e300],
+    ids=["small-float", "big-ints", "lone-surrogate", "nested-small-float", "large-float"],
+)
+def test_what_orjson_writes_otherwise_is_written_as_json_writes_it(value):
+    state = _run({}, value)
+    assert state.to_json() == _stdlib(state)
+    assert AgentState.from_json(state.to_json()) == state
+
+
+def test_a_small_float_is_written_with_pythons_exponent():
+    assert '"held":1e-05' in _run({}, 1e-05).to_json()
+
+
+@pytest.mark.parametrize("bad", [math.inf, -math.inf, math.nan])
+def test_non_finite_floats_are_refused_alike(bad):
+    data = to_dict(_run({}, 1))
+    data["execution"]["step_executions"][0]["step"]["response"]["usage"]["cost"] = bad
+    with pytest.raises(StateDecodeError) as refused:
+        from_dict(data)
+    assert refused.value.path.endswith("response.usage.cost")
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        json.dumps(data, allow_nan=False)
+
+
+def test_a_wrong_type_deep_inside_is_named_by_its_path():
+    data = json.loads(_run({}, 1).to_json())
+    data["execution"]["step_executions"][0]["step"]["response"]["tool_calls"][0]["name"] = 7
+    with pytest.raises(StateDecodeError) as refused:
+        from_dict(data)
+    assert refused.value.path == "execution.step_executions[0].step.response.tool_calls[0].name"
