@@ -82,3 +82,17 @@ def _unconfigured_structlog():
     structlog.reset_defaults()
     yield
     structlog.reset_defaults()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _no_implicit_event_loop():
+    """The main thread gets no event loop by asking for one (as from Python 3.14 on).
+
+    litellm's service logger calls ``asyncio.get_event_loop()`` after each synchronous
+    completion; on Python 3.11-3.13 that makes a new loop in the main thread which nobody
+    closes, and its ``ResourceWarning`` fails whichever test the collector happens to be in
+    when the next ``asyncio.run`` drops it. With no implicit loop, litellm runs its hook
+    with ``asyncio.run`` and closes it (its own code path for Python 3.14)."""
+    import asyncio
+
+    asyncio.set_event_loop(None)

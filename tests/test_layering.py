@@ -43,7 +43,7 @@ OWNERS = {
     "pytest": "testing/plugin.py",
     "psycopg": "persistence/postgres.py",
     "cryptography": "audit/keys.py",
-    "orjson": "records/codec.py",
+    "orjson": "records/json_text.py",
 }
 
 

@@ -1,78 +1,127 @@
-"""Per-class encoders compiled from the field plans (as attrs compiles
-``__init__``): straight-line code for each record class instead of a loop over its fields.
-
-They do what the general code in ``codec`` and ``decoding`` does, field for field — the
-same output, the same checks, the same errors — only faster: a record's fields are written
-or read by one generated function, scalar fields checked inline. Decoding compiles the
-optimistic first pass only; whatever it doubts (or a class holding a state's scope) goes
-the general way, which builds paths for the error.
-
-The encoder also notes whether the data holds a float that ``orjson`` writes differently
-from Python's ``json`` (an exponent below ``1e-4``; non-finite numbers, which are an
-error): ``to_json`` writes with orjson unless it does.
+"""Code generated for each record class, as attrs generates ``__init__`` and for the same
+reason, speed: constructors that skip ``__init__`` for values already converted
+(``maker``, ``updater``, ``_evolve``), and the source of the codec's per-class encoders and
+decoders (``encoding``, ``decoding``), straight-line code instead of a loop over fields.
+Generated source is registered with linecache, so tracebacks show it.
 """
 
 from __future__ import annotations
 
 import enum
+import itertools
+import linecache
 import types
 import typing
 from collections.abc import Callable, Mapping
-from datetime import datetime
-from typing import Any, Final, Union
+from typing import Any, Final, TypeVar, Union
 
-from pyrsistent import PMap, PVector
+import attrs
+from pyrsistent import PMap, PVector, pvector
 
-from agents.records.frozen import History, to_pvector
-from agents.records.redaction import odd_float, redact
-from agents.records.registry import (
-    RECORD,
-    RECORDS_BY_TYPE,
-    Refs,
-    data_fields,
-    field_plan,
-    hints,
-    scope,
+from agents.records.frozen import (
+    EMPTY_MAP,
+    EMPTY_VECTOR,
+    History,
+    deep_freeze,
+    to_float,
+    to_history,
+    to_pmap,
+    to_pvector,
 )
+from agents.records.registry import RECORD, RECORDS_BY_TYPE, SHARED, data_fields, field_plan, hints
 
 __all__ = [
-    "Encoding",
+    "DecoderSource",
     "compiled",
     "element_of",
-    "encode_any",
-    "encoder_of",
     "is_pvector",
+    "make_evolve",
+    "maker",
     "optional_of",
+    "plain_init",
+    "slot_setter",
+    "updater",
 ]
 
-
-class Encoding:
-    """What encoding one document carries along: the references of the enclosing state
-    (``None`` outside one) and whether a float was seen that orjson writes differently."""
-
-    __slots__ = ("odd", "refs")
-
-    def __init__(self, refs: Refs | None) -> None:
-        self.refs = refs
-        self.odd = False
+R = TypeVar("R")
+_UNSET: Any = object()
+_SERIAL = itertools.count(1)
 
 
-_ENCODERS: dict[type, Callable[[Any, Encoding], dict[str, Any]]] = {}
+def compiled(
+    source: str, namespace: dict[str, Any], cls: type, name: str, title: str | None = None
+) -> Any:
+    """``def name`` compiled from ``source`` in ``namespace``, its source registered with
+    linecache (as attrs does for its generated methods) so that tracebacks and debuggers
+    show it instead of "<string>"; ``title`` (else ``name``) names it there."""
+    label = f"{title or name} {cls.__module__}.{cls.__qualname__}"
+    filename = f"<agents generated {label} {next(_SERIAL)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    function = namespace[name]
+    function.__qualname__ = f"{cls.__name__}.{name}"
+    return function
 
 
-def encoder_of(cls: type) -> Callable[[Any, Encoding], Any]:
-    """The compiled encoder of record class ``cls``: ``(record, encoding) -> dict``
-    (for any other type, ``encode_any``: a field may hold what its annotation does not say,
-    and is written by what it holds, as the general encoder does)."""
-    found = _ENCODERS.get(cls)
-    if found is None:
-        if cls not in RECORDS_BY_TYPE:
-            return encode_any
-        found = _ENCODERS[cls] = _compile_encoder(cls)
-    return found
+# -- constructors ---------------------------------------------------------------------------
 
 
-# -- encoders ---------------------------------------------------------------------------------
+def slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
+    """The slot descriptor's own setter for ``cls.name``: it bypasses the frozen
+    ``__setattr__`` and needs no attribute lookup by name (for internal constructors)."""
+    setter: Callable[[Any, Any], None] = getattr(cls, name).__set__
+    return setter
+
+
+def _generate(cls: type, name: str, params: str, value: Callable[[str], str]) -> Callable[..., Any]:
+    """Compile ``def <name>(<params>)`` building a new ``cls`` whose field ``f`` is set to
+    the expression ``value(f)``, like attrs generates ``__init__``, for the same reason:
+    speed. Helpers are closure variables (cheaper to read than globals), and fields are set
+    through the slot descriptors' own setters, which bypass the frozen ``__setattr__``."""
+    names = [field.name for field in attrs.fields(cls)]
+    body = "\n".join(f"        _set_{field}(new, {value(field)})" for field in names)
+    setters = ", ".join(f"_set_{field}" for field in names)
+    source = (
+        f"def factory(_UNSET, _new, _cls, {setters}):\n"
+        f"    def {name}({params}):\n"
+        f"        new = _new(_cls)\n{body}\n"
+        "        return new\n"
+        f"    return {name}\n"
+    )
+    factory = compiled(source, {}, cls, "factory", name)
+    setter_values = [slot_setter(cls, field) for field in names]
+    function: Callable[..., Any] = factory(_UNSET, object.__new__, cls, *setter_values)
+    return function
+
+
+def make_evolve(cls: type) -> Any:
+    """``_evolve(self, **changes)``: a copy of a ``cls`` with the given fields replaced."""
+    names = [field.name for field in attrs.fields(cls)]
+    params = "self, *, " + ", ".join(f"{field}=_UNSET" for field in names)
+    return _generate(cls, "_evolve", params, lambda f: f"self.{f} if {f} is _UNSET else {f}")
+
+
+def maker(cls: type[R]) -> Callable[..., R]:
+    """A positional constructor taking every field in declaration order, skipping
+    ``__init__`` (no converters, no validators): for the loop's hot path, where the values
+    are already converted. Call sites pass all fields, so a changed field list fails loudly.
+    """
+    names = [field.name for field in attrs.fields(cls)]  # type: ignore[arg-type]
+    return _generate(cls, "make", ", ".join(names), lambda f: f)
+
+
+def updater(cls: type[R], *changed: str) -> Callable[..., R]:
+    """``update(record, *values)``: a copy of ``record`` with the ``changed`` fields set to
+    ``values`` (positionally), for hot paths that always change the same fields."""
+    names = {field.name for field in attrs.fields(cls)}  # type: ignore[arg-type]
+    unknown = set(changed) - names
+    if unknown:
+        raise TypeError(f"{cls.__name__} has no fields {sorted(unknown)}")
+    params = ", ".join(("self", *changed))
+    return _generate(cls, "update", params, lambda f: f if f in changed else f"self.{f}")
+
+
+# -- annotations ------------------------------------------------------------------------------
 
 
 def is_pvector(origin: Any) -> bool:
@@ -97,132 +146,162 @@ def optional_of(annotation: Any) -> Any:
     return None
 
 
-def _value_code(annotation: Any) -> str:
-    """An expression encoding ``v`` (never ``None`` unless the annotation allows it)."""
-    inner = optional_of(annotation)
-    if inner is not None:
-        return f"(None if v is None else {_value_code(inner)})"
-    if annotation is str or annotation is int or annotation is bool:
-        return "v"
-    if annotation is datetime:
-        return "_datetime(v)"
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return "v.value"
-    if annotation in RECORDS_BY_TYPE:  # by the class it holds, as the general encoder does
-        return "_ENC(v.__class__)(v, ctx)"
-    if element_of(annotation) in RECORDS_BY_TYPE:
-        return "[_ENC(i.__class__)(i, ctx) for i in v]"
-    origin = typing.get_origin(annotation)
-    if origin in (Mapping, dict, PMap) or getattr(origin, "__name__", "") == "PMap":
-        return "(_redact(v, ctx) if v else {})"
-    return "_any(v, ctx)"
+# -- decoders -----------------------------------------------------------------------------------
+
+_IDEMPOTENT: Final = frozenset({to_pmap, to_pvector, to_history, deep_freeze, to_float})
+"""Converters that give back what the field decoders give them (already converted)."""
 
 
-def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
-    annotations = hints(cls)
-    state_scope = scope(cls)
-    lines = [
-        "def encode(record, ctx):",
-        "    refs = ctx.refs",
-        "    if refs is not None:",
-        "        done = refs.encoded.get(id(record))",
-        "        if done is not None:",
-        "            return done",
-        f"    out = {{'kind': {cls.__name__!r}}}",
-    ]
-    if state_scope is not None:  # a document of its own: the steps inside refer to its context
-        lines += ["    outer = ctx", f"    ctx = _Encoding(_Refs(record.{state_scope}))"]
-    else:
-        lines += ["    if refs is not None:", "        refs.encoded[id(record)] = out"]
-    fields = {field.name: field for field in data_fields(cls)}
-    for name, plain, optional, messages_ref in field_plan(cls):
-        annotation = annotations[name]
-        named = fields[name].metadata.get(RECORD)
-        lines.append(f"    v = record.{name}")
-        if plain:
-            lines.append(f"    out[{name!r}] = v")
-            if annotation in (float, float | None):
-                lines.append("    if v.__class__ is float and _odd(v):\n        ctx.odd = True")
-            continue
-        code = "_any(v, ctx)" if named is not None else _value_code(annotation)
-        indent = "    "
-        if optional:
-            lines.append("    if v is not None:")
-            indent = "        "
-        if messages_ref:
+def plain_init(cls: type) -> tuple[dict[str, Any], list[Any]] | None:
+    """Each field's default (converted) and the fields with validators, when
+    ``cls.__init__`` does nothing to decoded values but set them and validate them — no
+    ``__attrs_post_init__``, no factories, converters that leave them as they are — so a
+    decoder may build the record without it; else ``None``."""
+    if hasattr(cls, "__attrs_post_init__"):
+        return None
+    defaults: dict[str, Any] = {}
+    validated = []
+    for field in attrs.fields(cls):
+        if isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
+            return None
+        if field.converter is not None and field.converter not in _IDEMPOTENT:
+            return None
+        default = field.default
+        if default is not attrs.NOTHING and field.converter is not None:
+            default = field.converter(default)
+        defaults[field.name] = default
+        if field.validator is not None:
+            validated.append(field)
+    return defaults, validated
+
+
+class DecoderSource:
+    """The source of ``decode(value, path, context)`` for one record class: the optimistic
+    first pass in straight-line code — each field checked inline where a check is cheap,
+    by its general decoder otherwise — and the general decoder wherever it doubts.
+
+    The caller's ``namespace`` holds what the code calls: ``_general(value, path, context,
+    cls)``, ``_Bad`` (the error), ``_ref`` (a ``MessagesRef``), ``_DEC`` (compiled decoders
+    by class) and ``_exact`` (a SHARED record's key); each field's general decoder is put
+    there from ``general``."""
+
+    def __init__(self, cls: type, general: dict[str, Any], namespace: dict[str, Any]) -> None:
+        self.cls, self.general, self.namespace = cls, general, namespace
+        self.annotations = hints(cls)
+        self.fields = {field.name: field for field in data_fields(cls)}
+        self.plain = plain_init(cls)
+        namespace.update(
+            _cls=cls, _history=to_history, _pvector=pvector, _EMPTY=EMPTY_VECTOR, _NO_MAP=EMPTY_MAP
+        )
+        if self.plain is not None:
+            defaults, validated = self.plain
+            namespace["_make"] = maker(cls)
+            namespace.update({f"_default_{name}": value for name, value in defaults.items()})
+            namespace.update({f"_check_{field.name}": field.validator for field in validated})
+            namespace.update({f"_field_{field.name}": field for field in validated})
+
+    def source(self) -> str:
+        name = self.cls.__name__
+        plan = field_plan(self.cls)
+        required = [field for field in plan if not field.optional]
+        lines = [
+            "def decode(value, path, context):",
+            f"    if not context.paths and type(value) is dict and value.get('kind') == {name!r}:",
+        ]
+        shared = name in SHARED
+        if shared:  # a repeat: the record decoded before
             lines += [
-                f"{indent}prefix = None if ctx.refs is None else ctx.refs.prefix_of(v)",
-                f"{indent}out[{name!r}] = ("
-                f"{{'kind': 'MessagesRef', 'prefix': prefix}} if prefix is not None else {code})",
+                "        key = _exact(value)",
+                "        if key is not None:",
+                "            found = context.shared.get(key)",
+                "            if found is not None:",
+                "                return found",
             ]
+        lines += ["        size = len(value)", "        try:"]
+        lines += [f"            if size == {len(plan) + 1}:", *self._build(list(plan))]
+        if len(required) != len(plan):
+            lines += [f"            elif size == {len(required) + 1}:", *self._build(required)]
+        lines += [
+            "            else:",
+            "                new = None",
+            "        except (KeyError, TypeError, ValueError):",
+            f"            raise _Bad('invalid {name}', path) from None",
+            "        if new is not None:",
+        ]
+        if shared:
+            lines += [
+                "            if key is not None:",
+                "                context.shared[key] = new",
+            ]
+        lines += ["            return new", "    return _general(value, path, context, _cls)"]
+        return "\n".join(lines)
+
+    def _build(self, chosen: list[Any]) -> list[str]:
+        indent = " " * 16
+        lines = []
+        for index, field in enumerate(chosen):
+            lines.append(f"{indent}x = value[{field.name!r}]")
+            lines.append(f"{indent}a{index} = {self._value(index, field)}")
+        given = {field.name: f"a{index}" for index, field in enumerate(chosen)}
+        if self.plain is None:
+            arguments = ", ".join(f"{name}={value}" for name, value in given.items())
+            return [*lines, f"{indent}new = _cls({arguments})"]
+        defaults, validated = self.plain  # __init__ would only set and check: do it here
+        values = ", ".join(given.get(name, f"_default_{name}") for name in defaults)
+        lines.append(f"{indent}new = _make({values})")
+        for field in validated:
+            name = field.name
+            lines.append(f"{indent}_check_{name}(new, _field_{name}, new.{name})")
+        return lines
+
+    def _value(self, index: int, field: Any) -> str:
+        """An expression for field ``index`` decoded from ``x``."""
+        decoder = f"_d{index}"
+        self.namespace[decoder] = self.general[field.name]
+        general = f"{decoder}(x, path, context)"
+        annotation = self.annotations[field.name]
+        held = optional_of(annotation) or annotation
+        if self.fields[field.name].metadata.get(RECORD) is not None:
+            code = general
+        elif held in RECORDS_BY_TYPE:  # straight to its compiled decoder
+            self.namespace[f"{decoder}_cls"] = held
+            code = f"_DEC[{decoder}_cls](x, path, context)"
+            if held is not annotation:
+                code = f"(None if x is None else {code})"
         else:
-            lines.append(f"{indent}out[{name!r}] = {code}")
-    if state_scope is not None:
-        lines += ["    if ctx.odd:", "        outer.odd = True"]
-    lines.append("    return out")
-    namespace: dict[str, Any] = {
-        "_ENC": encoder_of,
-        "_Encoding": Encoding,
-        "_Refs": Refs,
-        "_any": encode_any,
-        "_redact": _redact,
-        "_datetime": _datetime,
-        "_odd": odd_float,
-    }
-    encode: Callable[[Any, Encoding], dict[str, Any]] = compiled(
-        "\n".join(lines), namespace, cls, "encode"
-    )
-    return encode
+            code = self._checked(annotation, decoder, general)
+        if field.messages_ref:
+            code = (
+                "(_ref(x, path, context) if type(x) is dict and x.get('kind') == "
+                f"'MessagesRef' else {code})"
+            )
+        return code
 
-
-def compiled(source: str, namespace: dict[str, Any], cls: type, name: str) -> Any:
-    filename = f"<agents compiled {name} {cls.__module__}.{cls.__qualname__}>"
-    exec(compile(source, filename, "exec"), namespace)
-    function = namespace[name]
-    function.__qualname__ = f"{cls.__name__}.{name}"
-    function.__doc__ = source
-    return function
-
-
-def _datetime(value: datetime) -> str:
-    if value.tzinfo is None:
-        raise ValueError(f"naive datetime {value!r}: records hold aware UTC times")
-    return value.isoformat(timespec="microseconds")
-
-
-_SCALARS: Final = frozenset({str, int, bool, type(None)})
-
-
-def encode_any(value: Any, ctx: Encoding) -> Any:
-    """Any value a record holds as plain JSON data (records by their compiled encoders)."""
-    kind = type(value)
-    if kind in _SCALARS:
-        return value
-    if kind is float:
-        if odd_float(value):
-            ctx.odd = True
-        return value
-    if kind in RECORDS_BY_TYPE:
-        return encoder_of(kind)(value, ctx)
-    if kind is PVector_type or kind is list or kind is tuple:
-        return [encode_any(item, ctx) for item in value]
-    if isinstance(value, str | bool | int):
-        return value
-    if isinstance(value, float):
-        return encode_any(float(value), ctx) if type(value) is not float else value
-    if isinstance(value, datetime):
-        return _datetime(value)
-    if isinstance(value, enum.Enum):
-        return encode_any(value.value, ctx)
-    if isinstance(value, History | PVector | tuple | list):
-        return [encode_any(item, ctx) for item in value]
-    if isinstance(value, PMap | Mapping):
-        return _redact(value, ctx) if value else {}
-    raise TypeError(f"cannot encode {type(value).__name__}")
-
-
-PVector_type: Final = type(to_pvector(()))
-
-
-def _redact(value: Any, ctx: Encoding) -> Any:
-    return redact(value, ctx)
+    def _checked(self, annotation: Any, decoder: str, general: str) -> str:
+        """The value itself when an inline check passes (the common case), else the
+        field's general decoder (which converts or raises)."""
+        if annotation in (str, bool, int):
+            return f"(x if type(x) is {annotation.__name__} else {general})"
+        if annotation in (str | None, int | None):
+            inner = optional_of(annotation).__name__
+            return f"(x if x is None or type(x) is {inner} else {general})"
+        if annotation is float:  # x - x is 0.0 for finite floats only
+            return f"(x if type(x) is float and x - x == 0.0 else {general})"
+        if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+            members = {member.value: member for member in annotation}
+            if all(type(value) is str for value in members):
+                self.namespace[f"{decoder}_members"] = members
+                return f"({decoder}_members[x] if x in {decoder}_members else {general})"
+        origin = typing.get_origin(annotation)
+        if origin in (Mapping, dict, PMap) or getattr(origin, "__name__", "") == "PMap":
+            return f"(_NO_MAP if type(x) is dict and not x else {general})"
+        element = element_of(annotation)
+        if element not in RECORDS_BY_TYPE:
+            return general
+        self.namespace[f"{decoder}_cls"] = element
+        items = f"[d(i, path, context) for d in (_DEC[{decoder}_cls],) for i in x]"
+        if is_pvector(origin):
+            return f"((_pvector({items}) if x else _EMPTY) if type(x) is list else {general})"
+        if origin is History:
+            return f"(_history({items}) if type(x) is list else {general})"
+        return general

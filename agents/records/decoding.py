@@ -13,14 +13,13 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, TypeVar, Union
+from typing import Any, Final, TypeVar, Union
 
-from pyrsistent import PMap, PVector, pvector
+from pyrsistent import PMap, PVector
 
 from agents.errors import StateDecodeError
-from agents.records.compiled import compiled, element_of, is_pvector, optional_of
+from agents.records.compiled import DecoderSource, compiled
 from agents.records.frozen import (
-    EMPTY_VECTOR,
     History,
     NestingError,
     deep_freeze,
@@ -28,7 +27,7 @@ from agents.records.frozen import (
     to_pmap,
     to_pvector,
 )
-from agents.records.json_text import MAX_STATES, loads
+from agents.records.json_text import MAX_STATES, exact, loads
 from agents.records.registry import (
     RECORD,
     RECORDS,
@@ -60,12 +59,13 @@ class _Context:
     built (the first, optimistic pass builds none; an error sends decoding through a second
     pass that builds them, and checks in the original order, to say exactly where)."""
 
-    __slots__ = ("paths", "refs", "states")
+    __slots__ = ("paths", "refs", "shared", "states")
 
     def __init__(self, paths: bool = True) -> None:
         self.refs: Refs | None = None
         self.paths = paths
         self.states = 0  # AgentStates being decoded, one inside another (sub-agents' runs)
+        self.shared: dict[bytes, Any] = {}  # SHARED records decoded, by their exact JSON
 
 
 def _type_name(value: Any) -> str:
@@ -205,12 +205,9 @@ def _decoder_for(annotation: Any, owner: str) -> Decoder:
 def _record_decoder(cls: type[Any]) -> Decoder:
     """The class's compiled decoder (``compiled.decoder_of``), made when first used: the
     optimistic pass in straight-line code, the general ``decode_record`` when it doubts."""
-    made: list[Decoder] = []
 
     def decode(value: Any, path: str, context: _Context) -> Any:
-        if not made:
-            made.append(decoder_of(cls))
-        return made[0](value, path, context)
+        return _COMPILED[cls](value, path, context)
 
     return decode
 
@@ -313,104 +310,37 @@ def _join(path: str, name: str) -> str:
 # -- compiled decoders --------------------------------------------------------
 
 
-def _check_code(annotation: Any, decoder: str) -> str:
-    """An expression for the decoded ``x``: the value itself when an inline check passes
-    (the common case), else the field's general decoder (which converts or raises)."""
-    general = f"{decoder}(x, path, context)"
-    if annotation is str or annotation is bool or annotation is int:
-        return f"(x if type(x) is {annotation.__name__} else {general})"
-    if annotation in (str | None, int | None):
-        inner = optional_of(annotation).__name__
-        return f"(x if x is None or type(x) is {inner} else {general})"
-    if annotation is float:  # x - x is 0.0 for finite floats only
-        return f"(x if type(x) is float and x - x == 0.0 else {general})"
-    element = element_of(annotation)
-    if element in RECORDS_BY_TYPE and is_pvector(typing.get_origin(annotation)):
-        return (
-            f"((_pvector([d(i, path, context) for d in ({decoder}_item,) for i in x]) if x "
-            f"else _EMPTY) if type(x) is list else {general})"
-        )
-    if element in RECORDS_BY_TYPE and typing.get_origin(annotation) is History:
-        return (
-            f"(_history([d(i, path, context) for d in ({decoder}_item,) for i in x]) "
-            f"if type(x) is list else {general})"
-        )
-    return general
-
-
-def _compile_decoder(cls: type) -> Callable[[Any, str, Any], Any]:
-    general = field_decoders(cls)
+def _compile_decoder(cls: type) -> Decoder:
     if scope_of(cls) is not None:  # a state: its scope is decoded first, the general way
         return lambda value, path, context: decode_record(value, path, context, cls)
-    annotations = hints(cls)
     namespace: dict[str, Any] = {
-        "_cls": cls,
         "_general": decode_record,
         "_Bad": StateDecodeError,
         "_ref": messages_ref,
-        "_history": to_history,
-        "_pvector": pvector,
-        "_EMPTY": EMPTY_VECTOR,
+        "_DEC": _COMPILED,
+        "_exact": exact,
     }
-    plan = field_plan(cls)
-    fields = {field.name: field for field in data_fields(cls)}
-    required = [field for field in plan if not field.optional]
-
-    def call(chosen: list[Any]) -> list[str]:
-        lines, arguments = [], []
-        for index, field in enumerate(chosen):
-            name = field.name
-            decoder = f"_d{index}"
-            namespace[decoder] = general[name]
-            annotation = annotations[name]
-            element = element_of(annotation)
-            lines.append(f"            x = value[{name!r}]")
-            if fields[name].metadata.get(RECORD) is not None:
-                code = f"{decoder}(x, path, context)"
-            else:
-                if element in RECORDS_BY_TYPE:
-                    namespace[f"{decoder}_item"] = decoder_of(element)
-                code = _check_code(annotation, decoder)
-            if field.messages_ref:
-                code = (
-                    "(_ref(x, path, context) if type(x) is dict and x.get('kind') == "
-                    f"'MessagesRef' else {code})"
-                )
-            lines.append(f"            a{index} = {code}")
-            arguments.append(f"{name}=a{index}")
-        lines.append(f"            return _cls({', '.join(arguments)})")
-        return lines
-
-    lines = [
-        "def decode(value, path, context):",
-        f"    if not context.paths and type(value) is dict and value.get('kind') == "
-        f"{cls.__name__!r}:",
-        "        size = len(value)",
-        "        try:",
-        f"          if size == {len(plan) + 1}:",
-        *call(list(plan)),
-    ]
-    if len(required) != len(plan):
-        lines += [f"          if size == {len(required) + 1}:", *call(required)]
-    lines += [
-        "        except (KeyError, TypeError, ValueError):",
-        f"            raise _Bad('invalid {cls.__name__}', path) from None",
-        "    return _general(value, path, context, _cls)",
-    ]
-    decode: Decoder = compiled("\n".join(lines), namespace, cls, "decode")
+    source = DecoderSource(cls, field_decoders(cls), namespace).source()
+    decode: Decoder = compiled(source, namespace, cls, "decode")
     return decode
 
 
-_COMPILED: dict[type, Decoder] = {}
+class _Decoders(dict[type, Decoder]):
+    """Each class's compiled decoder, made when first asked for (generated code looks
+    decoders up here by a field's class: one dict lookup)."""
+
+    def __missing__(self, cls: type) -> Decoder:
+        found = self[cls] = _compile_decoder(cls)
+        return found
+
+
+_COMPILED: Final = _Decoders()
 
 
 def decoder_of(cls: type) -> Decoder:
     """The compiled decoder of ``cls``: ``(data, path, context) -> record``, the optimistic
     pass in straight-line code, the general ``decode_record`` when it doubts."""
-    found = _COMPILED.get(cls)
-    if found is None:
-        found = _COMPILED[cls] = _compile_decoder(cls)
-    return found
+    return _COMPILED[cls]
 
 
 def from_dict(data: Any, cls: type[R] | None = None) -> R:

@@ -64,13 +64,22 @@ def to_float(value: Any) -> Any:
     return value
 
 
+# Frozen as they are (floats are checked: NaN and infinities are no JSON numbers).
+_EXACT_SCALARS: Final = frozenset({str, int, bool, type(None)})
+
+
 def to_pmap(value: Mapping[str, Any] | None) -> PMapT[str, Any]:
     """Return ``value`` as a deeply frozen ``PMap``, unchanged when it already is one."""
     if type(value) is _PMAP_TYPE:
         return value
     if not value:
         return EMPTY_MAP
-    return pmap({key: deep_freeze(item) for key, item in value.items()})
+    return pmap(
+        {
+            key: item if type(item) in _EXACT_SCALARS else deep_freeze(item)
+            for key, item in value.items()
+        }
+    )
 
 
 MAX_DEPTH: Final = 100
@@ -246,9 +255,8 @@ class History(Sequence[T]):
         if self._head or len(self) > len(other) - len(other._head):
             return False
         mine, theirs = self._chunks, other._chunks
-        for a, b in zip(mine, theirs, strict=False):
-            if a is not b and a != b:
-                return False
+        if theirs[: len(mine)] != mine:  # item by item: shared chunks by identity, at C speed
+            return False
         tail = self._tail
         if not tail:
             return True

@@ -11,11 +11,14 @@ and scrubs them from any text: reprs, error messages and log lines.
 from __future__ import annotations
 
 import enum
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from pyrsistent import PMap, PVector
+
+from agents.records.frozen import EMPTY_MAP, shallow_dict
 
 __all__ = [
     "REDACTED",
@@ -61,6 +64,7 @@ _KEY_PATTERN: Final = re.compile(r"\b(sk|pk|rk|key)-[A-Za-z0-9_\-]{6,}")
 _SCHEME_PATTERN: Final = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]{6,}")
 
 
+@functools.lru_cache(maxsize=4096)  # the same few keys are asked about in every record
 def is_secret_key(key: str) -> bool:
     """Whether values under ``key`` are secrets (case-insensitive, ``-`` read as ``_``)."""
     normal = key.lower().replace("-", "_")
@@ -78,7 +82,12 @@ def redact(value: Any, note: Any = None) -> Any:
 
     ``note`` (the codec's ``Encoding``), when given, has ``odd`` set when a float is met
     that orjson would write otherwise than ``json`` does."""
-    if isinstance(value, str | int | bool) or value is None:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return value
+    if kind is _PMAP_TYPE:
+        return _redacted_map(shallow_dict(value), note) if value else {}
+    if isinstance(value, str | int | bool):
         return value
     if isinstance(value, float):
         if note is not None and odd_float(value):
@@ -87,15 +96,24 @@ def redact(value: Any, note: Any = None) -> Any:
     if isinstance(value, Mapping | PMap):
         if not value:  # most maps are empty; iterating even an empty PMap is not free
             return {}
-        return {
-            str(key): REDACTED if is_secret_key(str(key)) else redact(item, note)
-            for key, item in sorted(value.items(), key=lambda pair: str(pair[0]))
-        }
+        return _redacted_map(dict(value.items()), note)
     if isinstance(value, Sequence | PVector):
         return [redact(item, note) for item in value]
     if isinstance(value, enum.Enum):
         return value.value
     raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+_PMAP_TYPE: Final = type(EMPTY_MAP)
+
+
+def _redacted_map(plain: dict[Any, Any], note: Any) -> dict[str, Any]:
+    """A map's items sorted by their keys as text, secrets redacted (ties, as ``1`` and
+    ``"1"``, keep their order: the later one wins)."""
+    return {
+        str(key): REDACTED if is_secret_key(str(key)) else redact(plain[key], note)
+        for key in sorted(plain, key=str)
+    }
 
 
 def redacted(value: Any) -> Any:

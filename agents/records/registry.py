@@ -21,6 +21,7 @@ __all__ = [
     "RECORDS_BY_TYPE",
     "REFERENCES",
     "SCHEMA_VERSION",
+    "SHARED",
     "Field",
     "Refs",
     "data_fields",
@@ -49,6 +50,12 @@ head and first ``k`` messages of the enclosing document's context (a step's inpu
 RECORD: Final = "agents.codec.record"
 """The name of the record class a field holds, where its annotation cannot say it (a
 sub-agent's ``AgentState`` inside a ``ToolExecution``)."""
+
+SHARED: Final = frozenset({"Message", "ToolCall"})
+"""Records a state repeats by design — a step's output messages are the conversation's, a
+tool call sits in its response, its message and its execution — and which refer to nothing
+outside themselves: encoded once per state (by identity) and decoded once per document (by
+their exact JSON), then shared."""
 
 RECORDS: Final[dict[str, type[Any]]] = {}
 """Record classes by name (their ``kind``), filled as record classes are defined."""
@@ -142,9 +149,7 @@ class Refs:
     def __init__(self, context: Any) -> None:  # an AgentContext
         self.head: tuple[Any, ...] = context.head()
         self.messages: History[Any] = context.store.messages
-        # Records are shared across a state (a tool call sits in its response, its message
-        # and its execution; a step's output messages are the conversation's): each is
-        # encoded once per state, by identity, while the state keeps it alive.
+        # SHARED records, each encoded once per state, by identity (the state keeps it alive)
         self.encoded: dict[int, dict[str, Any]] = {}
 
     def prefix_of(self, messages: History[Any]) -> int | None:

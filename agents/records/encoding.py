@@ -1,0 +1,196 @@
+"""The encoder: records as plain JSON data, each record class by an encoder compiled from
+its field plan (``compiled``), other values by ``encode_any``.
+
+An ``Encoding`` goes along one document: the references of the enclosing state, so that a
+step's input is written as a ``MessagesRef`` and each SHARED record is written once per
+state, and a note of any float that orjson writes differently from Python's ``json`` (an
+exponent below ``1e-4`` or past ``1e16``; non-finite numbers, an error either way):
+``to_json`` writes with orjson unless it saw one.
+"""
+
+from __future__ import annotations
+
+import enum
+import typing
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from pyrsistent import PMap, PVector
+
+from agents.records.compiled import compiled, element_of, optional_of
+from agents.records.frozen import History, to_pvector
+from agents.records.json_text import timestamp
+from agents.records.redaction import odd_float, redact
+from agents.records.registry import (
+    RECORD,
+    RECORDS_BY_TYPE,
+    SHARED,
+    Refs,
+    data_fields,
+    field_plan,
+    hints,
+    scope,
+)
+
+__all__ = ["Encoder", "Encoding", "encode_any", "encoder_of"]
+
+
+class Encoding:
+    """What encoding one document carries along: the references of the enclosing state
+    (``None`` outside one) and whether a float was seen that orjson writes differently."""
+
+    __slots__ = ("odd", "refs")
+
+    def __init__(self, refs: Refs | None) -> None:
+        self.refs = refs
+        self.odd = False
+
+
+Encoder = Callable[[Any, Encoding], Any]
+
+
+class _Encoders(dict[type, Encoder]):
+    """Each class's encoder, compiled when first asked for (generated code looks encoders
+    up here by the class a field holds: one dict lookup)."""
+
+    def __missing__(self, cls: type) -> Encoder:
+        if cls not in RECORDS_BY_TYPE:
+            return encode_any
+        found = self[cls] = _compile_encoder(cls)
+        return found
+
+
+_ENCODERS: Final = _Encoders()
+
+
+def encoder_of(cls: type) -> Encoder:
+    """The compiled encoder of record class ``cls``: ``(record, encoding) -> dict``
+    (for any other type, ``encode_any``: a field may hold what its annotation does not say,
+    and is written by what it holds, as the general encoder does)."""
+    return _ENCODERS[cls]
+
+
+def _value_code(annotation: Any) -> str:
+    """An expression encoding ``v`` (never ``None`` unless the annotation allows it)."""
+    inner = optional_of(annotation)
+    if inner is not None:
+        return f"(None if v is None else {_value_code(inner)})"
+    if annotation is str or annotation is int or annotation is bool:
+        return "v"
+    if annotation is datetime:
+        return "_datetime(v)"
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return "v.value"
+    if annotation in RECORDS_BY_TYPE:  # by the class it holds, as the general encoder does
+        return "_ENC[v.__class__](v, ctx)"
+    if element_of(annotation) in RECORDS_BY_TYPE:
+        return "[_ENC[i.__class__](i, ctx) for i in v]"
+    origin = typing.get_origin(annotation)
+    if origin in (Mapping, dict, PMap) or getattr(origin, "__name__", "") == "PMap":
+        return "(_redact(v, ctx) if v else {})"
+    return "_any(v, ctx)"
+
+
+def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
+    annotations = hints(cls)
+    state_scope = scope(cls)
+    lines = ["def encode(record, ctx):"]
+    if cls.__name__ in SHARED:  # encoded once per state, by identity
+        lines += [
+            "    refs = ctx.refs",
+            "    if refs is not None:",
+            "        done = refs.encoded.get(id(record))",
+            "        if done is not None:",
+            "            return done",
+            f"    out = {{'kind': {cls.__name__!r}}}",
+            "    if refs is not None:",
+            "        refs.encoded[id(record)] = out",
+        ]
+    else:
+        lines.append(f"    out = {{'kind': {cls.__name__!r}}}")
+    if state_scope is not None:  # a document of its own: the steps inside refer to its context
+        lines += ["    outer = ctx", f"    ctx = _Encoding(_Refs(record.{state_scope}))"]
+    fields = {field.name: field for field in data_fields(cls)}
+    for name, plain, optional, messages_ref in field_plan(cls):
+        annotation = annotations[name]
+        named = fields[name].metadata.get(RECORD)
+        lines.append(f"    v = record.{name}")
+        if plain:
+            lines.append(f"    out[{name!r}] = v")
+            if annotation in (float, float | None):
+                lines.append("    if v.__class__ is float and _odd(v):\n        ctx.odd = True")
+            continue
+        code = "_any(v, ctx)" if named is not None else _value_code(annotation)
+        indent = "    "
+        if optional:
+            lines.append("    if v is not None:")
+            indent = "        "
+        if messages_ref:
+            lines += [
+                f"{indent}prefix = None if ctx.refs is None else ctx.refs.prefix_of(v)",
+                f"{indent}out[{name!r}] = ("
+                f"{{'kind': 'MessagesRef', 'prefix': prefix}} if prefix is not None else {code})",
+            ]
+        else:
+            lines.append(f"{indent}out[{name!r}] = {code}")
+    if state_scope is not None:
+        lines += ["    if ctx.odd:", "        outer.odd = True"]
+    lines.append("    return out")
+    namespace: dict[str, Any] = {
+        "_ENC": _ENCODERS,
+        "_Encoding": Encoding,
+        "_Refs": Refs,
+        "_any": encode_any,
+        "_redact": _redact,
+        "_datetime": _datetime,
+        "_odd": odd_float,
+    }
+    encode: Callable[[Any, Encoding], dict[str, Any]] = compiled(
+        "\n".join(lines), namespace, cls, "encode"
+    )
+    return encode
+
+
+def _datetime(value: datetime) -> str:
+    if value.tzinfo is None:
+        raise ValueError(f"naive datetime {value!r}: records hold aware UTC times")
+    return timestamp(value)
+
+
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
+
+
+def encode_any(value: Any, ctx: Encoding) -> Any:
+    """Any value a record holds as plain JSON data (records by their compiled encoders)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is float:
+        if odd_float(value):
+            ctx.odd = True
+        return value
+    if kind in RECORDS_BY_TYPE:
+        return _ENCODERS[kind](value, ctx)
+    if kind is PVector_type or kind is list or kind is tuple:
+        return [encode_any(item, ctx) for item in value]
+    if isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return encode_any(float(value), ctx) if type(value) is not float else value
+    if isinstance(value, datetime):
+        return _datetime(value)
+    if isinstance(value, enum.Enum):
+        return encode_any(value.value, ctx)
+    if isinstance(value, History | PVector | tuple | list):
+        return [encode_any(item, ctx) for item in value]
+    if isinstance(value, PMap | Mapping):
+        return _redact(value, ctx) if value else {}
+    raise TypeError(f"cannot encode {type(value).__name__}")
+
+
+PVector_type: Final = type(to_pvector(()))
+
+
+def _redact(value: Any, ctx: Encoding) -> Any:
+    return redact(value, ctx)
