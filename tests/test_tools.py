@@ -362,3 +362,41 @@ def test_tool_is_still_callable_directly():
     """A ``Tool`` calls its function when called."""
     assert isinstance(add, Tool)
     assert add(2, 3) == 5
+
+
+def test_under_arun_a_sync_tool_runs_on_a_thread_unless_thread_false():
+    """By default a synchronous tool leaves the event loop's thread (a slow call cannot
+    stall other runs); with ``thread=False`` it runs on the loop itself, with the same
+    history."""
+    seen: dict[str, threading.Thread] = {}
+
+    def where(name: str) -> Any:
+        def record(x: int) -> int:
+            seen[name] = threading.current_thread()
+            return x + 1
+
+        record.__name__ = name
+        return record
+
+    threaded, inline = tool(where("threaded")), tool(where("inline"), thread=False)
+    assert (threaded.thread, inline.thread) == (True, False)
+
+    async def main() -> Any:
+        loop = make_loop(
+            calls(call("threaded", x=1), call("inline", x=2)),
+            reply("done"),
+            tools=[threaded, inline],
+        )
+        return threading.current_thread(), await loop.arun(initial())
+
+    loop_thread, final = asyncio.run(main())
+    assert [e.value for e in final.tool_executions] == [2, 3]
+    assert seen["inline"] is loop_thread
+    assert seen["threaded"] is not loop_thread
+    assert "on the event loop" in make_loop(reply("x"), tools=[inline]).describe_markdown()
+
+
+def test_a_sync_tool_without_a_thread_cannot_be_timed_out():
+    """``thread=False`` with a ``timeout`` is refused when the tool is built."""
+    with pytest.raises(ConfigurationError, match="cannot be timed out"):
+        tool(add.function, name="quick", thread=False, timeout=1.0)

@@ -25,7 +25,15 @@ from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
 from agents.persistence.anchors import ANCHORS_TABLE, anchor_plan, read_anchor_plan
 from agents.persistence.plans import Handle, Many, Plan, Query, drive
 from agents.persistence.session import Session
-from agents.records.codec import encode_step_execution, encode_value, from_dict, to_dict
+from agents.records.codec import (
+    encode_step_execution,
+    encode_value,
+    from_dict,
+    step_execution_json,
+    to_dict,
+    value_json,
+)
+from agents.records.frozen import History
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 
@@ -191,17 +199,17 @@ def _write(
     yield Many(
         "INSERT INTO messages VALUES (?, ?, ?)",
         [
-            (session_id, position, _json(encode_value(messages[position])))
+            (session_id, position, value_json(messages[position]))
             for position in range(stored_messages, len(messages))
         ],
     )
     rows = []
     first_reference = len(steps) + 1
     for index in range(stored_steps, len(steps)):
-        data = encode_step_execution(steps[index], state.context)
+        data, text = step_execution_json(steps[index], state.context)
         if first_reference > len(steps) and _is_reference(data):
             first_reference = index + 1
-        rows.append((session_id, index + 1, _json(data)))
+        rows.append((session_id, index + 1, text))
     if refs_from > stored_steps:  # every stored row is whole: the new ones decide
         refs_from = first_reference
     yield Many("INSERT INTO steps VALUES (?, ?, ?)", rows)
@@ -243,10 +251,10 @@ def _rewrite_references(
     updates = []
     lowest = stored + 1
     for number in range(refs_from, stored + 1):
-        data = encode_step_execution(steps[number - 1], state.context)
+        data, text = step_execution_json(steps[number - 1], state.context)
         if number < lowest and _is_reference(data):
             lowest = number
-        updates.append((_json(data), session_id, number))
+        updates.append((text, session_id, number))
     yield Many("UPDATE steps SET data = ? WHERE session_id = ? AND number = ?", updates)
     return lowest
 
@@ -261,7 +269,7 @@ def _is_prefix(session_id: str, messages: Any, stored: int) -> Plan[bool]:
         (session_id, stored - 1),
         fetch="one",
     )
-    return row is not None and row[0] == _json(encode_value(messages[stored - 1]))
+    return row is not None and row[0] == value_json(messages[stored - 1])
 
 
 def _steps_prefix(session_id: str, state: AgentState, stored: int) -> Plan[bool]:
@@ -280,7 +288,10 @@ def _steps_prefix(session_id: str, state: AgentState, stored: int) -> Plan[bool]
     )
     if row is None:
         return False
-    now = encode_step_execution(steps[stored - 1], state.context)
+    last = steps[stored - 1]  # encoded without its input, which is not compared (and may be long)
+    now = encode_step_execution(
+        last._evolve(step=last.step._evolve(input_messages=History())), state.context
+    )
     return bool(_without_input(json.loads(row[0])) == _without_input(now))
 
 

@@ -55,8 +55,10 @@ __all__ = [
     "parse_object",
     "redact",
     "register",
+    "step_execution_json",
     "to_dict",
     "to_json",
+    "value_json",
 ]
 
 
@@ -88,6 +90,19 @@ def encode_step_execution(step_execution: Any, context: Any) -> Any:
     """A step execution as JSON whose input messages refer to ``context``'s conversation
     (``MessagesRef``) when they are a prefix of it, as inside an encoded ``AgentState``."""
     return encoder_of(type(step_execution))(step_execution, Encoding(Refs(context)))
+
+
+def step_execution_json(step_execution: Any, context: Any) -> tuple[Any, str]:
+    """``encode_step_execution`` and its JSON text, written as ``to_json`` writes."""
+    encoding = Encoding(Refs(context))
+    data = encoder_of(type(step_execution))(step_execution, encoding)
+    return data, dumps(data, exotic=encoding.odd)
+
+
+def value_json(value: Any) -> str:
+    """``encode_value`` as JSON text, written as ``to_json`` writes."""
+    encoding = Encoding(None)
+    return dumps(encode_any(value, encoding), exotic=encoding.odd)
 
 
 def to_dict(record: Any) -> dict[str, Any]:

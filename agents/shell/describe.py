@@ -44,6 +44,7 @@ def describe(loop: Any) -> dict[str, Any]:
                 "requires_approval": tool.requires_approval,
                 "timeout": tool.timeout,
                 "is_async": tool.is_async,
+                "thread": tool.thread,
             }
         )
     hooks = [
@@ -125,6 +126,7 @@ def describe_markdown(loop: Any) -> str:
                 ("sequential", tool["sequential"]),
                 ("requires approval", tool["requires_approval"]),
                 ("async", tool["is_async"]),
+                ("on the event loop", not tool["is_async"] and not tool["thread"]),
                 (f"timeout {tool['timeout']} s", tool["timeout"] is not None),
             )
             if on

@@ -80,6 +80,7 @@ class Tool:
     sequential: bool = False
     requires_approval: bool = False
     timeout: float | None = None
+    thread: bool = True
     context_parameter: str | None = None
     is_async: bool = False
     _plain_parameters: Mapping[str, Any] = attrs.field(alias="_plain_parameters")
@@ -166,6 +167,8 @@ class Tool:
         try:
             if self.is_async:
                 awaitable: Awaitable[Any] = self.function(**prepared)
+            elif not self.thread:  # quick and never blocking: on the event loop itself
+                return from_value(invocation, self.function(**prepared), completed)
             else:
                 awaitable = asyncio.to_thread(self.function, **prepared)
             if self.timeout is not None:
@@ -193,14 +196,9 @@ def _build(
     sequential: bool,
     requires_approval: bool,
     timeout: float | None,
+    thread: bool,
 ) -> Tool:
-    if not callable(function):
-        raise ConfigurationError(f"tool() needs a function, got {function!r}")
-    tool_name = name or getattr(function, "__name__", None)
-    if not tool_name or not isinstance(tool_name, str):
-        raise ConfigurationError(f"cannot name tool {function!r}: pass name=")
-    if timeout is not None and not timeout > 0:
-        raise ConfigurationError(f"tool {tool_name!r}: timeout must be > 0, got {timeout!r}")
+    tool_name = _checked_name(function, name, timeout, thread)
     summary, param_docs = describe_docstring(function)
     try:
         hints = typing.get_type_hints(function, include_extras=True)
@@ -255,12 +253,32 @@ def _build(
         sequential=sequential,
         requires_approval=requires_approval,
         timeout=timeout,
+        thread=thread,
         context_parameter=context_parameter,
         is_async=inspect.iscoroutinefunction(function),
         _plain_parameters=parameters,
         _validator=compile_validator(parameters),
         _converters=converters,
     )
+
+
+def _checked_name(
+    function: Callable[..., Any], name: str | None, timeout: float | None, thread: bool
+) -> str:
+    """The tool's name, once the options are known to fit the function."""
+    if not callable(function):
+        raise ConfigurationError(f"tool() needs a function, got {function!r}")
+    tool_name = name or getattr(function, "__name__", None)
+    if not tool_name or not isinstance(tool_name, str):
+        raise ConfigurationError(f"cannot name tool {function!r}: pass name=")
+    if timeout is not None and not timeout > 0:
+        raise ConfigurationError(f"tool {tool_name!r}: timeout must be > 0, got {timeout!r}")
+    if timeout is not None and not thread and not inspect.iscoroutinefunction(function):
+        raise ConfigurationError(
+            f"tool {tool_name!r}: a synchronous function that runs without a thread "
+            "(thread=False) cannot be timed out"
+        )
+    return tool_name
 
 
 def _converter_for(annotation: Any) -> Callable[[Any], Any] | None:
@@ -282,6 +300,7 @@ def tool(
     sequential: bool = ...,
     requires_approval: bool = ...,
     timeout: float | None = ...,
+    thread: bool = ...,
 ) -> Tool: ...
 @overload
 def tool(
@@ -293,6 +312,7 @@ def tool(
     sequential: bool = ...,
     requires_approval: bool = ...,
     timeout: float | None = ...,
+    thread: bool = ...,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 def tool(
     function: Callable[..., Any] | None = None,
@@ -303,12 +323,18 @@ def tool(
     sequential: bool = False,
     requires_approval: bool = False,
     timeout: float | None = None,
+    thread: bool = True,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Turn a typed function into a ``Tool`` (usable as ``@tool`` or ``@tool(...)``).
 
     The schema comes from the signature, the description from the docstring's summary and
     its ``Args:`` (or ``:param:``) entries. A parameter annotated ``ToolContext`` receives
     the call's context and is not shown to the model.
+
+    Under an event loop (``arun``), a synchronous function runs on a worker thread, so that
+    a slow call cannot stall the other runs on the loop; ``thread=False`` runs it on the
+    loop itself, for quick functions that never block (pure computation): a thread
+    hand-off costs more than such a call.
     """
     options = {
         "name": name,
@@ -316,6 +342,7 @@ def tool(
         "sequential": sequential,
         "requires_approval": requires_approval,
         "timeout": timeout,
+        "thread": thread,
     }
     if function is None:
         return lambda fn: _build(fn, **options)  # type: ignore[arg-type]
