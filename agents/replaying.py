@@ -21,7 +21,7 @@ without its code: such a run is reported as diverging where that first shows.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -38,7 +38,21 @@ from agents.records.step import AgentStep, StepExecution, ToolExecution
 from agents.shell.loop import AgentLoop
 from agents.tools.tool import Tool, tool
 
-__all__ = ["Replayed", "RunRecord", "Segment", "compare", "replay"]
+__all__ = [
+    "END_OF_RECORD",
+    "VOLATILE",
+    "Replayed",
+    "RunRecord",
+    "Segment",
+    "answered",
+    "compare",
+    "ended_signals",
+    "recorded_cancellations",
+    "recorded_stops",
+    "recorded_tools",
+    "replay",
+    "strip_volatile",
+]
 
 # Left out when comparing histories: what differs between two runs of the same behaviour.
 VOLATILE: Final = frozenset(
@@ -68,7 +82,7 @@ _GIVEN_BACK: Final = frozenset(
         StopReason.USER_REQUESTED,
     }
 )
-_END_OF_RECORD: Final = StopSignal(
+END_OF_RECORD: Final = StopSignal(
     reason=StopReason.USER_REQUESTED, message="the record ends here", source="replay"
 )
 _MANY: Final = 1_000_000  # output retries when the record shows no limit was reached
@@ -90,6 +104,16 @@ class RunRecord:
 
     segments: tuple[Segment, ...]
     complete: bool
+    # What the steps' requests offered the model besides the messages (tool schemas, model,
+    # response format, options), by step number, where the record says (an audit log's
+    # step records say it when it changed: the steps between keep the last one).
+    offered: Mapping[int, Any] = attrs.field(factory=dict)
+
+    def offered_at(self, step: int) -> Any:
+        """What step ``step``'s request offered besides the messages, as recorded (the
+        latest recorded shape at or before it), or ``None`` when the record does not say."""
+        known = [number for number in self.offered if number <= step]
+        return self.offered[max(known)] if known else None
 
     @property
     def final(self) -> AgentState:
@@ -122,7 +146,7 @@ def replay(record: RunRecord) -> Replayed:
     """Run every segment of ``record`` again and compare each with its record."""
     final = record.final
     states = [state for segment in record.segments for state in (segment.start, segment.end)]
-    loop = _replay_loop(final, states, record.complete, _answered(record.segments[0].start))
+    loop = _replay_loop(final, states, record.complete, answered(record.segments[0].start))
     decisions = {d.call_id: d for d in final.execution.approvals} if final.execution else {}
     replayed = final
     last = len(record.segments) - 1
@@ -143,7 +167,7 @@ def replay(record: RunRecord) -> Replayed:
     return Replayed(replayed, None)
 
 
-def _answered(start: AgentState) -> int:
+def answered(start: AgentState) -> int:
     """How many of the record's steps had asked the model before ``start`` (a suspended
     step in progress had)."""
     execution = start.execution
@@ -153,9 +177,9 @@ def _answered(start: AgentState) -> int:
 
 
 def _replay_loop(
-    final: AgentState, states: Sequence[AgentState], complete: bool, answered: int
+    final: AgentState, states: Sequence[AgentState], complete: bool, before: int
 ) -> AgentLoop:
-    """A loop answering from ``final``'s record (the steps after ``answered``) and given
+    """A loop answering from ``final``'s record (the steps after step ``before``) and given
     back what it cannot decide."""
     from agents.testing.clocks import SequentialIds, TickingClock  # not with import agents
 
@@ -165,7 +189,7 @@ def _replay_loop(
     if current is not None:
         steps[len(step_executions) + 1] = current  # suspended for approvals
     signals = _signals(final)
-    ended = _ended_signals(final) if complete else [_END_OF_RECORD]
+    ended = ended_signals(final) if complete else [END_OF_RECORD]
     retry_limits = [
         s.context.get("output_retries") for s in signals if s.reason is StopReason.RETRY_LIMIT
     ]
@@ -178,14 +202,14 @@ def _replay_loop(
     )
     compactions = RecordedCompactions.from_state(final)
     return AgentLoop(
-        ReplayDriver.from_state(final, after=answered),
+        ReplayDriver.from_state(final, after=before),
         tools=_approval_gates(states),
         hooks=[
             _recorded_windows(steps),
-            _recorded_stops(ended, _answered(final)),  # a suspended step had begun
-            _recorded_cancellations(step_executions),
+            recorded_stops(ended, answered(final)),  # a suspended step had begun
+            recorded_cancellations(step_executions),
         ],
-        interceptors=[_recorded_tools(step_executions)],
+        interceptors=[recorded_tools(step_executions)],
         max_steps=None,
         output_retries=next((int(n) for n in retry_limits if isinstance(n, int)), _MANY),
         stop_on_finish_reasons=finish_reasons,
@@ -196,7 +220,7 @@ def _replay_loop(
     )
 
 
-def _recorded_tools(step_executions: Sequence[StepExecution]) -> Any:
+def recorded_tools(step_executions: Sequence[StepExecution]) -> Any:
     """Tool calls answered from the record (the first recorded execution of a call id
     whose call is the same, else the last one)."""
     executions: dict[str, list[ToolExecution]] = {}
@@ -236,7 +260,7 @@ def _recorded_windows(steps: dict[int, AgentStep]) -> Any:
     return recorded_windows
 
 
-def _recorded_stops(ended: Sequence[StopSignal], recorded_count: int) -> Any:
+def recorded_stops(ended: Sequence[StopSignal], recorded_count: int) -> Any:
     """Past the last recorded step: the limits or cancellation that ended the run, or the
     end of a record that stops short (a crash)."""
 
@@ -253,7 +277,7 @@ def _recorded_stops(ended: Sequence[StopSignal], recorded_count: int) -> Any:
     return recorded_stops
 
 
-def _recorded_cancellations(step_executions: Sequence[StepExecution]) -> Any:
+def recorded_cancellations(step_executions: Sequence[StepExecution]) -> Any:
     """A cancellation that reached the run after a step, as recorded on that step."""
 
     @hook(HookTrigger.AFTER_STEP, name="recorded_cancellations")
@@ -280,7 +304,7 @@ def _signals(state: AgentState) -> list[StopSignal]:
     return found
 
 
-def _ended_signals(state: AgentState) -> tuple[StopSignal, ...]:
+def ended_signals(state: AgentState) -> tuple[StopSignal, ...]:
     """The signals added after the last recorded step that a replay cannot raise by
     itself (a goal's budgets it raises: they follow from the recorded goal)."""
     execution = state.execution
@@ -327,11 +351,12 @@ def _gate(name: str) -> Tool:
 # -- comparing ----------------------------------------------------------------------------------
 
 
-def _strip(value: Any) -> Any:
+def strip_volatile(value: Any) -> Any:
+    """Plain JSON data without the ``VOLATILE`` keys (ids and times), at any depth."""
     if isinstance(value, dict):
-        return {k: _strip(v) for k, v in value.items() if k not in VOLATILE}
+        return {k: strip_volatile(v) for k, v in value.items() if k not in VOLATILE}
     if isinstance(value, list):
-        return [_strip(item) for item in value]
+        return [strip_volatile(item) for item in value]
     return value
 
 
@@ -359,8 +384,8 @@ def compare(a: AgentState, b: AgentState, *, outcome: bool = True) -> tuple[int,
     """The first step (1-based) and field where two histories differ, ignoring ids and
     timestamps; ``None`` when they tell the same story. With ``outcome=False`` only the
     steps ``a`` holds are compared (``a`` is a record that stops short)."""
-    steps_a = [_strip(to_dict(se)) for se in a.step_executions]
-    steps_b = [_strip(to_dict(se)) for se in b.step_executions]
+    steps_a = [strip_volatile(to_dict(se)) for se in a.step_executions]
+    steps_b = [strip_volatile(to_dict(se)) for se in b.step_executions]
     for number, (x, y) in enumerate(zip(steps_a, steps_b, strict=False), start=1):
         field = _first_difference(x, y, "")
         if field:

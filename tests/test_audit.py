@@ -403,3 +403,30 @@ def test_format_1_logs_still_verify_and_read(name):
     state = AuditLog.read(path)
     assert state.to_json() == expected
     assert state == AgentState.from_json(expected)
+
+
+def test_step_records_keep_what_each_request_offered_when_it_changes(tmp_path):
+    """A step record holds the request's tool schemas, model, response format and options
+    (secrets redacted) when they differ from the run's step before, and the run's record
+    says them by step."""
+    from agents import HookContext, HookTrigger, hook
+
+    @hook(HookTrigger.BEFORE_INFERENCE, name="keyed")
+    def keyed(context: HookContext) -> HookContext:
+        assert context.request is not None
+        if len(context.state.step_executions) == 2:  # the third request: other options
+            return context.with_request(context.request.with_options(api_key="sk-planted-0001"))
+        return context
+
+    path = tmp_path / "run.jsonl"
+    script = [call("add", a=1, b=2), call("add", a=2, b=2), reply("done")]
+    with AuditLog.open(path) as log:
+        make_loop(*script, tools=[add], hooks=[keyed], listeners=[log]).run(initial())
+    steps = [json.loads(line) for line in path.read_text().splitlines()]
+    steps = [entry for entry in steps if entry["record"] == "step"]
+    offered = [entry["payload"].get("request") for entry in steps]
+    assert offered[0]["tools"][0]["name"] == "add" and offered[1] is None
+    assert offered[2]["options"] == {"api_key": "[redacted]"}
+    assert "sk-planted-0001" not in path.read_text()
+    record = AuditLog.read_run(path)
+    assert record.offered_at(2) == offered[0] and record.offered_at(3) == offered[2]

@@ -21,6 +21,7 @@ from typing import Any, Final, NamedTuple
 
 from agents.audit.keys import PublicKey, signature_valid
 from agents.errors import AuditLogTampered, StateDecodeError
+from agents.records.json_text import loads
 
 __all__ = [
     "BOUNDARIES",
@@ -247,9 +248,9 @@ def _check_anchor(anchor: Any, log_id: str | None, hashes: list[str], path: Any)
 
 def parse_line(raw: bytes, path: Any, number: int) -> dict[str, Any]:
     """Line ``number`` as a record, or ``AuditLogTampered`` if it is none."""
-    try:
-        entry = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+    try:  # UTF-8 only (json alone would take UTF-16 and UTF-32 too); NaN is no JSON
+        entry = loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, StateDecodeError):
         raise AuditLogTampered(f"{path}: line {number} is not a JSON record", line=number) from None
     if not isinstance(entry, dict) or not set(entry) >= _KEYS:
         raise AuditLogTampered(

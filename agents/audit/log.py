@@ -21,9 +21,16 @@ from agents.audit.chain import (
 from agents.audit.durability import Durability, GroupCommit
 from agents.audit.keys import PrivateKey, fingerprint, load_private_key, load_public_key, sign
 from agents.audit.reading import read_run
-from agents.audit.records import event_payload, run_key, state_change, step_payload
+from agents.audit.records import (
+    event_payload,
+    request_shape,
+    run_key,
+    state_change,
+    step_payload,
+)
 from agents.errors import AuditLogTampered, ConfigurationError
 from agents.records.events import Event, ExecutionCompleted, ExecutionStarted, StepCompleted
+from agents.records.inference import InferenceRequest
 from agents.records.state import AgentState
 from agents.replaying import RunRecord
 
@@ -85,6 +92,8 @@ class AuditLog:
         # The state each open run's last record describes, by agent, execution and depth:
         # a step record holds what changed since.
         self._described: dict[tuple[str | None, str | None, int], AgentState] = {}
+        # What each open run's requests offered last (the parts, and their shape as written).
+        self._offers: dict[Any, tuple[tuple[Any, ...], dict[str, Any]]] = {}
 
     @classmethod
     def open(
@@ -157,6 +166,9 @@ class AuditLog:
             payload = step_payload(event.step_execution, event.state, before)
             if key[2]:
                 payload["depth"] = key[2]  # a sub-agent's (its changes may not say)
+            shape = self._offered(key, event.request)
+            if shape is not None:
+                payload["request"] = shape
             self._write("step", "StepExecution", event, payload, boundary=True)
         elif isinstance(event, ExecutionStarted):
             self._described[run_key(event, event.state)] = event.state
@@ -167,12 +179,26 @@ class AuditLog:
         elif isinstance(event, ExecutionCompleted):
             key = run_key(event, event.state)
             before = self._described.pop(key, None)
+            self._offers.pop(key, None)
             payload = {**event_payload(event), **state_change(event.state, before)}
             if key[2]:
                 payload["depth"] = key[2]
             self._write("end", "ExecutionCompleted", event, payload, boundary=True, last=True)
         elif self._events:
             self._write("event", kind.__name__, event, event_payload(event))
+
+    def _offered(self, key: Any, request: InferenceRequest | None) -> dict[str, Any] | None:
+        """The request's shape (``request_shape``) when it is not the one the run's last
+        step record holds (the same objects, for most steps: nothing is encoded)."""
+        if request is None:
+            return None
+        parts = (request.tools, request.model, request.response_format, request.options)
+        last = self._offers.get(key)
+        if last is not None and all(a is b for a, b in zip(parts, last[0], strict=True)):
+            return None
+        shape = request_shape(request)
+        self._offers[key] = (parts, shape)
+        return None if last is not None and last[1] == shape else shape
 
     def _write(
         self,

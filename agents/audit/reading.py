@@ -6,13 +6,22 @@ from __future__ import annotations
 import os
 from typing import Any, TypeVar
 
+import attrs
+
 from agents.audit.chain import RECORD_START, parse_line, read_bytes
 from agents.audit.records import stub_of
 from agents.core.compaction import apply_compaction
 from agents.errors import StateDecodeError
-from agents.records.codec import decode_step_execution, encode_value, from_dict
+from agents.records.codec import (
+    Document,
+    decode_field,
+    decode_step_execution,
+    encode_value,
+    from_dict,
+)
 from agents.records.context import SECTIONS
 from agents.records.messages import Message
+from agents.records.registry import field_plan
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 from agents.replaying import RunRecord, Segment
@@ -106,10 +115,11 @@ def _last_run(entries: list[tuple[int, dict[str, Any]]], path: Any) -> RunRecord
         chain.insert(0, (number, entry))
     segments = []
     complete = False
+    offered: dict[int, Any] = {}
     for number, entry in chain:
-        start, end, complete = _segment(entries, number, entry, path)
+        start, end, complete = _segment(entries, number, entry, path, offered)
         segments.append(Segment(start=start, end=end))
-    return RunRecord(segments=tuple(segments), complete=complete)
+    return RunRecord(segments=tuple(segments), complete=complete, offered=offered)
 
 
 def _is_start(entry: dict[str, Any]) -> bool:
@@ -119,10 +129,15 @@ def _is_start(entry: dict[str, Any]) -> bool:
 
 
 def _segment(
-    entries: list[tuple[int, dict[str, Any]]], first_line: int, first: dict[str, Any], path: Any
+    entries: list[tuple[int, dict[str, Any]]],
+    first_line: int,
+    first: dict[str, Any],
+    path: Any,
+    offered: dict[int, Any],
 ) -> tuple[AgentState, AgentState, bool]:
     """A stretch of a run from its start record: its start, its end (from the end record,
-    or the state after its last recorded step) and whether it ended."""
+    or the state after its last recorded step) and whether it ended; ``offered`` gets what
+    the step records say their requests offered besides the messages, by step."""
     where = _Where(path, first_line, first)
     execution_id = first.get("execution_id")
     start = where.decode(where.get("payload", "state"), AgentState, "payload.state")
@@ -146,6 +161,10 @@ def _segment(
             end = where.decode(where.get("payload", "state"), AgentState, "payload.state")
             return start, end, True
         state, described = _after_step(state, where, described)
+        step = entry.get("step")
+        shape = payload.get("request") if isinstance(payload, dict) else None
+        if isinstance(shape, dict) and isinstance(step, int) and not isinstance(step, bool):
+            offered[step] = shape
     return start, state, False
 
 
@@ -201,24 +220,62 @@ def _patched(described: dict[str, Any], where: _Where) -> dict[str, Any]:
     return document
 
 
+def _applied(before: AgentState, where: _Where) -> AgentState:
+    """``before`` with a record's ``changes``, each field decoded alone and set through its
+    record's ``__init__`` (converters, validators); any problem sends the record the
+    general way (the whole state decoded from ``before``'s JSON patched), which names it."""
+    changes = where.get("payload", "changes")
+    if not isinstance(changes, list):
+        raise where.error("expected an array", "payload.changes")
+    state = before
+    try:
+        for change in changes:
+            path = change[0]
+            if not isinstance(path, list) or not 1 <= len(path) <= 2 or len(change) > 2:
+                raise ValueError("malformed change")
+            owner = getattr(state, path[0]) if len(path) == 2 else state
+            name = path[-1]
+            if not isinstance(name, str) or name not in _fields(type(owner)):
+                raise ValueError("no such field")
+            value = decode_field(type(owner), name, change[1]) if len(change) == 2 else None
+            changed = attrs.evolve(owner, **{name: value})
+            state = state._evolve(**{path[0]: changed}) if len(path) == 2 else changed
+        return state
+    except (StateDecodeError, ValueError, TypeError, AttributeError, IndexError, KeyError):
+        described = _patched(encode_value(stub_of(before)), where)
+        return where.decode(described, AgentState, "payload.changes")
+
+
+def _message(data: Any, field: str, where: _Where, document: Document) -> Message:
+    if not isinstance(data, dict):
+        raise where.error("expected a Message object", field)
+    try:
+        return document.record(data, Message)
+    except StateDecodeError as exc:
+        raise where.error(exc.reason, field if exc.path == "$" else f"{field}.{exc.path}") from None
+
+
+def _fields(cls: type) -> frozenset[str]:
+    return frozenset(field.name for field in field_plan(cls))
+
+
 def _changed(
     before: AgentState, where: _Where, step: bool, described: dict[str, Any] | None
 ) -> tuple[AgentState, dict[str, Any] | None]:
-    """The state a record describes as a change from ``before`` (and the JSON of its
-    fields): its fields, its message sections' changes, and (``step``) one more step."""
+    """The state a record describes as a change from ``before``: its fields, its message
+    sections' changes, and (``step``) one more step."""
     payload = where.get("payload")
     if not isinstance(payload, dict):
         raise where.error("malformed record", "payload")
-    if described is not None and "changes" in payload:
-        described = _patched(described, where)
-        stub = where.decode(described, AgentState, "payload.changes")
+    if "changes" in payload:
+        stub = _applied(before, where)
     else:
-        described = None
         stub = where.decode(where.get("payload", "state"), AgentState, "payload.state")
     execution = before.execution
     if stub.execution is None or execution is None:
         raise where.error("a step record whose state has no execution", "payload.state")
     store = before.context.store
+    document = Document()  # the record's new messages and its step share what repeats
     changes = where.get("payload", "sections")
     if not isinstance(changes, dict) or not set(changes) <= set(SECTIONS):
         raise where.error("malformed message sections", "payload.sections")
@@ -232,7 +289,8 @@ def _changed(
         if not isinstance(added, list):
             raise where.error("expected an array", f"{field}.add")
         messages = [
-            where.decode(item, Message, f"{field}.add[{index}]") for index, item in enumerate(added)
+            _message(item, f"{field}.add[{index}]", where, document)
+            for index, item in enumerate(added)
         ]
         store = store.with_section(name, section.prefix(keep).extend(messages))
     context = stub.context.with_store(store)
@@ -244,7 +302,9 @@ def _changed(
         return state, described
     field = "payload.step_execution"
     try:
-        step_execution = decode_step_execution(where.get("payload", "step_execution"), context)
+        step_execution = decode_step_execution(
+            where.get("payload", "step_execution"), context, document=document
+        )
     except StateDecodeError as exc:
         raise where.error(exc.reason, field if exc.path == "$" else f"{field}.{exc.path}") from None
     steps = execution.step_executions.append(step_execution)

@@ -22,12 +22,20 @@ from agents.records.codec import (
 from agents.records.context import SECTIONS, MessageStore
 from agents.records.events import LIVE_FIELDS, Event, ExecutionStarted
 from agents.records.frozen import History, to_history
+from agents.records.inference import InferenceRequest
 from agents.records.registry import field_plan
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 from agents.shell.subagents import DEPTH_KEY
 
-__all__ = ["event_payload", "run_key", "state_change", "step_payload", "stub_of"]
+__all__ = [
+    "event_payload",
+    "request_shape",
+    "run_key",
+    "state_change",
+    "step_payload",
+    "stub_of",
+]
 
 _NO_STEPS: Final[History[StepExecution]] = to_history(())
 _NO_SECTIONS: Final = MessageStore()
@@ -112,6 +120,19 @@ def _changes(state: AgentState, before: AgentState) -> list[list[Any]]:
 def _change(path: list[str], record: Any, name: str) -> list[Any]:
     value = encode_field(record, name)
     return [path] if value is OMITTED else [path, value]
+
+
+def request_shape(request: InferenceRequest) -> dict[str, Any]:
+    """What a request offered the model besides its messages — the tool schemas, the model,
+    the response format and the options (secrets redacted) — as a step record keeps it
+    (``request``), when it changed since the run's step before: what a regression test
+    compares (``agents.testing.regress``)."""
+    return {
+        "model": request.model,
+        "options": encode_value(request.options),
+        "response_format": encode_value(request.response_format),
+        "tools": encode_value(request.tools),
+    }
 
 
 def step_payload(

@@ -41,7 +41,7 @@ from agents.records.events import (
     StepStarted,
 )
 from agents.records.frozen import EMPTY_VECTOR, to_pvector
-from agents.records.inference import InferenceResponse
+from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.messages import Message
 from agents.records.record import maker
 from agents.records.signals import StopReason, StopSignal
@@ -140,7 +140,7 @@ def step(
     except MachineFailure as failure:
         run.stopping = True
         return _failed(run, state, failure, draft)
-    return should_stop(run, state, made, number, started)
+    return should_stop(run, state, made, number, started, draft.request)
 
 
 def _open(
@@ -290,7 +290,12 @@ def _after_step(run: Run, state: AgentState, draft: Draft, made: AgentStep) -> A
 
 
 def should_stop(
-    run: Run, state: AgentState, made: AgentStep, number: int, started: datetime
+    run: Run,
+    state: AgentState,
+    made: AgentStep,
+    number: int,
+    started: datetime,
+    request: InferenceRequest | None = None,
 ) -> AgentState:
     """AfterStep's end: structured output, the goal, ShouldStop (SPEC §3 step 4); the step
     archived with what joins the conversation after it (``run.stopping``: whether to stop)."""
@@ -333,7 +338,7 @@ def should_stop(
         state = state.with_message(goal_prompt)
     if run.step_emit is not None:
         try:
-            _step_completed(run, state, number)
+            _step_completed(run, state, number, request)
         except MachineFailure as failure:
             run.stopping = True
             return run.fail(state, failure.error, number)
@@ -366,13 +371,15 @@ def _failed(run: Run, state: AgentState, failure: MachineFailure, draft: Draft) 
     state = archive_step(state, archived, output)
     if run.step_emit is not None:
         try:
-            _step_completed(run, state, number)
+            _step_completed(run, state, number, draft.request)
         except MachineFailure as listener_failure:
             state = record_error(state, listener_failure.error)
     return state
 
 
-def _step_completed(run: Run, state: AgentState, number: int) -> None:
+def _step_completed(
+    run: Run, state: AgentState, number: int, request: InferenceRequest | None
+) -> None:
     assert run.step_emit is not None
     assert state.execution is not None
     last = state.execution.step_executions.last()
@@ -384,5 +391,6 @@ def _step_completed(run: Run, state: AgentState, number: int) -> None:
             step=number,
             step_execution=last,
             state=state,
+            request=request,
         )
     )

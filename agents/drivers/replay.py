@@ -28,7 +28,15 @@ from agents.records.messages import Message
 from agents.records.state import AgentState
 from agents.records.step import AgentStep
 
-__all__ = ["RecordingInterceptor", "ReplayDriver", "request_hash"]
+__all__ = [
+    "RecordedInference",
+    "RecordingInterceptor",
+    "ReplayDriver",
+    "ReplayedFailure",
+    "first_message_difference",
+    "recorded_inferences",
+    "request_hash",
+]
 
 RECORD_KIND: Final = "InferenceRecord"
 
@@ -43,8 +51,9 @@ def request_hash(request: InferenceRequest) -> str:
 
 
 @attrs.frozen
-class _Recorded:
-    """One recorded inference: what the model saw and what it answered (or how it failed)."""
+class RecordedInference:
+    """One recorded inference: what the model saw and what it answered (or how it failed);
+    ``what`` is ``"compaction."`` for a summary's call."""
 
     step: int
     messages: tuple[Message, ...] | None
@@ -53,7 +62,7 @@ class _Recorded:
     what: str = ""  # "compaction." for a summariser's call: prefixes a divergence's field
 
 
-class _ReplayedFailure(Exception):
+class ReplayedFailure(Exception):
     """The recorded inference failed: raising it again reproduces the same history."""
 
     def __init__(self, error: ErrorInfo) -> None:
@@ -70,8 +79,8 @@ class ReplayDriver:
 
     __slots__ = ("_lock", "_position", "_recorded")
 
-    def __init__(self, recorded: Iterable[_Recorded]) -> None:
-        self._recorded: tuple[_Recorded, ...] = tuple(recorded)
+    def __init__(self, recorded: Iterable[RecordedInference]) -> None:
+        self._recorded: tuple[RecordedInference, ...] = tuple(recorded)
         self._position = 0
         self._lock = threading.Lock()
 
@@ -79,16 +88,7 @@ class ReplayDriver:
     def from_state(cls, state: AgentState, *, after: int = 0) -> ReplayDriver:
         """Replay the inferences of ``state``'s execution (those of the steps after step
         ``after``: a replay resuming from a state that holds the earlier ones)."""
-        recorded: list[_Recorded] = []
-        steps = [(se.number, se.step) for se in state.step_executions]
-        execution = state.execution
-        if execution is not None and execution.current_step is not None:
-            # A step suspended for approvals: the model had answered it.
-            steps.append((len(steps) + 1, execution.current_step))
-        for number, step in steps:
-            if number > after:
-                recorded.extend(_inferences(number, step))
-        return cls(recorded)
+        return cls(recorded_inferences(state, after=after))
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> ReplayDriver:
@@ -129,7 +129,7 @@ class ReplayDriver:
             self._position = position + 1
         recorded = self._recorded[position]
         if recorded.messages is not None:
-            field = _first_difference(request.messages, recorded.messages)
+            field = first_message_difference(request.messages, recorded.messages)
             if field is not None:
                 field = recorded.what + field
                 raise _divergence(
@@ -138,7 +138,7 @@ class ReplayDriver:
                     f"step {recorded.step}: the request differs from the recording at {field}",
                 )
         if recorded.error is not None:
-            raise _ReplayedFailure(recorded.error)
+            raise ReplayedFailure(recorded.error)
         assert recorded.response is not None
         return recorded.response
 
@@ -150,14 +150,28 @@ class ReplayDriver:
         return f"ReplayDriver({len(self._recorded)} inferences, {self.remaining} left)"
 
 
-def _inferences(number: int, step: AgentStep) -> list[_Recorded]:
+def recorded_inferences(state: AgentState, *, after: int = 0) -> list[RecordedInference]:
+    """The inferences ``state``'s execution recorded, in order (those of the steps after
+    step ``after``), a suspended step's included (the model had answered it)."""
+    recorded: list[RecordedInference] = []
+    steps = [(se.number, se.step) for se in state.step_executions]
+    execution = state.execution
+    if execution is not None and execution.current_step is not None:
+        steps.append((len(steps) + 1, execution.current_step))
+    for number, step in steps:
+        if number > after:
+            recorded.extend(_inferences(number, step))
+    return recorded
+
+
+def _inferences(number: int, step: AgentStep) -> list[RecordedInference]:
     """What step ``number`` asked the model: a summary (compaction) first, then its own
     request, unless the summary failed."""
     found = []
     compaction = step.compaction
     if compaction is not None and compaction.request is not None:
         found.append(
-            _Recorded(
+            RecordedInference(
                 number,
                 tuple(compaction.request.messages),
                 compaction.response,
@@ -176,7 +190,7 @@ def _inferences(number: int, step: AgentStep) -> list[_Recorded]:
                 type="ReplayError", message="the recorded step has neither answer nor error"
             )
         )
-    found.append(_Recorded(number, tuple(step.input_messages), step.response, error))
+    found.append(RecordedInference(number, tuple(step.input_messages), step.response, error))
     return found
 
 
@@ -187,8 +201,9 @@ def _divergence(step: int, field: str, message: str) -> ReplayDivergence:
 _COMPARED: Final = ("role", "content", "tool_call_id", "name")
 
 
-def _first_difference(sent: Sequence[Message], recorded: Sequence[Message]) -> str | None:
-    """The path of the first difference in what the model saw, or ``None``."""
+def first_message_difference(sent: Sequence[Message], recorded: Sequence[Message]) -> str | None:
+    """The path of the first difference in what the model saw (``messages[4].content``;
+    ``messages`` when the counts differ), or ``None``."""
     if len(sent) != len(recorded):
         return "messages"
     for index, (mine, theirs) in enumerate(zip(sent, recorded, strict=True)):
@@ -206,7 +221,7 @@ def _first_difference(sent: Sequence[Message], recorded: Sequence[Message]) -> s
     return None
 
 
-def _read_recording(text: str, where: str) -> list[_Recorded]:
+def _read_recording(text: str, where: str) -> list[RecordedInference]:
     recorded = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -232,7 +247,9 @@ def _read_recording(text: str, where: str) -> list[_Recorded]:
         if response is None and error is None:
             raise StateDecodeError(f"{where} line {number}: neither response nor error", "response")
         recorded.append(
-            _Recorded(int(entry.get("step", number)), tuple(request.messages), response, error)
+            RecordedInference(
+                int(entry.get("step", number)), tuple(request.messages), response, error
+            )
         )
     return recorded
 

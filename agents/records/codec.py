@@ -15,7 +15,13 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from agents.records.decoding import decode_step_execution, from_dict, from_json
+from agents.records.decoding import (
+    Document,
+    decode_field,
+    decode_step_execution,
+    from_dict,
+    from_json,
+)
 from agents.records.encoding import Encoding, encode_any, encoder_of
 from agents.records.json_text import MAX_STATES, dumps, loads, nesting_position, parse_object
 from agents.records.redaction import REDACTED, is_secret_key, redact
@@ -42,6 +48,8 @@ __all__ = [
     "REDACTED",
     "REFERENCES",
     "SCHEMA_VERSION",
+    "Document",
+    "decode_field",
     "decode_step_execution",
     "encode_field",
     "encode_step_execution",

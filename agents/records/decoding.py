@@ -41,6 +41,8 @@ from agents.records.registry import (
 from agents.records.registry import scope as scope_of
 
 __all__ = [
+    "Document",
+    "decode_field",
     "decode_record",
     "decode_step_execution",
     "field_decoders",
@@ -343,6 +345,19 @@ def decoder_of(cls: type) -> Decoder:
     return _COMPILED[cls]
 
 
+def decode_field(cls: type[Any], name: str, data: Any) -> Any:
+    """One field of a ``cls`` record from the JSON the codec writes for it (a record's
+    changes field by field, as the audit log keeps them); ``StateDecodeError`` names a bad
+    part of it."""
+    decoder = field_decoders(cls).get(name)
+    if decoder is None:
+        raise StateDecodeError(f"unknown field for {cls.__name__}", name)
+    try:
+        return decoder(data, name, _Context(paths=False))
+    except StateDecodeError:
+        return decoder(data, name, _Context())
+
+
 def from_dict(data: Any, cls: type[R] | None = None) -> R:
     """Rebuild a record from ``to_dict`` output (``cls`` is read from ``kind`` if not given)."""
     if not isinstance(data, dict):
@@ -374,9 +389,41 @@ def from_json(text: str | bytes, cls: type[R] | None = None) -> R:
     return from_dict(loads(text), cls)
 
 
-def decode_step_execution(data: Any, context: Any, path: str = "$") -> Any:
+class Document:
+    """Records of one document read one at a time (an audit log's records), sharing what
+    repeats among them (``SHARED``: a step's output messages are the conversation's new
+    ones) as a state's decoding does."""
+
+    __slots__ = ("_shared",)
+
+    def __init__(self) -> None:
+        self._shared: dict[bytes, Any] = {}
+
+    def record(self, data: Any, cls: type[R], path: str = "$") -> R:
+        """A ``cls`` record from its JSON (without ``schema_version``)."""
+        optimistic = _Context(paths=False)
+        optimistic.shared = self._shared
+        try:
+            decoded: R = _COMPILED[cls](data, path, optimistic)
+            return decoded
+        except StateDecodeError:  # again, building paths, to say where
+            return decode_record(data, path, _Context(), cls)
+
+
+def decode_step_execution(
+    data: Any, context: Any, path: str = "$", document: Document | None = None
+) -> Any:
     """The inverse of ``encode_step_execution``: a step execution whose ``MessagesRef``
-    input refers to ``context``'s conversation. ``StateDecodeError`` names a bad field."""
-    decoding = _Context()
-    decoding.refs = Refs(context)
-    return decode_record(data, path, decoding, RECORDS["StepExecution"])
+    input refers to ``context``'s conversation (sharing what repeats with the other
+    records of ``document``). ``StateDecodeError`` names a bad field."""
+    refs, cls = Refs(context), RECORDS["StepExecution"]
+    optimistic = _Context(paths=False)
+    optimistic.refs = refs
+    if document is not None:
+        optimistic.shared = document._shared
+    try:
+        return _COMPILED[cls](data, path, optimistic)
+    except StateDecodeError:  # again, building paths, to say where
+        decoding = _Context()
+        decoding.refs = refs
+        return decode_record(data, path, decoding, cls)

@@ -15,7 +15,7 @@ import attrs
 from agents.records.error_info import ErrorInfo
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import to_float
-from agents.records.inference import InferenceResponse
+from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.messages import ToolCall
 from agents.records.signals import StopSignal
 from agents.records.step import Compaction, StepExecution, ToolExecution
@@ -43,7 +43,7 @@ __all__ = [
     "ToolCallStarted",
 ]
 
-LIVE_FIELDS = frozenset({"state", "step_execution"})
+LIVE_FIELDS = frozenset({"state", "step_execution", "request"})
 """Fields holding live records for in-process listeners; never serialized."""
 
 
@@ -143,6 +143,10 @@ class StepCompleted(Event):
 
     step_execution: StepExecution = attrs.field(repr=False, eq=False)
     state: AgentState = attrs.field(repr=False, eq=False)
+    # The request the step sent (None when the model had answered before a resumption):
+    # what the model was offered besides the messages (tools, model, options), which the
+    # step record does not hold; the audit log keeps it.
+    request: InferenceRequest | None = attrs.field(default=None, repr=False, eq=False)
 
 
 @attrs.frozen(kw_only=True)
