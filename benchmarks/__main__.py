@@ -11,6 +11,7 @@ Measures, in one process and one run (the figures that matter are ratios):
   same data as plain dicts;
 - concurrency: 1,000 runs at once (``arun``), a model of 20 ms latency, 5 steps each;
 - import time of each system;
+- regression tests on recorded runs (issue 18, ``bench_regress.py``);
 - the second round's workloads (issue 17, ``workloads.py``): the tool loop with the default
   clock and ids against the bare loop and at N = 10,000 against N = 100; a compacting SQL
   session step; a durable (DBOS) step against raw DBOS doing the same work;
@@ -98,11 +99,15 @@ def tool_loop(sizes: list[int], quick: bool, budget: float, install: bool) -> di
         table[name] = {"version": version, "us": times}
         print(f"{name:>12}: " + "  ".join(_us(times.get(n)) for n in sizes))
     python = peers.openai_agents_python(install)
-    if python is None:
+    found = (
+        None
+        if python is None
+        else peers.openai_agents_times(python, sizes, 1 if quick else 3, budget)
+    )
+    if found is None:
         table["OpenAI Agents SDK"] = {"version": None, "us": {}}
-        print("OpenAI Agents SDK: no virtualenv (a full run without --no-install makes it)")
+        print("OpenAI Agents SDK: not measured (no virtualenv, or its run failed)")
     else:
-        found = peers.openai_agents_times(python, sizes, 1 if quick else 3, budget)
         times = {int(k): v for k, v in found["us_per_step"].items()}
         table["OpenAI Agents SDK"] = {
             "version": found["version"],
@@ -307,6 +312,21 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
             worst <= 1_000 and flat <= 1.25,
         )
     )
+    reg = results["regress"]
+    label = "regress 1,000 recorded 20-step runs (tools=record) ≤ 2x running them"
+    if isinstance(reg, dict):
+        peaks = [v for k, v in reg.items() if k.startswith("peak")]
+        rows.append((label, f"{reg['ratio']:.1f}x", reg["ratio"] <= 2))
+        growth = peaks[-1] / peaks[0]
+        rows.append(
+            (
+                f"regress: memory flat ({reg['runs']:,} runs against a tenth of them)",
+                f"{growth:.2f}x",
+                growth <= 1.5,
+            )
+        )
+    else:
+        rows.append((label, "not measured", None))
     mem = results["memory"]
     ratio = mem["every state"] / mem["final"]
     rows.append(
@@ -364,7 +384,7 @@ def render(results: dict[str, Any]) -> str:
         ]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     mem, cod, con = results["memory"], results["codec"], results["concurrency"]
-    dflt = results["defaults"]
+    dflt, reg = results["defaults"], results["regress"]
     imports = results["imports"]
     lines += [
         "",
@@ -410,6 +430,19 @@ def render(results: dict[str, Any]) -> str:
             )
             if isinstance(results["durable"], dict)
             else str(results["durable"])
+        )
+        + ".",
+        '- Regression tests (`agents.testing.regress`, `tools="record"`): '
+        + (
+            f"{reg['runs']:,} recorded {reg['steps']}-step runs in {reg['regress s']:.2f} s "
+            f"against {reg['run s']:.2f} s to run them on a scripted model; peak memory "
+            + ", ".join(
+                f"{k.removeprefix('peak MB ')} {v:.2f} MB"
+                for k, v in reg.items()
+                if k.startswith("peak")
+            )
+            if isinstance(reg, dict)
+            else str(reg)
         )
         + ".",
         "- Import time (fresh interpreter): "
@@ -523,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
     results["compacting_sizes"] = [100, 300] if quick else [100, 1_000]
     results["compacting"] = workloads.compacting_sessions(results["compacting_sizes"])
     results["durable"] = workloads.durable(quick)
+    results["regress"] = workloads.regression(quick)
     print("tool loop, µs per step at N = " + ", ".join(map(str, sizes)))
     results["steps"] = tool_loop(
         sizes, quick, 2.0 if quick else 60.0, install=not (quick or args.no_install)

@@ -113,6 +113,21 @@ def compacting_sessions(sizes: list[int]) -> dict[str, dict[int, float]]:
 # -- DBOS ---------------------------------------------------------------------------------------
 
 
+def regression(quick: bool) -> dict[str, Any] | str:
+    """``bench_regress.py --json`` in its own process: regressing recorded runs against
+    running them, and the peak memory at two numbers of runs."""
+    done = subprocess.run(
+        [sys.executable, str(HERE / "bench_regress.py"), "--json", *(["--quick"] if quick else [])],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
+    if done.returncode != 0:
+        return f"failed: {done.stderr.strip().splitlines()[-1:]}"
+    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
 def durable(quick: bool) -> dict[str, Any] | str:
     """``bench_durable.py --json`` in its own process: ours and raw DBOS per agent step."""
     done = subprocess.run(

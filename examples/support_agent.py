@@ -43,8 +43,8 @@ def cap_refunds(context: HookContext) -> HookContext:
     return context
 
 
-def main() -> AgentState:
-    """Run the agent and print what happened."""
+def build() -> tuple[AgentLoop, AgentState]:
+    """The agent (on a scripted model) and the conversation it starts from."""
     model = ScriptedDriver(
         [
             call("lookup_order", order_id="A-1"),
@@ -54,7 +54,13 @@ def main() -> AgentState:
         ]
     )
     loop = AgentLoop(model, tools=[lookup_order, refund], hooks=[cap_refunds], max_steps=6)
-    final = loop.run(AgentState.initial("You are a support agent.", messages=["Refund A-1"]))
+    return loop, AgentState.initial("You are a support agent.", messages=["Refund A-1"])
+
+
+def main() -> AgentState:
+    """Run the agent and print what happened."""
+    loop, state = build()
+    final = loop.run(state)
     for step_execution in final.step_executions:
         for execution in step_execution.step.tool_executions:
             outcome = execution.error.describe() if execution.error else execution.value

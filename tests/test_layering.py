@@ -23,6 +23,7 @@ LAYERS = {
             "durable",
             "audit",
             "replaying",
+            "runfiles",
             "definitions",
             "definition_fields",
             "cli",

@@ -28,6 +28,7 @@ _COMMANDS = {
     "verify": ("agents.cli.history", "verify"),
     "keygen": ("agents.cli.keys", "keygen"),
     "report": ("agents.cli.history", "report"),
+    "regress": ("agents.cli.regress", "regress"),
     "worker": ("agents.cli.durable", "worker"),
     "recover": ("agents.cli.durable", "recover"),
 }
@@ -108,6 +109,34 @@ def _add_history_commands(commands: Any) -> None:
     report = commands.add_parser("report", help="write a self-contained HTML audit page")
     report.add_argument("file")
     report.add_argument("-o", "--output", required=True, metavar="OUT.html")
+    regress = commands.add_parser(
+        "regress", help="recorded runs through new agent code: what changed, without a model"
+    )
+    regress.add_argument("target", metavar="MODULE:ATTR|FILE", help="the agent to test")
+    regress.add_argument(
+        "runs", nargs="+", metavar="RUN", help="run files (audit logs, states) or folders of them"
+    )
+    regress.add_argument(
+        "--tools",
+        choices=("live", "record"),
+        default="live",
+        help="run the agent's tools (live, the default) or answer calls from the record",
+    )
+    regress.add_argument("--json", action="store_true", help="print JSON instead of a summary")
+    regress.add_argument("--report", metavar="OUT.html", help="also write an HTML report")
+    regress.add_argument(
+        "--continue-with",
+        metavar="MODEL",
+        help="a litellm model that finishes each changed run from its first changed request",
+    )
+    regress.add_argument(
+        "--exact", action="store_true", help="same means byte-identical JSON, ids and times too"
+    )
+    regress.add_argument(
+        "--registry",
+        metavar="MODULE:ATTR",
+        help="tools (and definitions) a definition file may name: a Registry or a list",
+    )
 
 
 def _add_durable_commands(commands: Any) -> None:

@@ -1,65 +1,12 @@
-"""Run files for the command line: reading them, and comparing two histories."""
+"""Run files for the command line: reading them (``agents.runfiles``), and comparing two
+histories."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
-
-from agents.audit import AuditLog
-from agents.drivers.replay import RECORD_KIND
-from agents.errors import StateDecodeError
-from agents.records.codec import from_json
-from agents.records.state import AgentState
-from agents.replaying import RunRecord, compare
+from agents.replaying import compare
+from agents.runfiles import load_record, load_state
 
 __all__ = ["compare", "load_record", "load_state", "table"]
-
-
-def load_state(path: str) -> AgentState:
-    """The final state in a run file: an audit log (JSONL) or a state JSON document (compact
-    or indented). Anything else is a ``StateDecodeError`` saying what the file is."""
-    return load_record(path).final
-
-
-def load_record(path: str) -> RunRecord:
-    """The record of the run in a run file: every stretch of it for an audit log, the end
-    alone (its start rewound) for a state document."""
-    file = Path(path)
-    if not file.exists():
-        raise StateDecodeError(f"{path}: no such file")
-    if file.is_dir():
-        raise StateDecodeError(f"{path}: is a directory, not a run file")
-    data = file.read_bytes()
-    if not data.strip():
-        raise StateDecodeError(f"{path}: empty file (a run file is an audit log or a state)")
-    first = _json_or_none(data.split(b"\n", 1)[0])
-    if isinstance(first, dict) and "seq" in first and "prev_hash" in first:
-        return AuditLog.read_run(file)
-    document = first if first is not None and b"\n" not in data.strip() else _json_or_none(data)
-    kind = document.get("kind") if isinstance(document, dict) else None
-    if kind == "AgentState":
-        try:
-            return RunRecord.from_state(from_json(data, AgentState))
-        except StateDecodeError as exc:
-            raise StateDecodeError(f"{path}: {exc.reason}", exc.path) from None
-    if isinstance(first, dict) and first.get("kind") == RECORD_KIND:
-        raise StateDecodeError(
-            f"{path}: a recording of model calls (RecordingInterceptor), read by "
-            "ReplayDriver.from_file, not a run file"
-        )
-    if isinstance(kind, str):
-        raise StateDecodeError(f"{path}: a {kind} document, not a run file (an AgentState)")
-    if document is not None or first is not None:
-        raise StateDecodeError(f"{path}: JSON, but neither an audit log nor an AgentState document")
-    raise StateDecodeError(f"{path}: not JSON (neither an audit log nor an AgentState document)")
-
-
-def _json_or_none(data: bytes) -> Any:
-    try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
-        return None
 
 
 def table(rows: list[list[str]]) -> str:

@@ -1,8 +1,11 @@
 """Deterministic doubles and helpers for testing agents (SPEC §15).
 
 Hypothesis strategies live in ``agents.testing.strategies`` (the only module importing
-hypothesis), so importing this package does not need hypothesis.
+hypothesis), so importing this package does not need hypothesis. ``regress`` (regression
+tests on recorded runs, ``agents.testing.regression``) is loaded when first used.
 """
+
+from typing import Any
 
 from agents.drivers.function import FunctionDriver
 from agents.drivers.scripted import ScriptedDriver, ScriptStep, call, calls, fail, reply
@@ -14,6 +17,7 @@ __all__ = [
     "EventRecorder",
     "FixedClock",
     "FunctionDriver",
+    "RegressionReport",
     "ScriptStep",
     "ScriptedDriver",
     "SequentialIds",
@@ -24,5 +28,16 @@ __all__ = [
     "capture_events",
     "check_invariants",
     "fail",
+    "regress",
     "reply",
 ]
+
+_LAZY = {"regress", "RegressionReport"}  # they bring the audit log and the run files
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from agents.testing import regression
+
+        return getattr(regression, name)
+    raise AttributeError(f"module 'agents.testing' has no attribute {name!r}")

@@ -183,6 +183,25 @@ def _driver(script: tuple[Any, ...]) -> FunctionDriver:
     return FunctionDriver(answer)
 
 
+def loop_of(scenario: Scenario) -> AgentLoop:
+    """The agent of ``scenario``: its model, tools, hook, limit and compaction, with a
+    fresh clock and ids."""
+    options: dict[str, Any] = {}
+    if scenario.compaction == "window":
+        options["message_compiler"] = TokenWindowCompiler(40)
+    elif scenario.compaction == "summary":
+        options["compaction"] = Summarization(30, 20)
+    return AgentLoop(
+        _driver(scenario.script),
+        tools=TOOLS,
+        hooks=[block_guarded],
+        clock=TickingClock(),
+        ids=SequentialIds(),
+        max_steps=scenario.max_steps,
+        **options,
+    )
+
+
 def perform(scenario: Scenario, log: Path) -> Performed:
     """Run ``scenario`` for real with an audit log at ``log``."""
     after_steps: list[AgentState] = []
@@ -191,11 +210,6 @@ def perform(scenario: Scenario, log: Path) -> Performed:
         if isinstance(event, StepCompleted) and DEPTH_KEY not in event.state.metadata:
             after_steps.append(event.state)
 
-    options: dict[str, Any] = {}
-    if scenario.compaction == "window":
-        options["message_compiler"] = TokenWindowCompiler(40)
-    elif scenario.compaction == "summary":
-        options["compaction"] = Summarization(30, 20)
     state = AgentState.initial(
         "You are tested.",
         messages=["go"],
@@ -207,16 +221,7 @@ def perform(scenario: Scenario, log: Path) -> Performed:
         budget = 60 if scenario.goal == "budget" else None
         state = state.with_goal(Goal("reach the end", token_budget=budget))
     with AuditLog.open(log) as audit:
-        loop = AgentLoop(
-            _driver(scenario.script),
-            tools=TOOLS,
-            hooks=[block_guarded],
-            clock=TickingClock(),
-            ids=SequentialIds(),
-            listeners=[audit, keep],
-            max_steps=scenario.max_steps,
-            **options,
-        )
+        loop = loop_of(scenario).with_listeners(audit, keep)
         final = loop.run(state)
         for approve, steering in scenario.decisions:
             if final.status is not ExecutionStatus.SUSPENDED:
