@@ -320,9 +320,10 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
         growth = peaks[-1] / peaks[0]
         rows.append(
             (
-                f"regress: memory flat ({reg['runs']:,} runs against a tenth of them)",
+                f"regress: memory flat (peak at {reg['runs']:,} runs ≤ 2x the peak at a tenth "
+                "of them: runs are read one at a time, the report keeps a line per run)",
                 f"{growth:.2f}x",
-                growth <= 1.5,
+                growth <= 2,
             )
         )
     else:

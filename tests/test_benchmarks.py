@@ -44,7 +44,7 @@ def test_the_quick_run_measures_every_workload_and_writes_its_report(tmp_path):
         "| compacting SQL session step ≤ 1 ms, flat to N = 300 |",
         "| every intermediate state retained ≤ 1.3x the final state (200 steps) |",
         "| regress 1,000 recorded 20-step runs (tools=record) ≤ 2x running them |",
-        "| regress: memory flat (100 runs against a tenth of them) |",
+        "| regress: memory flat (peak at 100 runs ≤ 2x the peak at a tenth of them",
         "`thread=False` tool, on the event loop",
     ):
         assert needle in text, needle
