@@ -11,7 +11,8 @@ Measures, in one process and one run (the figures that matter are ratios):
   same data as plain dicts;
 - concurrency: 1,000 runs at once (``arun``), a model of 20 ms latency, 5 steps each;
 - import time of each system;
-- regression tests on recorded runs (issue 18, ``bench_regress.py``);
+- regression tests on recorded runs (issue 18, ``bench_regress.py``) and live tracing
+  (issue 19, ``bench_otel.py``);
 - the second round's workloads (issue 17, ``workloads.py``): the tool loop with the default
   clock and ids against the bare loop and at N = 10,000 against N = 100; a compacting SQL
   session step; a durable (DBOS) step against raw DBOS doing the same work;
@@ -328,6 +329,12 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
         )
     else:
         rows.append((label, "not measured", None))
+    tracing = results["tracing"]
+    label = "live tracing (OTelListener, SDK batch processor), 100 steps ≤ 3x untraced"
+    if isinstance(tracing, dict):
+        rows.append((label, f"{tracing['ratio']:.1f}x", tracing["ratio"] <= 3))
+    else:
+        rows.append((label, "not measured", None))
     mem = results["memory"]
     ratio = mem["every state"] / mem["final"]
     rows.append(
@@ -558,6 +565,7 @@ def main(argv: list[str] | None = None) -> int:
     results["compacting"] = workloads.compacting_sessions(results["compacting_sizes"])
     results["durable"] = workloads.durable(quick)
     results["regress"] = workloads.regression(quick)
+    results["tracing"] = workloads.tracing(quick)
     print("tool loop, µs per step at N = " + ", ".join(map(str, sizes)))
     results["steps"] = tool_loop(
         sizes, quick, 2.0 if quick else 60.0, install=not (quick or args.no_install)

@@ -14,6 +14,7 @@ driven by ``openai_agents_times``).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -149,6 +150,7 @@ def openai_agents_times(python: Path, sizes: list[int], repeats: int, budget: fl
         text=True,
         timeout=3600,
         cwd="/",  # so this repository's ``agents`` package is not on the path
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},  # nor there
     )
     if result.returncode != 0:  # the peer failed: say why, and measure the rest
         last = (result.stderr.strip().splitlines() or ["no output"])[-1]

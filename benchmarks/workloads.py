@@ -116,8 +116,18 @@ def compacting_sessions(sizes: list[int]) -> dict[str, dict[int, float]]:
 def regression(quick: bool) -> dict[str, Any] | str:
     """``bench_regress.py --json`` in its own process: regressing recorded runs against
     running them, and the peak memory at two numbers of runs."""
+    return _script("bench_regress.py", quick)
+
+
+def tracing(quick: bool) -> dict[str, Any] | str:
+    """``bench_otel.py --json`` in its own process: a 100-step run traced live with the
+    SDK's batch processor against the same run untraced."""
+    return _script("bench_otel.py", quick)
+
+
+def _script(name: str, quick: bool) -> dict[str, Any] | str:
     done = subprocess.run(
-        [sys.executable, str(HERE / "bench_regress.py"), "--json", *(["--quick"] if quick else [])],
+        [sys.executable, str(HERE / name), "--json", *(["--quick"] if quick else [])],
         capture_output=True,
         text=True,
         timeout=1800,

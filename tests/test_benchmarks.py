@@ -46,5 +46,6 @@ def test_the_quick_run_measures_every_workload_and_writes_its_report(tmp_path):
         "| regress 1,000 recorded 20-step runs (tools=record) ≤ 2x running them |",
         "| regress: memory flat (peak at 100 runs ≤ 2x the peak at a tenth of them",
         "`thread=False` tool, on the event loop",
+        "| live tracing (OTelListener, SDK batch processor), 100 steps ≤ 3x untraced |",
     ):
         assert needle in text, needle

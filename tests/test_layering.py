@@ -24,6 +24,7 @@ LAYERS = {
             "audit",
             "replaying",
             "runfiles",
+            "otel",
             "definitions",
             "definition_fields",
             "cli",
@@ -45,6 +46,7 @@ OWNERS = {
     "psycopg": "persistence/postgres.py",
     "cryptography": "audit/keys.py",
     "orjson": "records/json_text.py",
+    "opentelemetry": "otel/emit.py",
 }
 
 

@@ -29,6 +29,7 @@ _COMMANDS = {
     "keygen": ("agents.cli.keys", "keygen"),
     "report": ("agents.cli.history", "report"),
     "regress": ("agents.cli.regress", "regress"),
+    "export-otel": ("agents.cli.tracing", "export_otel"),
     "worker": ("agents.cli.durable", "worker"),
     "recover": ("agents.cli.durable", "recover"),
 }
@@ -109,6 +110,22 @@ def _add_history_commands(commands: Any) -> None:
     report = commands.add_parser("report", help="write a self-contained HTML audit page")
     report.add_argument("file")
     report.add_argument("-o", "--output", required=True, metavar="OUT.html")
+    otel = commands.add_parser(
+        "export-otel", help="send a recorded run as OpenTelemetry spans to an OTLP collector"
+    )
+    otel.add_argument("file", help="a run file: an audit log or a state document")
+    otel.add_argument(
+        "--endpoint",
+        required=True,
+        metavar="URL",
+        help="the collector's OTLP/HTTP traces URL (http://127.0.0.1:4318/v1/traces)",
+    )
+    otel.add_argument(
+        "--capture-content",
+        action="store_true",
+        help="also send message and tool contents (redacted)",
+    )
+    otel.add_argument("--agent-name", default="agent", help="the invoke_agent span's name")
     regress = commands.add_parser(
         "regress", help="recorded runs through new agent code: what changed, without a model"
     )

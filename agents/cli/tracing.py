@@ -1,0 +1,34 @@
+"""``agents export-otel``: a recorded run sent as OpenTelemetry spans, with its recorded
+times, to an OTLP/HTTP collector (the ``otel`` extra)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+from typing import TextIO
+
+from agents.cli.common import OK
+
+__all__ = ["export_otel"]
+
+
+def export_otel(args: argparse.Namespace, out: TextIO) -> int:
+    """``agents export-otel FILE --endpoint URL [--capture-content] [--agent-name NAME]``."""
+    from agents.errors import ConfigurationError
+
+    # The exporter logs each failed attempt; the command says once what went wrong.
+    logging.getLogger("opentelemetry").addHandler(logging.NullHandler())
+    try:
+        from agents.otel import send_otlp
+    except ImportError:
+        raise ConfigurationError(
+            "export-otel needs OpenTelemetry: pip install 'agents[otel]'"
+        ) from None
+    count = send_otlp(
+        args.file,
+        args.endpoint,
+        capture_content=args.capture_content,
+        agent_name=args.agent_name,
+    )
+    out.write(f"sent {count} spans to {args.endpoint}\n")
+    return OK

@@ -1,0 +1,211 @@
+"""Spans through OpenTelemetry (the only module importing it): live from a loop's events
+(``OTelListener``), or after the fact from a recorded run (``export``).
+
+Both emit what ``agents.otel.spans`` plans from the run's records, with the recorded times
+and ids derived from the run: a step's spans when it completes, the run's ``invoke_agent``
+span when it ends (a suspended run's when it ends after its resumptions). A tracer of the
+OpenTelemetry SDK takes the planned ids (its id generator is wrapped to hand them out); any
+other tracer gives its own.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any, Final
+
+from opentelemetry import trace
+from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
+
+from agents.otel.spans import SpanPlan, plan_run, plan_run_span, plan_step
+from agents.records.events import Event, ExecutionCompleted, StepCompleted
+from agents.records.execution import ExecutionStatus
+from agents.records.state import AgentState
+from agents.shell.subagents import DEPTH_KEY
+
+__all__ = ["OTelListener", "PlannedIds", "emit", "export", "otlp_provider", "send_otlp"]
+
+SCOPE: Final = "agents"
+_KINDS: Final = {"internal": SpanKind.INTERNAL, "client": SpanKind.CLIENT}
+_PLANNED: contextvars.ContextVar[tuple[int, int] | None] = contextvars.ContextVar(
+    "agents_otel_planned", default=None
+)
+
+
+class PlannedIds:
+    """An SDK id generator that hands out the ids a span plan chose, while ``emit`` starts
+    that span, and asks ``fallback`` (the provider's own) for every other span."""
+
+    def __init__(self, fallback: Any) -> None:
+        self.fallback = fallback
+
+    def generate_trace_id(self) -> int:
+        planned = _PLANNED.get()
+        return planned[0] if planned is not None else int(self.fallback.generate_trace_id())
+
+    def generate_span_id(self) -> int:
+        planned = _PLANNED.get()
+        return planned[1] if planned is not None else int(self.fallback.generate_span_id())
+
+    def is_trace_id_random(self) -> bool:
+        """Planned trace ids are derived from the run's, not drawn at random."""
+        if _PLANNED.get() is not None:
+            return False
+        check = getattr(self.fallback, "is_trace_id_random", None)
+        return bool(check()) if check is not None else False
+
+    def __getattr__(self, name: str) -> Any:  # whatever else a newer SDK asks of it
+        return getattr(self.fallback, name)
+
+
+_WRAPPED = threading.Lock()
+
+
+def _tracer(provider: Any) -> Any:
+    """This library's tracer from ``provider`` (the global one for ``None``), its SDK id
+    generator wrapped once so that planned ids are used."""
+    tracer: Any = (provider or trace.get_tracer_provider()).get_tracer(SCOPE)
+    with _WRAPPED:
+        generator = getattr(tracer, "id_generator", None)
+        if generator is not None and not isinstance(generator, PlannedIds):
+            tracer.id_generator = PlannedIds(generator)
+    return tracer
+
+
+def emit(tracer: Any, plans: Iterable[SpanPlan]) -> None:
+    """Start and end each planned span with its ids, parent, times and attributes."""
+    for plan in plans:
+        parent = None
+        if plan.parent_id is not None:
+            context = SpanContext(
+                plan.trace_id,
+                plan.parent_id,
+                is_remote=False,
+                trace_flags=TraceFlags(TraceFlags.SAMPLED),
+            )
+            parent = trace.set_span_in_context(trace.NonRecordingSpan(context))
+        token = _PLANNED.set((plan.trace_id, plan.span_id))
+        try:
+            span = tracer.start_span(
+                plan.name,
+                context=parent,
+                kind=_KINDS[plan.kind],
+                attributes=dict(plan.attributes),
+                start_time=plan.start,
+            )
+        finally:
+            _PLANNED.reset(token)
+        if plan.error is not None:
+            span.set_status(Status(StatusCode.ERROR, plan.error))
+        span.end(end_time=plan.end)
+
+
+class OTelListener:
+    """A listener (``AgentLoop(listeners=[OTelListener()])``) tracing runs as they go: a
+    step's spans when it completes, the run's when it ends. ``tracer_provider``: ``None``
+    for the global one. ``capture_content``: message and tool contents as attributes
+    (redacted, like everything else). ``agent_name`` names the ``invoke_agent`` span;
+    ``conversation_id`` (a session's id) groups runs, else each run's agent id does."""
+
+    event_types: Final = frozenset({StepCompleted, ExecutionCompleted})
+
+    def __init__(
+        self,
+        tracer_provider: Any = None,
+        capture_content: bool = False,
+        *,
+        agent_name: str = "agent",
+        conversation_id: str | None = None,
+    ) -> None:
+        self._tracer = _tracer(tracer_provider)
+        self._options: Mapping[str, Any] = {
+            "agent_name": agent_name,
+            "conversation_id": conversation_id,
+            "capture_content": capture_content,
+        }
+
+    def __call__(self, event: Event) -> None:
+        """Emit what the event completes (sub-agents' runs come with their parent's step)."""
+        if isinstance(event, StepCompleted):
+            if DEPTH_KEY not in event.state.metadata:
+                emit(self._tracer, plan_step(event.state, event.step_execution, **self._options))
+        elif isinstance(event, ExecutionCompleted):
+            state = event.state
+            if DEPTH_KEY not in state.metadata and event.status is not ExecutionStatus.SUSPENDED:
+                emit(self._tracer, [plan_run_span(state, **self._options)])
+
+    def __repr__(self) -> str:
+        return f"OTelListener(capture_content={self._options['capture_content']})"
+
+
+def export(
+    run: Any,
+    tracer_provider: Any = None,
+    *,
+    capture_content: bool = False,
+    agent_name: str = "agent",
+    conversation_id: str | None = None,
+) -> int:
+    """Send a recorded run — an ``AgentState``, or a run file's path (an audit log or a
+    state document) — as spans with its recorded times; the number of spans sent."""
+    if isinstance(run, AgentState):
+        state = run
+    else:
+        from agents.runfiles import load_record
+
+        state = load_record(str(run)).final
+    plans = plan_run(
+        state,
+        agent_name=agent_name,
+        conversation_id=conversation_id,
+        capture_content=capture_content,
+    )
+    emit(_tracer(tracer_provider), plans)
+    return len(plans)
+
+
+def send_otlp(
+    run: Any,
+    endpoint: str,
+    *,
+    service_name: str = "agents",
+    timeout: float = 10.0,
+    **options: Any,
+) -> int:
+    """``export`` a recorded run over OTLP/HTTP to ``endpoint`` (a collector's
+    ``/v1/traces`` URL) in one request; the number of spans sent. ``ConnectionError`` when
+    the collector did not take them."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    collected = InMemorySpanExporter()
+    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+    provider.add_span_processor(SimpleSpanProcessor(collected))
+    count = export(run, provider, **options)
+    spans = collected.get_finished_spans()
+    exporter = OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
+    try:
+        result = exporter.export(spans)
+    finally:
+        exporter.shutdown()  # type: ignore[no-untyped-call]
+        provider.shutdown()
+    if result is not SpanExportResult.SUCCESS:
+        raise ConnectionError(f"the collector at {endpoint} did not take the spans")
+    return count
+
+
+def otlp_provider(endpoint: str, service_name: str = "agents") -> Any:
+    """An SDK tracer provider sending spans over OTLP/HTTP to ``endpoint`` (a collector's
+    ``/v1/traces`` URL) in batches, for ``OTelListener``; ``shutdown()`` it to flush."""
+    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.resources import Resource
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor
+
+    provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
+    return provider
