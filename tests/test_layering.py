@@ -25,6 +25,7 @@ LAYERS = {
             "replaying",
             "runfiles",
             "otel",
+            "mcp",
             "definitions",
             "definition_fields",
             "cli",
@@ -47,6 +48,8 @@ OWNERS = {
     "cryptography": "audit/keys.py",
     "orjson": "records/json_text.py",
     "opentelemetry": "otel/emit.py",
+    "mcp": "mcp/sdk.py",
+    "httpx2": "mcp/sdk.py",
 }
 
 

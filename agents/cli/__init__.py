@@ -30,6 +30,7 @@ _COMMANDS = {
     "report": ("agents.cli.history", "report"),
     "regress": ("agents.cli.regress", "regress"),
     "export-otel": ("agents.cli.tracing", "export_otel"),
+    "mcp-serve": ("agents.cli.running", "mcp_serve"),
     "worker": ("agents.cli.durable", "worker"),
     "recover": ("agents.cli.durable", "recover"),
 }
@@ -78,6 +79,20 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--input", default="Hello!", help="the user message")
     run.add_argument("--model", help="a litellm model name to use instead of the loop's driver")
     run.add_argument("--out", metavar="FILE", default="agents-run.jsonl", help="the run file")
+    serve = commands.add_parser(
+        "mcp-serve", help="serve an agent as an MCP server (stdio, or streamable HTTP)"
+    )
+    serve.add_argument("target", metavar="MODULE:ATTR|FILE", help="the agent to serve")
+    serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="for http (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="for http (default 8000)")
+    serve.add_argument("--name", default="agent", help="the tool's name (default: agent)")
+    serve.add_argument("--audit-log", metavar="FILE", help="record every run in this audit log")
+    serve.add_argument(
+        "--registry",
+        metavar="MODULE:ATTR",
+        help="tools (and definitions) a definition file may name: a Registry or a list",
+    )
     _add_history_commands(commands)
     _add_durable_commands(commands)
     return parser

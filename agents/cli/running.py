@@ -58,3 +58,31 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         sys.stderr.write(f"agents run: the run failed: {' '.join(why.split())}\n")
         return DIFFERENT
     return OK
+
+
+def mcp_serve(args: argparse.Namespace, out: TextIO) -> int:
+    """``agents mcp-serve MODULE:ATTR|FILE [--transport stdio|http] [--host] [--port]
+    [--audit-log FILE] [--name NAME]``: the agent as an MCP server, until stopped."""
+    from agents.cli.regress import agent_of
+    from agents.definitions import AgentDefinition
+    from agents.errors import ConfigurationError
+
+    try:
+        from agents.mcp.serving import serve
+    except ImportError:
+        raise ConfigurationError("mcp-serve needs the MCP SDK: pip install 'agents[mcp]'") from None
+    agent = agent_of(args.target)
+    start = None
+    if isinstance(agent, AgentDefinition):
+        registry = load_attribute(args.registry) if args.registry else None
+        agent, start = agent.build(registry)
+    serve(
+        agent,
+        start,
+        name=args.name,
+        transport=args.transport,
+        host=args.host,
+        port=args.port,
+        audit_log=args.audit_log,
+    )
+    return OK

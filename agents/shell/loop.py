@@ -8,6 +8,7 @@ never raise for a failure inside the run.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator
 from typing import Any, Final
 
@@ -44,6 +45,17 @@ __all__ = ["AgentLoop"]
 
 
 _TOOL_MODES: Final = ("parallel", "sequential")
+
+
+SOURCES_KEY: Final = "agents.tool_sources"
+"""Where a run's state records what its tool sources (MCP servers) offered."""
+
+
+def _last(states: Iterator[AgentState], state: AgentState) -> AgentState:
+    final = state
+    for final in states:  # noqa: B007
+        pass
+    return final
 
 
 def _to_tools(value: Any) -> Tools:
@@ -212,6 +224,8 @@ class AgentLoop:
     ) -> AgentState:
         """Run one execution to its end and return the final state; never raises for a
         failure inside the run (it is recorded in the state)."""
+        if self.tools.sources:
+            return _last(self.iterate(state, cancellation=cancellation), state)
         machine, emit = self.machine_for(state, cancellation=cancellation, progress=False)
         final = state
         for final in drive(machine, self.blocking_performer(emit), progress=False):  # noqa: B007
@@ -222,6 +236,8 @@ class AgentLoop:
         self, state: AgentState, *, cancellation: CancellationToken | None = None
     ) -> Iterator[AgentState]:
         """Yield the state after every continuing step, then the final state."""
+        if self.tools.sources:
+            return self._with_sources(state, cancellation)
         machine, emit = self.machine_for(state, cancellation=cancellation)
         return drive(machine, self.blocking_performer(emit), progress=True)
 
@@ -229,6 +245,11 @@ class AgentLoop:
         self, state: AgentState, *, cancellation: CancellationToken | None = None
     ) -> AgentState:
         """``run`` in an event loop; gives the same history as ``run`` for the same inputs."""
+        if self.tools.sources:
+            final = state
+            async for final in self.aiterate(state, cancellation=cancellation):  # noqa: B007
+                pass
+            return final
         machine, emit = self.machine_for(
             state, cancellation=cancellation, blocking=False, progress=False
         )
@@ -241,8 +262,57 @@ class AgentLoop:
         self, state: AgentState, *, cancellation: CancellationToken | None = None
     ) -> AsyncIterator[AgentState]:
         """``iterate`` in an event loop."""
+        if self.tools.sources:
+            return self._with_sources_async(state, cancellation)
         machine, emit = self.machine_for(state, cancellation=cancellation, blocking=False)
         return adrive(machine, self.event_loop_performer(emit), progress=True)
+
+    # -- tool sources (MCP servers): their tools for one run -------------------------------
+
+    def opened(self, state: AgentState) -> tuple[AgentLoop, AgentState, Callable[[], None]]:
+        """This loop with its tool sources' tools for one run, the state recording what
+        they offered (``metadata["agents.tool_sources"]``), and what to call when the run
+        ends (each source is told, so that a session opened for the run closes)."""
+        sources = self.tools.sources
+        opened: list[Any] = []
+        added: list[Tool] = []
+        try:
+            for source in sources:
+                added.extend(source.tools_for_run())
+                opened.append(source)
+            loop = attrs.evolve(self, tools=self.tools.resolved(added))
+        except BaseException:
+            for source in opened:
+                source.release()
+            raise
+        catalogue = [dict(source.catalogue()) for source in sources]
+        if state.metadata.get(SOURCES_KEY) != catalogue:
+            state = state.with_metadata(SOURCES_KEY, catalogue)
+
+        def release() -> None:
+            for source in opened:
+                source.release()
+
+        return loop, state, release
+
+    def _with_sources(
+        self, state: AgentState, cancellation: CancellationToken | None
+    ) -> Iterator[AgentState]:
+        loop, state, release = self.opened(state)
+        try:
+            yield from loop.iterate(state, cancellation=cancellation)
+        finally:
+            release()
+
+    async def _with_sources_async(
+        self, state: AgentState, cancellation: CancellationToken | None
+    ) -> AsyncIterator[AgentState]:
+        loop, state, release = await asyncio.to_thread(self.opened, state)  # may start servers
+        try:
+            async for step in loop.aiterate(state, cancellation=cancellation):
+                yield step
+        finally:
+            await asyncio.to_thread(release)
 
     # -- the parts of a runner (for runners of one's own: agents.durable.dbos) -------------
 

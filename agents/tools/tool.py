@@ -13,9 +13,9 @@ import copy
 import enum
 import inspect
 import typing
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Final, overload
+from typing import Any, Final, Protocol, overload, runtime_checkable
 
 import attrs
 from pyrsistent import pmap
@@ -48,6 +48,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolResult",
+    "ToolSource",
     "Tools",
     "stamp",
     "tool",
@@ -349,20 +350,39 @@ def tool(
     return _build(function, **options)  # type: ignore[arg-type]
 
 
+@runtime_checkable
+class ToolSource(Protocol):
+    """Where tools come from at the start of each run (an MCP server, ``agents.mcp``):
+    ``tools_for_run()`` gives them (connecting if needed), ``release()`` says the run
+    ended, ``catalogue()`` says what was offered, as JSON data a run records."""
+
+    def tools_for_run(self) -> Sequence[Tool]: ...
+
+    def release(self) -> None: ...
+
+    def catalogue(self) -> Mapping[str, Any]: ...
+
+
 class Tools(Mapping[str, Tool]):
-    """An immutable name → tool collection, in the order the tools were given."""
+    """An immutable name → tool collection, in the order the tools were given, and the
+    tool sources whose tools each run adds (``sources``)."""
 
-    __slots__ = ("_by_name", "_schemas")
+    __slots__ = ("_by_name", "_schemas", "sources")
 
-    def __init__(self, tools: Iterable[Tool | Callable[..., Any]] = ()) -> None:
+    def __init__(self, tools: Iterable[Tool | Callable[..., Any] | ToolSource] = ()) -> None:
         by_name: dict[str, Tool] = {}
+        sources: list[ToolSource] = []
         for item in tools:
+            if isinstance(item, ToolSource) and not isinstance(item, Tool):
+                sources.append(item)
+                continue
             built = item if isinstance(item, Tool) else tool(item)
             if built.name in by_name:
                 raise ConfigurationError(f"two tools are named {built.name!r}")
             by_name[built.name] = built
         self._by_name: Final = by_name
         self._schemas: Final = tuple(deep_freeze(t.schema) for t in by_name.values())
+        self.sources: Final = tuple(sources)
 
     @classmethod
     def of(cls, tools: Tools | Iterable[Tool | Callable[..., Any]]) -> Tools:
@@ -396,11 +416,17 @@ class Tools(Mapping[str, Tool]):
     def with_tool(self, new: Tool | Callable[..., Any]) -> Tools:
         """A copy with ``new`` added (or replacing the tool of the same name)."""
         built = new if isinstance(new, Tool) else tool(new)
-        return Tools([*(t for t in self._by_name.values() if t.name != built.name), built])
+        kept = [t for t in self._by_name.values() if t.name != built.name]
+        return Tools([*kept, built, *self.sources])
 
     def without(self, name: str) -> Tools:
         """A copy without the tool ``name``."""
-        return Tools([t for t in self._by_name.values() if t.name != name])
+        return Tools([*(t for t in self._by_name.values() if t.name != name), *self.sources])
+
+    def resolved(self, added: Iterable[Tool]) -> Tools:
+        """The tools of one run: these, the ``added`` ones its sources gave (a name
+        clash is a ``ConfigurationError``: give a server a ``prefix``), and no sources."""
+        return Tools([*self._by_name.values(), *added])
 
 
 def _complete_goal(summary: str = "") -> ToolResult:

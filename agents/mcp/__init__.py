@@ -1,0 +1,12 @@
+"""Tools from Model Context Protocol servers (the ``mcp`` extra), and agents served as MCP
+servers (``agents mcp-serve``).
+
+``MCPServerStdio`` and ``MCPServerHTTP`` go into a loop's ``tools=`` beside plain tools;
+their calls are ordinary tool calls — checked, blocked or rewritten by hooks, wrapped by
+interceptors, gated by approvals, recorded, replayed without the server. See
+``agents.mcp.client`` and docs/how-to/mcp.md.
+"""
+
+from agents.mcp.client import MCPServer, MCPServerHTTP, MCPServerStdio, MCPToolError
+
+__all__ = ["MCPServer", "MCPServerHTTP", "MCPServerStdio", "MCPToolError"]

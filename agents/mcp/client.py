@@ -1,0 +1,476 @@
+"""Tools from MCP servers: ``MCPServerStdio`` and ``MCPServerHTTP``, given to a loop like
+tools (``AgentLoop(driver, tools=[add, MCPServerStdio("mcp-server-time")])``).
+
+Each server object keeps one session open at a time, on a thread of its own with its own
+event loop: the session is opened and closed in one task there, whatever thread or event
+loop the runs come from (a Starlette lifespan, ``asyncio.gather`` of many ``arun``, plain
+``run``), so no cancel scope is ever left in another task. A run opens the session if it is
+not open (listing the tools once: the catalogue is cached; ``refresh()`` lists again) and
+closes it when the last run using it ends, unless the application holds it open with
+``with server:`` / ``async with server:``.
+
+A call is an ordinary tool call: its arguments checked against the server's schema, its
+result the value the model reads, its failure — the server's ``isError``, a protocol error,
+a deadline passed, the server process gone — a failed ``ToolExecution`` the model reads,
+never a hang and never the end of the run. A server that cannot start offers no tools; the
+others' tools work. An HTTP server that lost the session (restarted, expired) is reconnected
+once and the call sent again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import os
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+from agents.errors import AgentError
+from agents.mcp import sdk
+from agents.records.frozen import deep_freeze
+from agents.records.redaction import redacted_dsn
+from agents.records.schema import compile_validator
+from agents.tools.tool import Tool
+
+__all__ = ["MCPServer", "MCPServerHTTP", "MCPServerStdio", "MCPToolError"]
+
+START_TIMEOUT: Final = 30.0  # seconds to start a server and list its tools
+
+
+class MCPToolError(AgentError):
+    """A tool call an MCP server answered with an error (``isError``), or could not
+    answer (a protocol error, the server gone, the deadline passed)."""
+
+
+class _Connection:
+    """One open session on a thread of its own; ``died`` completes when it closes."""
+
+    def __init__(self, make_client: Callable[[Callable[[], None]], Any], label: str) -> None:
+        self._make_client = make_client
+        self.tools_changed = False  # the server said so: list them again before a run
+        self.label = label
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.died: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.failure: BaseException | None = None
+        self.client: Any = None
+        self.identity: dict[str, str] = {}
+        self.tools: list[sdk.ToolInfo] = []
+        self._stop: asyncio.Event | None = None
+        self._watch_lock = threading.Lock()
+        self._watchers: set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = set()
+        self._thread = threading.Thread(target=self._main, name=f"agents-mcp {label}", daemon=True)
+        self._thread.start()
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_until_complete(self._serve())
+        finally:
+            self.loop.close()
+
+    async def _serve(self) -> None:
+        self._stop = asyncio.Event()
+        try:
+            async with self._make_client(self._changed) as client:
+                self.client = client
+                self.identity, self.tools = await sdk.list_tools(client)
+                watcher = asyncio.create_task(sdk.watch_tools(client, self._changed))
+                self.ready.set()
+                try:
+                    await self._stop.wait()
+                finally:
+                    watcher.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await watcher
+        except BaseException as exc:  # the session ended: say why to whoever waits
+            self.failure = exc
+        finally:
+            self.client = None
+            self.ready.set()
+            if not self.died.done():
+                self.died.set_result(None)
+            self._ended()
+
+    def _changed(self) -> None:
+        self.tools_changed = True
+
+    @property
+    def alive(self) -> bool:
+        return not self.died.done() and self.client is not None
+
+    def submit(self, work: Callable[[Any], Any]) -> concurrent.futures.Future[Any]:
+        """Run ``work(client)`` (a coroutine) on the session's event loop."""
+        client = self.client
+        if client is None or self.died.done():
+            raise MCPToolError(f"the MCP server {self.label} is not running")
+        return asyncio.run_coroutine_threadsafe(work(client), self.loop)
+
+    def close(self, wait: float = 10.0) -> None:
+        """End the session (the server process stops) and the thread."""
+        stop = self._stop
+        if stop is not None and not self.loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                self.loop.call_soon_threadsafe(stop.set)
+        self._thread.join(wait)
+
+    def watch(self) -> asyncio.Future[None]:
+        """A future of the caller's event loop, done when the session ends."""
+        loop = asyncio.get_running_loop()
+        ended = loop.create_future()
+        with self._watch_lock:
+            if self.died.done():
+                ended.set_result(None)
+            else:
+                self._watchers.add((loop, ended))
+        return ended
+
+    def unwatch(self, ended: asyncio.Future[None]) -> None:
+        with self._watch_lock:
+            self._watchers.discard((ended.get_loop(), ended))
+
+    def _ended(self) -> None:
+        with self._watch_lock:
+            watchers, self._watchers = self._watchers, set()
+        for loop, ended in watchers:
+            with contextlib.suppress(RuntimeError):  # that loop closed
+                loop.call_soon_threadsafe(_finish, ended)
+
+
+class MCPServer:
+    """What ``MCPServerStdio`` and ``MCPServerHTTP`` share: the session, the catalogue,
+    the tools made from it, and when the session opens and closes."""
+
+    def __init__(
+        self,
+        *,
+        prefix: str | None,
+        timeout: float | None,
+        tool_timeouts: Mapping[str, float],
+        requires_approval: bool | Sequence[str],
+    ) -> None:
+        if timeout is not None and not timeout > 0:
+            raise AgentError(f"timeout must be > 0 seconds or None, got {timeout!r}")
+        self.requires_approval = (
+            requires_approval
+            if isinstance(requires_approval, bool)
+            else frozenset(requires_approval)
+        )
+        self.prefix = prefix
+        self.timeout = timeout
+        self.tool_timeouts = dict(tool_timeouts)
+        self._lock = threading.Lock()
+        self._connection: _Connection | None = None
+        self._users = 0  # runs using the session now
+        self._held = False  # opened by `with server:`
+        self._tools: tuple[Tool, ...] | None = None
+        self._failure: str | None = None  # why the session did not open, last time
+
+    # -- what a subclass says ----------------------------------------------------------------
+
+    @property
+    def label(self) -> str:
+        """How errors name the server."""
+        raise NotImplementedError
+
+    def _client(self, changed: Callable[[], None]) -> Any:
+        raise NotImplementedError
+
+    reconnects: bool = False  # a lost session is opened again once, and the call resent
+
+    # -- the session -----------------------------------------------------------------------------
+
+    def _connected(self) -> _Connection:
+        """The open session, opened (and its tools listed) if it is not."""
+        connection = self._connection
+        if connection is not None and connection.alive:
+            return connection
+        if connection is not None:
+            connection.close(wait=1.0)
+        connection = self._connection = _Connection(self._client, self.label)
+        self._tools = None
+        if not connection.ready.wait(START_TIMEOUT) or connection.client is None:
+            connection.close(wait=1.0)
+            why = connection.failure
+            detail = f": {type(why).__name__}: {why}" if why is not None else " in time"
+            raise MCPToolError(f"the MCP server {self.label} did not start{detail}")
+        return connection
+
+    def tools_for_run(self) -> Sequence[Tool]:
+        """The server's tools for a run starting now (the session opened if needed, kept
+        open until ``release``); none when the server cannot start."""
+        with self._lock:
+            self._users += 1
+            try:
+                connection = self._connected()
+            except MCPToolError as exc:
+                self._failure = str(exc)
+                return ()
+            self._failure = None
+            if connection.tools_changed:  # notifications/tools/list_changed
+                connection.tools_changed = False
+                future = connection.submit(sdk.list_tools)
+                connection.identity, connection.tools = future.result(START_TIMEOUT)
+                self._tools = None
+            if self._tools is None:
+                self._tools = tuple(self._tool(info) for info in connection.tools)
+            return self._tools
+
+    def release(self) -> None:
+        """A run using the server ended: the session closes with the last one, unless
+        the application holds it open."""
+        with self._lock:
+            self._users = max(0, self._users - 1)
+            if self._users == 0 and not self._held:
+                self._close()
+
+    def catalogue(self) -> dict[str, Any]:
+        """What the server offered: its identity and its tools' names, descriptions and
+        schemas (as a run records it)."""
+        connection = self._connection
+        if connection is None or not connection.alive:
+            return {"server": self.label, "error": self._failure or "not running"}
+        return {
+            "server": connection.identity,
+            "tools": [
+                {
+                    "name": self._named(t.name),
+                    "description": t.description,
+                    "input_schema": t.input_schema,
+                }
+                for t in connection.tools
+            ],
+        }
+
+    def refresh(self) -> None:
+        """List the server's tools again (the next run offers what it offers now)."""
+        with self._lock:
+            connection = self._connection
+            if connection is not None and connection.alive:
+                future = connection.submit(sdk.list_tools)
+                connection.identity, connection.tools = future.result(START_TIMEOUT)
+            self._tools = None
+
+    def _close(self) -> None:
+        connection, self._connection = self._connection, None
+        self._tools = None
+        if connection is not None:
+            connection.close()
+
+    def close(self) -> None:
+        """Close the session now (the server process stops)."""
+        with self._lock:
+            self._held = False
+            self._close()
+
+    def __enter__(self) -> MCPServer:
+        with self._lock:
+            self._connected()
+            self._held = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> MCPServer:
+        await asyncio.to_thread(self.__enter__)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await asyncio.to_thread(self.close)
+
+    # -- the tools -------------------------------------------------------------------------------
+
+    def _named(self, name: str) -> str:
+        return f"{self.prefix}_{name}" if self.prefix else name
+
+    def _tool(self, info: sdk.ToolInfo) -> Tool:
+        schema = info.input_schema or {"type": "object", "properties": {}}
+        try:
+            validator = compile_validator(schema)
+        except (KeyError, TypeError, ValueError):  # beyond the subset checked here
+            validator = compile_validator({"type": "object"})
+        timeout = self.tool_timeouts.get(info.name, self.timeout)
+        server_name = info.name
+
+        async def call(**arguments: Any) -> Any:
+            return await self._call(server_name, arguments, timeout)
+
+        call.__name__ = self._named(info.name)
+        approval = self.requires_approval
+        return Tool(
+            name=self._named(info.name),
+            description=info.description,
+            parameters=deep_freeze(schema),
+            function=call,
+            is_async=True,
+            requires_approval=approval if isinstance(approval, bool) else info.name in approval,
+            _plain_parameters=dict(schema),
+            _validator=validator,
+        )
+
+    async def _call(self, name: str, arguments: dict[str, Any], timeout: float | None) -> Any:
+        try:
+            return await self._call_once(name, arguments, timeout)
+        except _SessionLost:
+            if not self.reconnects:
+                raise MCPToolError(f"the MCP server {self.label} lost the session") from None
+            await asyncio.to_thread(self._reconnect)
+            return await self._call_once(name, arguments, timeout)
+
+    def _reconnect(self) -> None:
+        with self._lock:
+            connection = self._connection
+            if connection is not None:
+                connection.close(wait=1.0)
+                self._connection = None
+            self._connected()
+
+    async def _call_once(self, name: str, arguments: dict[str, Any], timeout: float | None) -> Any:
+        connection = self._connection
+        if connection is None or not connection.alive:
+            raise MCPToolError(f"the MCP server {self.label} is not running")
+        future = connection.submit(lambda client: client.call_tool(name, arguments))
+        call = asyncio.wrap_future(future)
+        ended = connection.watch()
+        try:
+            done, _ = await asyncio.wait(
+                {call, ended}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            connection.unwatch(ended)
+        if call not in done:
+            call.cancel()  # and the call on the session's loop with it
+            if ended in done:
+                raise MCPToolError(f"the MCP server {self.label} exited during the call")
+            raise TimeoutError(
+                f"{name} on the MCP server {self.label} took longer than {timeout} s"
+            )
+        try:
+            result = call.result()
+        except sdk.MCPError as exc:
+            if _lost(exc):
+                raise _SessionLost from None
+            raise MCPToolError(
+                f"{name} on the MCP server {self.label}: {exc.error.message}"
+            ) from None
+        except Exception as exc:
+            if _lost(exc):
+                raise _SessionLost from None
+            raise MCPToolError(
+                f"{name} on the MCP server {self.label}: {type(exc).__name__}: {exc}"
+            ) from None
+        answer = sdk.answer_of(result)
+        if answer.is_error:
+            raise MCPToolError(answer.text or f"{name} failed on the MCP server {self.label}")
+        return answer.value
+
+
+def _finish(ended: asyncio.Future[None]) -> None:
+    if not ended.done():
+        ended.set_result(None)
+
+
+class _SessionLost(Exception):
+    """The server no longer knows the session (an HTTP 404: restarted, or expired)."""
+
+
+def _lost(exc: BaseException) -> bool:
+    text = f"{type(exc).__name__} {exc}".lower()
+    return "404" in text or "session not found" in text or "session terminated" in text
+
+
+# Starts a server so that it is killed when the thread that started it ends, even by a
+# kill -9 of this process (Linux's PR_SET_PDEATHSIG), then becomes the server (exec).
+_LAUNCHER: Final = """
+import ctypes, os, signal, sys
+ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+if os.getppid() == 1:  # the parent died before prctl took effect
+    sys.exit(1)
+os.execvp(sys.argv[1], sys.argv[1:])
+"""
+
+
+class MCPServerStdio(MCPServer):
+    """An MCP server started as a process (``command`` with ``args``) and spoken to over
+    its stdin and stdout. ``env`` adds to the few variables a server inherits (``PATH``,
+    ``HOME``…); ``prefix`` names its tools ``prefix_name``; ``timeout`` is each call's
+    deadline in seconds (``None``: none), ``tool_timeouts`` one per tool (by the server's
+    names); ``requires_approval``: every tool's calls wait for approval (``True``), or
+    those of the tools named."""
+
+    def __init__(
+        self,
+        command: str,
+        args: Sequence[str] = (),
+        *,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        prefix: str | None = None,
+        timeout: float | None = 60.0,
+        tool_timeouts: Mapping[str, float] | None = None,
+        requires_approval: bool | Sequence[str] = False,
+    ) -> None:
+        super().__init__(
+            prefix=prefix,
+            timeout=timeout,
+            tool_timeouts=tool_timeouts or {},
+            requires_approval=requires_approval,
+        )
+        self.command = command
+        self.args = tuple(args)
+        self.env = dict(env) if env else None
+        self.cwd = cwd
+
+    @property
+    def label(self) -> str:
+        return os.path.basename(self.command)
+
+    def _client(self, changed: Callable[[], None]) -> Any:
+        command, args = self.command, self.args
+        if sys.platform.startswith("linux"):  # the server dies with this process, however
+            command, args = sys.executable, ("-c", _LAUNCHER, command, *args)
+        return sdk.stdio_client(command, args, self.env, self.cwd, None, changed)
+
+    def __repr__(self) -> str:  # never the environment: it may hold credentials
+        return f"MCPServerStdio({self.command!r}, {list(self.args)!r})"
+
+
+class MCPServerHTTP(MCPServer):
+    """An MCP server at ``url`` over streamable HTTP; ``headers`` go with every request
+    (credentials: never shown in reprs or errors). A session the server lost (it
+    restarted, or the session expired) is opened again once and the call resent."""
+
+    reconnects = True
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        prefix: str | None = None,
+        timeout: float | None = 60.0,
+        tool_timeouts: Mapping[str, float] | None = None,
+        requires_approval: bool | Sequence[str] = False,
+    ) -> None:
+        super().__init__(
+            prefix=prefix,
+            timeout=timeout,
+            tool_timeouts=tool_timeouts or {},
+            requires_approval=requires_approval,
+        )
+        self.url = url
+        self._headers = dict(headers or {})
+
+    @property
+    def label(self) -> str:
+        return redacted_dsn(self.url.split("?", 1)[0])  # no query, no password
+
+    def _client(self, changed: Callable[[], None]) -> Any:
+        return sdk.http_client(self.url, self._headers, None, changed)
+
+    def __repr__(self) -> str:
+        return f"MCPServerHTTP({self.label!r})"

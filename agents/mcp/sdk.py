@@ -1,0 +1,201 @@
+"""The official MCP SDK (the ``mcp`` package, the only module importing it, and its HTTP
+client): clients for servers over stdio and streamable HTTP, what their answers hold as
+plain data, and an MCP server for an agent."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx2
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import stdio_client as mcp_stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver import MCPServer as SDKServer
+from mcp.shared.exceptions import MCPError
+
+__all__ = [
+    "MCPError",
+    "ToolAnswer",
+    "ToolInfo",
+    "agent_server",
+    "answer_of",
+    "http_client",
+    "list_tools",
+    "stdio_client",
+    "watch_tools",
+]
+
+
+def stdio_client(
+    command: str,
+    args: Sequence[str],
+    env: Mapping[str, str] | None,
+    cwd: str | os.PathLike[str] | None,
+    timeout: float | None,
+    changed: Callable[[], None],
+) -> Client:
+    """A client starting ``command`` and talking to it over its stdin and stdout (the
+    server's stderr is this process's: its complaints stay visible); ``changed`` is called
+    when the server says its tools changed (``notifications/tools/list_changed``)."""
+    parameters = StdioServerParameters(
+        command=command,
+        args=list(args),
+        env=dict(env) if env else None,
+        cwd=os.fspath(cwd) if cwd is not None else None,
+    )
+    transport = mcp_stdio_client(parameters, errlog=_stderr())
+    return Client(
+        transport, read_timeout_seconds=timeout, mode="auto", message_handler=_notices(changed)
+    )
+
+
+def _notices(changed: Callable[[], None]) -> Any:
+    """A message handler calling ``changed`` when the server says its tools changed."""
+
+    async def handle(message: Any) -> None:
+        if type(message).__name__ == "ToolListChangedNotification":
+            changed()
+
+    return handle
+
+
+def _stderr() -> Any:
+    """Where a server's stderr goes: this process's real stderr (a captured or redirected
+    ``sys.stderr`` may have no file descriptor to give a process), else nowhere."""
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    if not _DEVNULL:
+        _DEVNULL.append(open(os.devnull, "w"))  # noqa: SIM115  # one, for the process's life
+    return _DEVNULL[0]
+
+
+_DEVNULL: list[Any] = []
+
+
+@asynccontextmanager
+async def http_client(
+    url: str,
+    headers: Mapping[str, str] | None,
+    timeout: float | None,
+    changed: Callable[[], None],
+) -> AsyncIterator[Client]:
+    """A client of a streamable HTTP server at ``url``, sending ``headers`` with each
+    request (its HTTP connections closed with it; reads may wait five minutes, as the
+    SDK's own client lets a server hold a response stream open)."""
+    limits = httpx2.Timeout(30.0, read=300.0)
+    async with httpx2.AsyncClient(headers=dict(headers or {}), timeout=limits) as http:
+        transport = streamable_http_client(url, http_client=http)
+        async with Client(
+            transport, read_timeout_seconds=timeout, mode="auto", message_handler=_notices(changed)
+        ) as client:
+            yield client
+
+
+async def watch_tools(client: Client, changed: Callable[[], None]) -> None:
+    """Call ``changed`` whenever the server says its tools changed, on a connection of the
+    2026-07-28 protocol (a ``subscriptions/listen`` stream); older connections send
+    ``notifications/tools/list_changed`` to the client's message handler instead."""
+    try:
+        async with client.listen(tools_list_changed=True) as subscription:
+            async for _ in subscription:
+                changed()
+    except Exception:  # no listen stream (an older protocol, or the server has none)
+        return
+
+
+class ToolInfo:
+    """A tool a server offers: its name, description and input schema (plain data)."""
+
+    __slots__ = ("description", "input_schema", "name")
+
+    def __init__(self, name: str, description: str, input_schema: Mapping[str, Any]) -> None:
+        self.name = name
+        self.description = description
+        self.input_schema = input_schema
+
+
+async def list_tools(client: Client) -> tuple[dict[str, str], list[ToolInfo]]:
+    """The server's identity (``name``, ``version``) and every tool it offers (page by
+    page)."""
+    info = client.server_info
+    identity = {"name": info.name if info else "", "version": info.version if info else ""}
+    found: list[ToolInfo] = []
+    cursor: str | None = None
+    while True:
+        page = await client.list_tools(cursor=cursor, cache_mode="refresh")
+        found.extend(
+            ToolInfo(t.name, t.description or "", dict(t.input_schema or {})) for t in page.tools
+        )
+        cursor = page.next_cursor
+        if cursor is None:
+            return identity, found
+
+
+class ToolAnswer:
+    """What a tool call came to: the value the model reads (the structured content, the
+    text, or both), and whether the server says the tool failed (``is_error``)."""
+
+    __slots__ = ("is_error", "text", "value")
+
+    def __init__(self, value: Any, text: str, is_error: bool) -> None:
+        self.value = value
+        self.text = text
+        self.is_error = is_error
+
+
+def answer_of(result: Any) -> ToolAnswer:
+    """A ``CallToolResult`` as plain data: text parts joined, other parts described; the
+    structured content alone when the text only repeats it as JSON."""
+    parts = []
+    for block in result.content:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        else:
+            mime = getattr(block, "mime_type", None) or ""
+            parts.append(f"[{kind}{': ' + mime if mime else ''}]")
+    text = "\n".join(parts)
+    structured = result.structured_content
+    failed = bool(result.is_error)
+    if structured is None:
+        return ToolAnswer(text, text, failed)
+    if not text or _same_json(text, structured):
+        return ToolAnswer(structured, text, failed)
+    # A value that is no object, as servers of the official SDK send it: {"result": value}.
+    wrapped = isinstance(structured, dict) and set(structured) == {"result"}
+    if wrapped and (_same_json(text, structured["result"]) or text == str(structured["result"])):
+        return ToolAnswer(structured["result"], text, failed)
+    return ToolAnswer({"structured": structured, "text": text}, text, failed)
+
+
+def _same_json(text: str, value: Any) -> bool:
+    try:
+        return bool(json.loads(text) == value)
+    except ValueError:
+        return False
+
+
+def agent_server(
+    name: str,
+    description: str,
+    ask: Callable[[str], Awaitable[str]],
+) -> SDKServer:
+    """An MCP server offering one tool, ``name(message) -> answer``, answered by ``ask``."""
+    server = SDKServer(name=name, instructions=description)
+
+    async def run_agent(message: str) -> str:
+        return await ask(message)
+
+    server.add_tool(run_agent, name=name, description=description, structured_output=False)
+    return server

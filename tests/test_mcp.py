@@ -1,0 +1,457 @@
+"""Tools from MCP servers, and agents served as MCP servers (issue 19, part 1): against
+real servers from the package registry (``mcp-server-time``, ``mcp-server-git``), the
+official ``mcp`` client, and a small server of the official SDK for the failure cases."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from helpers import add, initial
+
+from agents import AgentLoop, AgentState, AuditLog, HookContext, HookTrigger, hook
+from agents.mcp import MCPServerHTTP, MCPServerStdio
+from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, calls, reply
+from agents.testing.regression import regress
+
+BIN = Path(sys.executable).parent
+TIME = str(BIN / "mcp-server-time")
+GIT = str(BIN / "mcp-server-git")
+FAILING = str(Path(__file__).parent / "mcp_failing_server.py")
+
+
+def time_server(**options: Any) -> MCPServerStdio:
+    return MCPServerStdio(TIME, ["--local-timezone", "UTC"], **options)
+
+
+def failing(**options: Any) -> MCPServerStdio:
+    return MCPServerStdio(sys.executable, [FAILING], **options)
+
+
+def loop_of(*script: Any, tools: Any, **options: Any) -> AgentLoop:
+    options.setdefault("clock", TickingClock())
+    options.setdefault("ids", SequentialIds())
+    return AgentLoop(ScriptedDriver(script), tools=tools, **options)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_gone(pid: int, seconds: float = 10.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_a_scripted_model_asks_mcp_server_time_and_reads_the_answer():
+    """``mcp-server-time`` over stdio: the model asks ``get_current_time`` for UTC, the
+    answer reaches it as the tool result; the run records the catalogue it was offered."""
+    server = time_server()
+    loop = loop_of(call("get_current_time", timezone="UTC"), reply("done"), tools=[add, server])
+    final = loop.run(initial())
+    (execution,) = final.tool_executions
+    assert execution.error is None
+    assert execution.value["timezone"] == "UTC" and "datetime" in execution.value
+    tool_message = final.messages[2]
+    assert tool_message.role.value == "tool" and '"timezone": "UTC"' in tool_message.content
+    (catalogue,) = final.metadata["agents.tool_sources"]
+    assert catalogue["server"]["name"] == "mcp-time"
+    assert {t["name"] for t in catalogue["tools"]} == {"get_current_time", "convert_time"}
+    assert server._connection is None  # opened for the run, closed with it
+
+
+def test_mcp_server_git_on_a_temporary_repository(tmp_path):
+    """``mcp-server-git`` over stdio: the model asks for the repository's status."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for command in (
+        ["git", "init", "-q"],
+        [
+            "git",
+            "-c",
+            "user.email=a@b",
+            "-c",
+            "user.name=t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "first",
+        ],
+    ):
+        subprocess.run(command, cwd=repo, check=True)
+    (repo / "new.txt").write_text("hello\n")
+    server = MCPServerStdio(GIT, ["--repository", str(repo)], prefix="git")
+    loop = loop_of(call("git_git_status", repo_path=str(repo)), reply("done"), tools=[server])
+    final = loop.run(initial())
+    (execution,) = final.tool_executions
+    assert execution.error is None, execution.error
+    assert "new.txt" in execution.value
+
+
+def test_a_recorded_mcp_run_replays_and_regresses_without_the_server(tmp_path):
+    """The audit log of a run with MCP calls replays offline (``agents replay --verify``),
+    with no server process anywhere."""
+    with AuditLog.open(tmp_path / "run.jsonl") as log:
+        loop = loop_of(
+            call("get_current_time", timezone="UTC"), reply("done"), tools=[time_server()]
+        )
+        loop.with_listeners(log).run(initial())
+    replayed = subprocess.run(
+        [sys.executable, "-m", "agents", "replay", "run.jsonl", "--verify"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PATH": "/usr/bin:/bin"},  # no mcp-server-time to be found
+    )
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    # A regression test without the server: the model was offered its tools, and now is
+    # not — what changed is the request's tool schemas.
+    gone = MCPServerStdio("/nonexistent/mcp-server-time")
+    change = regress(loop_of(reply("x"), tools=[gone]), [tmp_path / "run.jsonl"]).runs[0].change
+    assert change is not None and (change.kind, change.part) == ("request", "tool schemas")
+
+
+def test_hooks_block_mcp_calls_and_approvals_gate_them():
+    """An MCP call is an ordinary tool call: a hook blocks it; an approval gate suspends
+    the run until someone answers."""
+
+    @hook(HookTrigger.BEFORE_TOOL_USE, name="no_convert")
+    def no_convert(context: HookContext) -> HookContext:
+        if context.tool_call is not None and context.tool_call.name == "convert_time":
+            return context.with_tool_blocked("no conversions")
+        return context
+
+    script = [
+        calls(
+            call("convert_time", source_timezone="UTC", time="10:00", target_timezone="UTC"),
+            call("get_current_time", timezone="UTC"),
+        ),
+        reply("done"),
+    ]
+    final = loop_of(*script, tools=[time_server()], hooks=[no_convert]).run(initial())
+    blocked, answered = final.tool_executions
+    assert blocked.blocked and answered.error is None
+    gated = loop_of(*script, tools=[time_server(requires_approval=["get_current_time"])])
+    suspended = gated.run(initial())
+    assert suspended.status.value == "suspended"
+    assert [c.name for c in suspended.pending_approvals] == ["get_current_time"]
+    resumed = gated.run(suspended.with_approval(suspended.pending_approvals[0].id, True))
+    assert resumed.status.value == "completed"
+
+
+def test_one_session_per_run_and_held_sessions_across_runs():
+    """A run keeps one session (a stateful server keeps its state); ``with server:`` keeps
+    it across runs; it stops when released."""
+    server = failing()
+    script = [call("count"), call("count"), call("pid"), reply("done")]
+    first = loop_of(*script, tools=[server]).run(initial())
+    counts = [e.value for e in first.tool_executions[:2]]
+    assert counts == [1, 2]
+    pid = first.tool_executions[2].value
+    assert wait_gone(pid)  # the run opened it, the run closed it
+    with server:
+        a = loop_of(call("count"), reply("x"), tools=[server]).run(initial())
+        b = loop_of(call("count"), call("pid"), reply("x"), tools=[server]).run(initial())
+        assert [a.tool_executions[0].value, b.tool_executions[0].value] == [1, 2]
+        held = b.tool_executions[1].value
+        assert alive(held)
+    assert wait_gone(held)
+
+
+def test_a_server_that_says_its_tools_changed_is_listed_again():
+    """``notifications/tools/list_changed``: the next run is offered the new catalogue."""
+    server = failing()
+    with server:
+        first = loop_of(call("grow"), reply("x"), tools=[server]).run(initial())
+        assert first.tool_executions[0].value == "grown"
+        second = loop_of(call("late"), reply("x"), tools=[server]).run(initial())
+    assert second.tool_executions[0].value == "here now"
+    names = {t["name"] for t in second.metadata["agents.tool_sources"][0]["tools"]}
+    assert "late" in names and "late" not in {
+        t["name"] for t in first.metadata["agents.tool_sources"][0]["tools"]
+    }
+
+
+def test_many_concurrent_async_runs_share_one_session():
+    """A thousand-run service shape in small: ``arun`` runs at once, one server process."""
+    server = failing()
+
+    async def everything() -> list[AgentState]:
+        return await asyncio.gather(
+            *(loop_of(call("pid"), reply("x"), tools=[server]).arun(initial()) for _ in range(8))
+        )
+
+    finals = asyncio.run(everything())
+    pids = {final.tool_executions[0].value for final in finals}
+    assert len(pids) == 1
+    assert wait_gone(pids.pop())
+
+
+def test_failures_are_failed_tool_executions_never_a_hang():
+    """The server's ``isError``, a deadline passed (per server, overridden per tool), the
+    server process killed mid-call and calls after it: each a failed execution the model
+    reads, at once; the run goes on to its answer."""
+    server = failing(timeout=30.0, tool_timeouts={"slow": 0.5})
+    script = [
+        call("fail", reason="no luck"),
+        call("slow", seconds=5),
+        calls(call("crash"), call("count")),
+        call("count"),
+        reply("done"),
+    ]
+    started = time.monotonic()
+    final = loop_of(*script, tools=[server]).run(initial())
+    took = time.monotonic() - started
+    errors = [e.error for e in final.tool_executions]
+    assert all(error is not None for error in errors)
+    assert "no luck" in errors[0].message
+    assert errors[1].type in ("ToolTimeout", "TimeoutError")
+    assert errors[2].type == "MCPToolError"  # the process died under the call
+    assert errors[3].type == errors[4].type == "MCPToolError"  # and it is gone for later ones
+    assert any(word in errors[4].message for word in ("not running", "closed", "exited"))
+    assert final.status.value == "completed" and final.final_response == "done"
+    assert took < 15  # the slow call was abandoned at its deadline, nothing waited for more
+
+
+def test_a_failing_server_fails_only_its_own_tools():
+    """A server that cannot start offers no tools; the run goes on with the others'."""
+    broken = MCPServerStdio("/nonexistent/server")
+    loop = loop_of(
+        call("get_current_time", timezone="UTC"), reply("done"), tools=[broken, time_server()]
+    )
+    final = loop.run(initial())
+    assert final.tool_executions[0].error is None
+    recorded = final.metadata["agents.tool_sources"]
+    assert recorded[0]["server"] == "server"
+    assert recorded[0]["error"].startswith("the MCP server server did not start")
+
+
+def test_no_orphan_server_after_the_run_is_killed(tmp_path):
+    """``kill -9`` of a process in the middle of an MCP call: the server it started does
+    not outlive it."""
+    script = tmp_path / "victim.py"
+    script.write_text(
+        f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from helpers import initial
+from agents import AgentLoop
+from agents.mcp import MCPServerStdio
+from agents.testing import ScriptedDriver, call, reply
+server = MCPServerStdio({sys.executable!r}, [{FAILING!r}])
+loop = AgentLoop(ScriptedDriver([call("pid"), call("slow", seconds=60), reply("x")]),
+                 tools=[server], listeners=[lambda event: print(event, flush=True)])
+loop.run(initial())
+"""
+    )
+    victim = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    pid = None
+    assert victim.stdout is not None
+    for line in victim.stdout:
+        if "ToolCallCompleted" in line or "StepCompleted" in line:
+            break
+    children = subprocess.run(
+        ["pgrep", "-P", str(victim.pid)], capture_output=True, text=True
+    ).stdout.split()
+    assert children, "the server process should be running"
+    pid = int(children[0])
+    victim.send_signal(signal.SIGKILL)
+    victim.wait()
+    victim.stdout.close()
+    assert wait_gone(pid), "the MCP server outlived the run that started it"
+
+
+def test_inside_a_starlette_lifespan():
+    """A session opened in an app's lifespan and used by requests in other tasks: no
+    "exit cancel scope in a different task", the server stops with the app."""
+    from contextlib import asynccontextmanager
+
+    from starlette.applications import Starlette
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    server = failing()
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        async with server:
+            yield
+
+    async def ask(request: Any) -> JSONResponse:
+        final = await loop_of(call("pid"), reply("x"), tools=[server]).arun(initial())
+        return JSONResponse({"pid": final.tool_executions[0].value})
+
+    app = Starlette(routes=[Route("/", ask)], lifespan=lifespan)
+    with TestClient(app) as client:
+        pids = {client.get("/").json()["pid"] for _ in range(3)}
+        assert len(pids) == 1
+        pid = pids.pop()
+        assert alive(pid)
+    assert wait_gone(pid)
+
+
+# -- streamable HTTP, and agents as MCP servers ----------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_listening(port: int, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise AssertionError(f"nothing listens on {port}")
+
+
+def start_http(*command: str, port: int) -> subprocess.Popen[bytes]:
+    process = subprocess.Popen(list(command), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_listening(port)
+    return process
+
+
+def test_an_http_server_restarted_between_calls_is_reconnected_once():
+    """``MCPServerHTTP``: calls over streamable HTTP; the server restarts (its session is
+    gone): the session is opened again and the call sent again, not a fatal error."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    first = start_http(sys.executable, FAILING, "http", str(port), port=port)
+    try:
+        server = MCPServerHTTP(url, headers={"Authorization": "Bearer sk-http-secret-0001"})
+        with server:
+            before = loop_of(call("count"), reply("x"), tools=[server]).run(initial())
+            assert before.tool_executions[0].value == 1
+            first.kill()
+            first.wait()
+            first = start_http(sys.executable, FAILING, "http", str(port), port=port)
+            after = loop_of(call("count"), reply("x"), tools=[server]).run(initial())
+        assert after.tool_executions[0].error is None, after.tool_executions[0].error
+        assert after.tool_executions[0].value == 1  # a new server process, a new session
+        assert "sk-http-secret-0001" not in repr(server) + after.to_json()
+    finally:
+        first.kill()
+        first.wait()
+
+
+ECHO_AGENT = """
+from agents import AgentLoop, AgentState
+from agents.testing import FunctionDriver
+
+def answer(request):
+    return "you said: " + request.messages[-1].content
+
+loop = AgentLoop(FunctionDriver(answer))
+"""
+
+
+def official_client_call(target: Any, message: str) -> tuple[str, list[str]]:
+    from mcp import Client
+
+    async def main() -> tuple[str, list[str]]:
+        async with Client(target, read_timeout_seconds=30) as client:
+            tools = [tool.name for tool in (await client.list_tools()).tools]
+            result = await client.call_tool("echoer", {"message": message})
+            assert not result.is_error, result
+            return result.content[0].text, tools
+
+    return asyncio.run(main())
+
+
+def test_mcp_serve_answers_the_official_client_over_stdio(tmp_path):
+    """``agents mcp-serve MODULE:ATTR``: the official client starts it, lists one tool,
+    calls it; the run is in the audit log."""
+    from mcp.client.stdio import StdioServerParameters
+
+    (tmp_path / "echo_agent.py").write_text(ECHO_AGENT)
+    parameters = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            "-m",
+            "agents",
+            "mcp-serve",
+            "echo_agent:loop",
+            "--name",
+            "echoer",
+            "--audit-log",
+            str(tmp_path / "served.jsonl"),
+        ],
+        cwd=str(tmp_path),
+        env={"PYTHONPATH": str(tmp_path), "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+    text, tools = official_client_call(parameters, "hello there")
+    assert tools == ["echoer"] and text == "you said: hello there"
+    assert AuditLog.read(tmp_path / "served.jsonl").final_response == "you said: hello there"
+
+
+def test_mcp_serve_answers_the_official_client_over_streamable_http(tmp_path):
+    """``agents mcp-serve ... --transport http``: the official client on 127.0.0.1."""
+    (tmp_path / "echo_agent.py").write_text(ECHO_AGENT)
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "agents",
+            "mcp-serve",
+            "echo_agent:loop",
+            "--name",
+            "echoer",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+    try:
+        wait_listening(port)
+        text, tools = official_client_call(f"http://127.0.0.1:{port}/mcp", "over http")
+        assert tools == ["echoer"] and text == "you said: over http"
+        # ... and this library's own client calls it as a tool of another agent:
+        served = MCPServerHTTP(f"http://127.0.0.1:{port}/mcp")
+        final = loop_of(call("echoer", message="nested"), reply("ok"), tools=[served]).run(
+            initial()
+        )
+        assert final.tool_executions[0].value == "you said: nested"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_the_catalogue_is_json_and_secrets_stay_out(tmp_path):
+    """What a run records of its servers is plain JSON; a server's environment (which may
+    hold credentials) is in no repr, record or error."""
+    server = time_server(env={"TIME_API_TOKEN": "tok-mcp-secret-42"})
+    final = loop_of(call("get_current_time", timezone="UTC"), reply("ok"), tools=[server]).run(
+        initial()
+    )
+    json.loads(final.to_json())
+    assert "tok-mcp-secret-42" not in repr(server) + final.to_json()
