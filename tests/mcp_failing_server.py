@@ -56,6 +56,13 @@ async def grow(ctx: Context) -> str:
 
 
 @server.tool()
+async def traceparent(ctx: Context) -> str:
+    """The traceparent the call's _meta carried ("" for none)."""
+    meta = ctx.request_context.meta or {}
+    return str(meta.get("traceparent", ""))
+
+
+@server.tool()
 def pid() -> int:
     """This server process's id."""
     return os.getpid()

@@ -47,7 +47,7 @@ OWNERS = {
     "psycopg": "persistence/postgres.py",
     "cryptography": "audit/keys.py",
     "orjson": "records/json_text.py",
-    "opentelemetry": "otel/emit.py",
+    "opentelemetry": "otel/sdk.py",
     "mcp": "mcp/sdk.py",
     "httpx2": "mcp/sdk.py",
 }

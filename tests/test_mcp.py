@@ -16,16 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from helpers import add, initial
+from mcp_servers import FAILING, GIT, TIME
 
 from agents import AgentLoop, AgentState, AuditLog, HookContext, HookTrigger, hook
 from agents.mcp import MCPServerHTTP, MCPServerStdio
 from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, calls, reply
 from agents.testing.regression import regress
-
-BIN = Path(sys.executable).parent
-TIME = str(BIN / "mcp-server-time")
-GIT = str(BIN / "mcp-server-git")
-FAILING = str(Path(__file__).parent / "mcp_failing_server.py")
 
 
 def time_server(**options: Any) -> MCPServerStdio:

@@ -399,3 +399,26 @@ def test_import_agents_does_not_import_opentelemetry():
         check=True,
     )
     assert done.stdout.strip() == "False"
+
+
+def test_an_mcp_call_is_a_client_span_whose_context_reaches_the_server(traced):
+    """An MCP call: a ``tools/call {tool}`` client span inside its ``execute_tool`` span,
+    and the server received that span's trace context in the request's ``_meta``."""
+    from mcp_servers import FAILING
+    from opentelemetry.semconv._incubating.attributes import mcp_attributes
+
+    from agents.mcp import MCPServerStdio
+
+    provider, exporter = traced
+    server = MCPServerStdio(sys.executable, [FAILING])
+    loop = make_loop(call("traceparent"), reply("ok"), tools=[server])
+    final = loop.with_listeners(OTelListener(provider)).run(initial())
+    spans = by_name(exporter.get_finished_spans())
+    (tool_span,) = spans["execute_tool traceparent"]
+    (client,) = spans["tools/call traceparent"]
+    assert client.kind.name == "CLIENT" and client.parent.span_id == tool_span.context.span_id
+    assert client.attributes[mcp_attributes.MCP_METHOD_NAME] == "tools/call"
+    assert client.attributes[mcp_attributes.MCP_PROTOCOL_VERSION]
+    assert planned.MCP_METHOD == mcp_attributes.MCP_METHOD_NAME
+    received = final.tool_executions[0].value
+    assert received == (f"00-{client.context.trace_id:032x}-{client.context.span_id:016x}-01")

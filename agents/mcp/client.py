@@ -30,6 +30,7 @@ from typing import Any, Final
 
 from agents.errors import AgentError
 from agents.mcp import sdk
+from agents.otel.spans import mcp_traceparent
 from agents.records.frozen import deep_freeze
 from agents.records.redaction import redacted_dsn
 from agents.records.schema import compile_validator
@@ -38,6 +39,7 @@ from agents.tools.tool import Tool
 __all__ = ["MCPServer", "MCPServerHTTP", "MCPServerStdio", "MCPToolError"]
 
 START_TIMEOUT: Final = 30.0  # seconds to start a server and list its tools
+_CONTEXT: Final = "_agents_tool_context"  # the ToolContext a call receives, by this name
 
 
 class MCPToolError(AgentError):
@@ -58,6 +60,7 @@ class _Connection:
         self.failure: BaseException | None = None
         self.client: Any = None
         self.identity: dict[str, str] = {}
+        self.protocol = ""
         self.tools: list[sdk.ToolInfo] = []
         self._stop: asyncio.Event | None = None
         self._watch_lock = threading.Lock()
@@ -78,6 +81,7 @@ class _Connection:
             async with self._make_client(self._changed) as client:
                 self.client = client
                 self.identity, self.tools = await sdk.list_tools(client)
+                self.protocol = sdk.protocol_of(client)
                 watcher = asyncio.create_task(sdk.watch_tools(client, self._changed))
                 self.ready.set()
                 try:
@@ -180,6 +184,7 @@ class MCPServer:
         raise NotImplementedError
 
     reconnects: bool = False  # a lost session is opened again once, and the call resent
+    transport: str = "stdio"
 
     # -- the session -----------------------------------------------------------------------------
 
@@ -235,6 +240,8 @@ class MCPServer:
             return {"server": self.label, "error": self._failure or "not running"}
         return {
             "server": connection.identity,
+            "transport": self.transport,
+            "protocol": connection.protocol,
             "tools": [
                 {
                     "name": self._named(t.name),
@@ -297,7 +304,13 @@ class MCPServer:
         server_name = info.name
 
         async def call(**arguments: Any) -> Any:
-            return await self._call(server_name, arguments, timeout)
+            context = arguments.pop(_CONTEXT)
+            _, step, call_id = context.idempotency_key
+            meta = None
+            traceparent = mcp_traceparent(context.state, step, call_id)
+            if traceparent is not None:  # the server's spans join the run's trace
+                meta = {"traceparent": traceparent}
+            return await self._call(server_name, arguments, timeout, meta)
 
         call.__name__ = self._named(info.name)
         approval = self.requires_approval
@@ -307,19 +320,22 @@ class MCPServer:
             parameters=deep_freeze(schema),
             function=call,
             is_async=True,
+            context_parameter=_CONTEXT,
             requires_approval=approval if isinstance(approval, bool) else info.name in approval,
             _plain_parameters=dict(schema),
             _validator=validator,
         )
 
-    async def _call(self, name: str, arguments: dict[str, Any], timeout: float | None) -> Any:
+    async def _call(
+        self, name: str, arguments: dict[str, Any], timeout: float | None, meta: Any
+    ) -> Any:
         try:
-            return await self._call_once(name, arguments, timeout)
+            return await self._call_once(name, arguments, timeout, meta)
         except _SessionLost:
             if not self.reconnects:
                 raise MCPToolError(f"the MCP server {self.label} lost the session") from None
             await asyncio.to_thread(self._reconnect)
-            return await self._call_once(name, arguments, timeout)
+            return await self._call_once(name, arguments, timeout, meta)
 
     def _reconnect(self) -> None:
         with self._lock:
@@ -329,11 +345,13 @@ class MCPServer:
                 self._connection = None
             self._connected()
 
-    async def _call_once(self, name: str, arguments: dict[str, Any], timeout: float | None) -> Any:
+    async def _call_once(
+        self, name: str, arguments: dict[str, Any], timeout: float | None, meta: Any
+    ) -> Any:
         connection = self._connection
         if connection is None or not connection.alive:
             raise MCPToolError(f"the MCP server {self.label} is not running")
-        future = connection.submit(lambda client: client.call_tool(name, arguments))
+        future = connection.submit(lambda client: client.call_tool(name, arguments, meta=meta))
         call = asyncio.wrap_future(future)
         ended = connection.watch()
         try:
@@ -445,6 +463,7 @@ class MCPServerHTTP(MCPServer):
     restarted, or the session expired) is opened again once and the call resent."""
 
     reconnects = True
+    transport = "http"
 
     def __init__(
         self,

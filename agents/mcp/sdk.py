@@ -27,6 +27,7 @@ __all__ = [
     "answer_of",
     "http_client",
     "list_tools",
+    "protocol_of",
     "stdio_client",
     "watch_tools",
 ]
@@ -112,6 +113,14 @@ async def watch_tools(client: Client, changed: Callable[[], None]) -> None:
                 changed()
     except Exception:  # no listen stream (an older protocol, or the server has none)
         return
+
+
+def protocol_of(client: Client) -> str:
+    """The protocol version the session negotiated ("" when it cannot say)."""
+    try:
+        return str(client.protocol_version or "")
+    except Exception:  # not connected
+        return ""
 
 
 class ToolInfo:

@@ -2,12 +2,13 @@
 or after the fact from a recorded run, with ``export`` (and ``agents export-otel``).
 
 Spans follow the OpenTelemetry GenAI semantic conventions (``invoke_agent``, ``chat``,
-``execute_tool``); see ``agents.otel.spans`` for what each holds, and
-docs/how-to/tracing.md. Nothing else in ``agents`` imports OpenTelemetry.
+``execute_tool``, and ``tools/call`` for MCP calls); see ``agents.otel.spans`` for what
+each holds, and docs/how-to/tracing.md. Nothing else in ``agents`` imports OpenTelemetry,
+and this package imports it only when its emitting side is used (``agents.otel.spans``,
+which plans spans and trace contexts, needs nothing).
 """
 
-from agents.otel.emit import OTelListener, PlannedIds, emit, export, otlp_provider, send_otlp
-from agents.otel.spans import SpanPlan, plan_run
+from typing import Any
 
 __all__ = [
     "OTelListener",
@@ -19,3 +20,15 @@ __all__ = [
     "plan_run",
     "send_otlp",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("SpanPlan", "plan_run"):
+        import importlib
+
+        return getattr(importlib.import_module("agents.otel.spans"), name)
+    if name in __all__:
+        import importlib
+
+        return getattr(importlib.import_module("agents.otel.sdk"), name)
+    raise AttributeError(f"module 'agents.otel' has no attribute {name!r}")

@@ -29,7 +29,15 @@ from agents.records.redaction import environment_secrets, scrub
 from agents.records.state import AgentState
 from agents.records.step import StepExecution, ToolExecution
 
-__all__ = ["SpanPlan", "plan_run", "plan_step", "run_prefix", "trace_id_of"]
+__all__ = [
+    "SpanPlan",
+    "mcp_traceparent",
+    "plan_run",
+    "plan_run_span",
+    "plan_step",
+    "run_prefix",
+    "trace_id_of",
+]
 
 # Attribute names, from the GenAI semantic conventions (checked in the tests against the
 # opentelemetry-semantic-conventions package's constants).
@@ -50,6 +58,10 @@ TOOL_RESULT: Final = "gen_ai.tool.call.result"
 INPUT_MESSAGES: Final = "gen_ai.input.messages"
 OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
 ERROR_TYPE: Final = "error.type"
+MCP_METHOD: Final = "mcp.method.name"
+MCP_PROTOCOL: Final = "mcp.protocol.version"
+NETWORK_TRANSPORT: Final = "network.transport"
+SOURCES_KEY: Final = "agents.tool_sources"  # where a state records its MCP servers
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -121,6 +133,7 @@ class _Run:
     parent_id: int | None
     agent_name: str
     conversation: str
+    mcp: Mapping[str, Mapping[str, Any]]  # tool name -> the MCP server that offered it
 
 
 def plan_run(
@@ -185,7 +198,32 @@ def _run_of(
         parent_id=parent_id,
         agent_name=agent_name,
         conversation=conversation_id or state.agent_id or "",
+        mcp=_mcp_tools(state),
     )
+
+
+def _mcp_tools(state: AgentState) -> dict[str, Mapping[str, Any]]:
+    """The MCP server (as the state records it) of each tool an MCP server offered."""
+    found: dict[str, Mapping[str, Any]] = {}
+    for server in state.metadata.get(SOURCES_KEY) or ():
+        if isinstance(server, Mapping):
+            for offered in server.get("tools") or ():
+                if isinstance(offered, Mapping) and isinstance(offered.get("name"), str):
+                    found[offered["name"]] = server
+    return found
+
+
+def mcp_traceparent(state: AgentState, step: int, call_id: str) -> str | None:
+    """The W3C ``traceparent`` of an MCP call's ``tools/call`` span, as ``plan_run``
+    plans it, for the call's ``_meta`` (the server's spans join the run's trace); ``None``
+    in a sub-agent's run, whose ids its parent's run derives."""
+    from agents.shell.subagents import DEPTH_KEY
+
+    if DEPTH_KEY in state.metadata:
+        return None
+    prefix = run_prefix(state)
+    span = _id(f"{prefix}/step/{step}/tool/{call_id}/mcp", 64)
+    return f"00-{trace_id_of(prefix):032x}-{span:016x}-01"
 
 
 def _run_span(run: _Run, state: AgentState, texts: _Texts) -> SpanPlan:
@@ -281,6 +319,43 @@ def _chat(
     )
 
 
+def _mcp_span(
+    run: _Run,
+    key: str,
+    parent: int,
+    name: str,
+    server: Mapping[str, Any],
+    execution: ToolExecution,
+    texts: _Texts,
+) -> SpanPlan:
+    attributes: dict[str, Any] = {
+        MCP_METHOD: "tools/call",
+        OPERATION: "execute_tool",
+        TOOL_NAME: name,
+        TOOL_CALL_ID: execution.tool_call.id,
+    }
+    protocol = server.get("protocol")
+    if isinstance(protocol, str) and protocol:
+        attributes[MCP_PROTOCOL] = protocol
+    transport = server.get("transport")
+    if transport in ("stdio", "http"):
+        attributes[NETWORK_TRANSPORT] = "pipe" if transport == "stdio" else "tcp"
+    error = execution.error
+    if error is not None:
+        attributes[ERROR_TYPE] = error.type
+    return SpanPlan(
+        name=f"tools/call {name}",
+        kind="client",
+        trace_id=run.trace_id,
+        span_id=_id(f"{key}/mcp", 64),
+        parent_id=parent,
+        start=_ns(execution.started_at),
+        end=_ns(execution.completed_at),
+        attributes=attributes,
+        error=texts.text(error.describe()) if error is not None else None,
+    )
+
+
 def _tool_spans(
     run: _Run, number: int, execution: ToolExecution, texts: _Texts, parent: int
 ) -> Iterator[SpanPlan]:
@@ -313,6 +388,9 @@ def _tool_spans(
         attributes=attributes,
         error=texts.text(error.describe()) if error is not None and not execution.blocked else None,
     )
+    server = run.mcp.get(call.name)
+    if server is not None:  # the MCP request the call made: a client span inside it
+        yield _mcp_span(run, key, span_id, call.name, server, execution, texts)
     child = execution.child
     if isinstance(child, AgentState):  # a sub-agent's run: a child of this call's span
         yield from plan_run(
