@@ -51,6 +51,7 @@ __all__ = [
     "recorded_stops",
     "recorded_tools",
     "replay",
+    "run_segment",
     "strip_volatile",
 ]
 
@@ -151,20 +152,27 @@ def replay(record: RunRecord) -> Replayed:
     replayed = final
     last = len(record.segments) - 1
     for index, segment in enumerate(record.segments):
-        replayed = loop.run(segment.start)
-        if len(record.segments) == 1:  # no recorded resumptions: answer as the record did
-            while replayed.status is ExecutionStatus.SUSPENDED and all(
-                call.id in decisions for call in replayed.pending_approvals
-            ):
-                for call in replayed.pending_approvals:
-                    decision = decisions[call.id]
-                    replayed = replayed.with_approval(call.id, decision.approved, decision.reason)
-                replayed = loop.run(replayed)
+        replayed = run_segment(loop, segment.start, decisions if last == 0 else {})
         outcome = record.complete or index < last
         difference = compare(segment.end, replayed, outcome=outcome)
         if difference is not None:
             return Replayed(replayed, difference)
     return Replayed(replayed, None)
+
+
+def run_segment(loop: AgentLoop, start: AgentState, decisions: Mapping[str, Any]) -> AgentState:
+    """``loop.run(start)``, its suspensions answered with the recorded ``decisions`` (by
+    call id) for as long as they hold an answer to every waiting call (a record with no
+    resumptions of its own: its segments give no other answers)."""
+    state = loop.run(start)
+    while state.status is ExecutionStatus.SUSPENDED and all(
+        call.id in decisions for call in state.pending_approvals
+    ):
+        for call in state.pending_approvals:
+            decision = decisions[call.id]
+            state = state.with_approval(call.id, decision.approved, decision.reason)
+        state = loop.run(state)
+    return state
 
 
 def answered(start: AgentState) -> int:

@@ -35,6 +35,7 @@ def test_every_page_is_checked():
         "docs/how-to/regression-testing.md",
         "docs/how-to/tracing.md",
         "docs/how-to/mcp.md",
+        "docs/how-to/serve.md",
         "docs/architecture.md",
     } | {f"docs/concepts/{name}.md" for name in ("state", "loop", "hooks", "stopping", "tools")}
     assert expected <= names

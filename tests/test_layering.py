@@ -26,6 +26,7 @@ LAYERS = {
             "runfiles",
             "otel",
             "mcp",
+            "serve",
             "definitions",
             "definition_fields",
             "cli",
@@ -50,6 +51,8 @@ OWNERS = {
     "opentelemetry": "otel/sdk.py",
     "mcp": "mcp/sdk.py",
     "httpx2": "mcp/sdk.py",
+    "starlette": "serve/asgi.py",
+    "uvicorn": "serve/asgi.py",
 }
 
 

@@ -31,6 +31,7 @@ _COMMANDS = {
     "regress": ("agents.cli.regress", "regress"),
     "export-otel": ("agents.cli.tracing", "export_otel"),
     "mcp-serve": ("agents.cli.running", "mcp_serve"),
+    "serve": ("agents.cli.serving", "serve"),
     "worker": ("agents.cli.durable", "worker"),
     "recover": ("agents.cli.durable", "recover"),
 }
@@ -79,6 +80,27 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--input", default="Hello!", help="the user message")
     run.add_argument("--model", help="a litellm model name to use instead of the loop's driver")
     run.add_argument("--out", metavar="FILE", default="agents-run.jsonl", help="the run file")
+    http = commands.add_parser(
+        "serve", help="serve an agent's sessions over HTTP (Server-Sent Events, a chat page)"
+    )
+    http.add_argument("target", metavar="MODULE:ATTR|FILE", help="the agent to serve")
+    http.add_argument(
+        "--database",
+        metavar="URL_OR_PATH",
+        help="the session store: a SQLite file (default agents-sessions.sqlite) or a "
+        "postgresql:// URL",
+    )
+    http.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (this machine only)")
+    http.add_argument("--port", type=int, default=8000)
+    http.add_argument(
+        "--token",
+        help="require 'Authorization: Bearer TOKEN' (default: $AGENTS_SERVE_TOKEN, if set)",
+    )
+    http.add_argument(
+        "--registry",
+        metavar="MODULE:ATTR",
+        help="tools (and definitions) a definition file may name: a Registry or a list",
+    )
     serve = commands.add_parser(
         "mcp-serve", help="serve an agent as an MCP server (stdio, or streamable HTTP)"
     )

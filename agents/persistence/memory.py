@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
@@ -22,6 +23,7 @@ class InMemorySessionStore:
         self._ids = ids or RandomIds()
         self._sessions: dict[str, Session] = {}
         self._anchors: dict[str, tuple[int, str]] = {}
+        self._events: dict[str, list[str]] = {}
         self._audit_logs: list[Any] = []
         self._lock = threading.Lock()
 
@@ -79,6 +81,7 @@ class InMemorySessionStore:
         with self._lock:
             if self._sessions.pop(session_id, None) is None:
                 raise SessionNotFound(f"no session {session_id!r}")
+            self._events.pop(session_id, None)
 
     def attach_audit_log(self, log: Any) -> None:
         """Anchor ``log`` at every save, with the state it saves (as the SQL stores do)."""
@@ -103,3 +106,19 @@ class InMemorySessionStore:
         """An audit log's anchor: its record count and last hash."""
         with self._lock:
             return self._anchors.get(log_id)
+
+    def append_events(self, session_id: str, events: Sequence[str]) -> Sequence[int]:
+        """Append events (JSON texts) to a session's event log; their numbers."""
+        with self._lock:
+            log = self._events.setdefault(session_id, [])
+            first = len(log) + 1
+            log.extend(events)
+            return list(range(first, first + len(events)))
+
+    def events(
+        self, session_id: str, after: int = 0, limit: int = 1000
+    ) -> Sequence[tuple[int, str]]:
+        """A session's events numbered after ``after``: ``(number, JSON text)``."""
+        with self._lock:
+            log = self._events.get(session_id, [])
+            return [(after + i + 1, text) for i, text in enumerate(log[after : after + limit])]

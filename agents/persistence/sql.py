@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Final, TypeVar
@@ -23,6 +24,12 @@ from typing import Any, Final, TypeVar
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
 from agents.persistence.anchors import ANCHORS_TABLE, anchor_plan, read_anchor_plan
+from agents.persistence.events import (
+    EVENTS_TABLE,
+    append_events_plan,
+    delete_events_plan,
+    read_events_plan,
+)
 from agents.persistence.plans import Handle, Many, Plan, Query, drive
 from agents.persistence.session import Session
 from agents.records.codec import (
@@ -76,7 +83,7 @@ def _json(data: Any) -> str:
 
 def schema_plan(path: str) -> Plan[None]:
     """Create the tables if missing; refuse a store of another schema version."""
-    for statement in [*_SCHEMA.split(";"), ANCHORS_TABLE]:
+    for statement in [*_SCHEMA.split(";"), ANCHORS_TABLE, EVENTS_TABLE]:
         if statement.strip():
             yield Query(statement)
     row = yield Query("SELECT version FROM agents_schema", fetch="one")
@@ -365,6 +372,7 @@ def delete_plan(session_id: str) -> Plan[None]:
         raise SessionNotFound(f"no session {session_id!r}")
     yield Query("DELETE FROM messages WHERE session_id = ?", (session_id,))
     yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
+    yield from delete_events_plan(session_id)
 
 
 class SQLSessionStore:
@@ -441,6 +449,17 @@ class SQLSessionStore:
     def audit_anchor(self, log_id: str) -> tuple[int, str] | None:
         """An audit log's anchor: its record count and last hash."""
         return self._got(read_anchor_plan(log_id))
+
+    def append_events(self, session_id: str, events: Sequence[str]) -> Sequence[int]:
+        """Append events (JSON texts) to a session's event log, in one transaction; their
+        numbers (``agents.persistence.events``)."""
+        return self._written(append_events_plan(session_id, events))
+
+    def events(
+        self, session_id: str, after: int = 0, limit: int = 1000
+    ) -> Sequence[tuple[int, str]]:
+        """A session's events numbered after ``after``: ``(number, JSON text)``."""
+        return self._got(read_events_plan(session_id, after, limit))
 
 
 def _with_anchors(plan: Plan[T], logs: list[Any]) -> Plan[T]:

@@ -41,6 +41,7 @@ from agents.replaying import (
     recorded_cancellations,
     recorded_stops,
     recorded_tools,
+    run_segment,
 )
 from agents.runfiles import load_record
 from agents.shell.loop import AgentLoop
@@ -238,15 +239,7 @@ def _regress_one(
         start = segment.start
         if prompt is not None and start.context.system_prompt != prompt:
             start = start.with_system_prompt(prompt)
-        state = new_loop.run(start)
-        if len(record.segments) == 1:  # no recorded resumptions: answer as the record did
-            while state.status is ExecutionStatus.SUSPENDED and all(
-                call.id in decisions for call in state.pending_approvals
-            ):
-                for call in state.pending_approvals:
-                    decision = decisions[call.id]
-                    state = state.with_approval(call.id, decision.approved, decision.reason)
-                state = new_loop.run(state)
+        state = run_segment(new_loop, start, decisions if len(record.segments) == 1 else {})
         outcome = record.complete or index < len(record.segments) - 1
         change = first_change(segment.end, state, outcome, answers.change, exact)
         if change is not None:

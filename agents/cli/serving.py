@@ -1,0 +1,75 @@
+"""``agents serve``: an agent's sessions over HTTP (the ``serve`` extra)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any, TextIO
+
+from agents.cli.common import OK, load_attribute
+
+__all__ = ["serve", "store_of"]
+
+TOKEN_VARIABLE = "AGENTS_SERVE_TOKEN"
+
+
+def serve(args: argparse.Namespace, out: TextIO) -> int:
+    """``agents serve MODULE:ATTR|FILE [--database URL_OR_PATH] [--host] [--port]
+    [--token T]``: until stopped."""
+    from agents.errors import ConfigurationError
+
+    try:
+        from agents.serve.asgi import app, run_server
+        from agents.serve.page import PAGE
+    except ImportError:
+        raise ConfigurationError(
+            "serve needs Starlette and uvicorn: pip install 'agents[serve]'"
+        ) from None
+    factory = loop_factory(args.target, args.registry)
+    store = store_of(args.database)
+    token = args.token or os.environ.get(TOKEN_VARIABLE) or None
+    out.write(f"serving {args.target} on http://{args.host}:{args.port}/\n")
+    out.flush()
+    run_server(app(factory, store=store, token=token, page=PAGE), args.host, args.port)
+    return OK
+
+
+def loop_factory(target: str, registry: str | None) -> Any:
+    """``(session) -> AgentLoop`` for the agent ``target`` names: a definition file, or
+    ``MODULE:ATTR`` holding an ``AgentLoop``, or a function making one (or a ``(loop,
+    state)`` pair) — called for each run, so that each has an agent of its own."""
+    from agents.definitions import SUFFIXES, AgentDefinition
+    from agents.errors import ConfigurationError
+    from agents.shell.loop import AgentLoop
+
+    if os.path.splitext(target)[1].lower() in SUFFIXES:
+        definition = AgentDefinition.load(target)
+        tools = load_attribute(registry) if registry else None
+        definition.build(tools)  # its problems now, not at the first message
+        return lambda session: definition.build(tools)[0]
+    found = load_attribute(target)
+    if isinstance(found, AgentLoop):
+        return lambda session: found
+
+    def make(session: Any) -> AgentLoop:
+        made = found()
+        loop = made[0] if isinstance(made, tuple) and made else made
+        if not isinstance(loop, AgentLoop):
+            raise ConfigurationError(f"{target}() did not make an AgentLoop")
+        return loop
+
+    if not callable(found):
+        raise ConfigurationError(f"{target} is not an AgentLoop (or a function making one)")
+    return make
+
+
+def store_of(database: str | None) -> Any:
+    """A session store: PostgreSQL for a ``postgresql://`` URL, else a SQLite file (by
+    default ``agents-sessions.sqlite`` here)."""
+    if database and database.startswith(("postgresql://", "postgres://")):
+        from agents.persistence.postgres import PostgresSessionStore
+
+        return PostgresSessionStore(database)
+    from agents.persistence.sqlite import SQLiteSessionStore
+
+    return SQLiteSessionStore(database or "agents-sessions.sqlite")

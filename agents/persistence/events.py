@@ -1,0 +1,65 @@
+"""A session's event log: what happened in its runs, in order, as JSON text, each event
+numbered from 1 within its session. ``agents serve`` streams it (the numbers are the
+Server-Sent Events ids), so a client that lost its stream asks for what came after the last
+number it saw — from any server process sharing the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, Protocol
+
+from agents.persistence.plans import Many, Plan, Query
+
+__all__ = ["EVENTS_TABLE", "SessionEvents", "append_events_plan", "read_events_plan"]
+
+# Part of every SQL store's schema (``agents.persistence.sql``), created with the store or
+# when a store made before it is next opened.
+EVENTS_TABLE: Final = """
+CREATE TABLE IF NOT EXISTS agents_session_events (
+    session_id TEXT NOT NULL, seq INTEGER NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+)"""
+
+
+class SessionEvents(Protocol):
+    """A store that keeps sessions' event logs (the SQLite, PostgreSQL and in-memory
+    stores)."""
+
+    def append_events(self, session_id: str, events: Sequence[str]) -> Sequence[int]: ...
+
+    def events(
+        self, session_id: str, after: int = 0, limit: int = 1000
+    ) -> list[tuple[int, str]]: ...
+
+
+def append_events_plan(session_id: str, events: Sequence[str]) -> Plan[list[int]]:
+    """Append ``events`` (JSON texts) to the session's log; their numbers."""
+    row = yield Query(
+        "SELECT MAX(seq) FROM agents_session_events WHERE session_id = ?",
+        (session_id,),
+        fetch="one",
+    )
+    last = int(row[0]) if row is not None and row[0] is not None else 0
+    numbers = list(range(last + 1, last + 1 + len(events)))
+    yield Many(
+        "INSERT INTO agents_session_events (session_id, seq, data) VALUES (?, ?, ?)",
+        [(session_id, number, text) for number, text in zip(numbers, events, strict=True)],
+    )
+    return numbers
+
+
+def read_events_plan(session_id: str, after: int, limit: int) -> Plan[list[tuple[int, str]]]:
+    """The session's events numbered after ``after``, at most ``limit`` of them."""
+    rows = yield Query(
+        "SELECT seq, data FROM agents_session_events WHERE session_id = ? AND seq > ? "
+        "ORDER BY seq LIMIT ?",
+        (session_id, after, limit),
+        fetch="all",
+    )
+    return [(int(seq), str(data)) for seq, data in rows]
+
+
+def delete_events_plan(session_id: str) -> Plan[None]:
+    """Forget a session's events (with the session)."""
+    yield Query("DELETE FROM agents_session_events WHERE session_id = ?", (session_id,))

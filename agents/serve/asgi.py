@@ -1,0 +1,295 @@
+"""The HTTP API of ``agents serve`` (Starlette; served by uvicorn — the only module importing
+either): sessions, messages answered with Server-Sent Events, event streams resumed with
+``Last-Event-ID``, approvals, steering and follow-ups.
+
+Errors are one line of JSON, ``{"error": "..."}``: 400 for a body that is not JSON, 422 for
+one with unknown or mistyped fields, 404 for an unknown session, 409 for a conflict (another
+write won, or a run is in progress), 401 without the token, 413 for a body too large.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, Final
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
+from agents.persistence.runtime import SessionRuntime
+from agents.records.codec import encode_value
+from agents.records.execution import ExecutionStatus
+from agents.records.state import AgentState
+from agents.serve.runs import Busy, Runs
+
+__all__ = ["MAX_BODY", "app", "run_server"]
+
+MAX_BODY: Final = 1_000_000  # bytes a request body may have
+_UNFINISHED: Final = frozenset({ExecutionStatus.IN_PROGRESS, ExecutionStatus.PENDING})
+
+
+class _BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": " ".join(message.split())}, status_code=status)
+
+
+async def _body(
+    request: Request, fields: Mapping[str, type | tuple[type, ...]], required: set[str]
+) -> dict[str, Any]:
+    """The request's JSON object, checked: only ``fields``, of their types; ``required``
+    present."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
+        raise _BadRequest(413, f"the body is larger than {MAX_BODY} bytes")
+    raw = b""
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BODY:
+            raise _BadRequest(413, f"the body is larger than {MAX_BODY} bytes")
+    if not raw.strip():
+        data: Any = {}
+    else:
+        try:
+            data = json.loads(raw)
+        except (ValueError, UnicodeDecodeError, RecursionError):
+            raise _BadRequest(400, "the body is not JSON") from None
+    if not isinstance(data, dict):
+        raise _BadRequest(422, "the body must be a JSON object")
+    unknown = sorted(set(data) - set(fields))
+    if unknown:
+        raise _BadRequest(422, f"unknown fields: {', '.join(unknown)}")
+    missing = sorted(required - set(data))
+    if missing:
+        raise _BadRequest(422, f"missing fields: {', '.join(missing)}")
+    for name, value in data.items():
+        kind = fields[name]
+        if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+            raise _BadRequest(422, f"field {name!r} has the wrong type")
+    return data
+
+
+def _sse(numbered: AsyncIterator[tuple[int, str]]) -> StreamingResponse:
+    async def lines() -> AsyncIterator[bytes]:
+        async for number, text in numbered:
+            kind = json.loads(text).get("type", "message")
+            yield f"id: {number}\nevent: {kind}\ndata: {text}\n\n".encode()
+
+    headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+    return StreamingResponse(lines(), media_type="text/event-stream", headers=headers)
+
+
+def app(
+    runtime_or_loop_factory: Any,
+    *,
+    store: Any = None,
+    token: str | None = None,
+    page: str | None = None,
+) -> Starlette:
+    """The ASGI application: ``runtime_or_loop_factory`` is a ``SessionRuntime``, or a
+    function ``(session) -> AgentLoop`` over ``store`` (a session store keeping event logs).
+    With ``token``, every request but the page needs ``Authorization: Bearer <token>``."""
+    if isinstance(runtime_or_loop_factory, SessionRuntime):
+        runtime = runtime_or_loop_factory
+    else:
+        if store is None:
+            raise ValueError("app(loop_factory) needs store=")
+        runtime = SessionRuntime(store, runtime_or_loop_factory)
+    runs = Runs(runtime)
+    routes = [
+        Route("/sessions", _create(runtime), methods=["POST"]),
+        Route("/sessions/{session_id}", _get(runtime), methods=["GET"]),
+        Route("/sessions/{session_id}", _delete(runtime, runs), methods=["DELETE"]),
+        Route("/sessions/{session_id}/timeline", _timeline(runtime), methods=["GET"]),
+        Route("/sessions/{session_id}/messages", _messages(runtime, runs), methods=["POST"]),
+        Route("/sessions/{session_id}/events", _events(runtime, runs), methods=["GET"]),
+        Route("/sessions/{session_id}/approvals", _approvals(runtime, runs), methods=["POST"]),
+        Route("/sessions/{session_id}/steer", _handed(runtime, runs, "steer"), methods=["POST"]),
+        Route(
+            "/sessions/{session_id}/follow-ups",
+            _handed(runtime, runs, "follow_up"),
+            methods=["POST"],
+        ),
+    ]
+    if page is not None:
+        routes.append(Route("/", lambda request: Response(page, media_type="text/html")))
+    application = Starlette(routes=routes)
+    return _Guard(application, token)  # type: ignore[return-value]
+
+
+class _Guard:
+    """The bearer token on every request but the page, and one-line JSON errors."""
+
+    def __init__(self, inner: Any, token: str | None) -> None:
+        self.inner = inner
+        self.token = token
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and self.token is not None and scope["path"] != "/":
+            headers = dict(scope.get("headers") or [])
+            given = headers.get(b"authorization", b"").decode("latin-1")
+            expected = f"Bearer {self.token}"
+            if not hmac.compare_digest(given.encode(), expected.encode()):
+                await _error(401, "a bearer token is required")(scope, receive, send)
+                return
+        await self.inner(scope, receive, send)
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _handler(work: Callable[[Request], Awaitable[Response]]) -> Handler:
+    async def handle(request: Request) -> Response:
+        try:
+            return await work(request)
+        except _BadRequest as bad:
+            return _error(bad.status, bad.message)
+        except SessionNotFound as exc:
+            return _error(404, str(exc))
+        except (SessionConflict, Busy) as exc:
+            return _error(409, str(exc))
+        except StateDecodeError as exc:
+            return _error(422, str(exc))
+
+    return handle
+
+
+def _create(runtime: SessionRuntime) -> Handler:
+    async def create(request: Request) -> Response:
+        body = await _body(request, {"system_prompt": str, "session_id": str}, set())
+        state = AgentState.initial(body.get("system_prompt", ""))
+        session = await _blocking(runtime.create, state, body.get("session_id"))
+        return JSONResponse(
+            {"session_id": session.session_id, "version": session.version}, status_code=201
+        )
+
+    return _handler(create)
+
+
+def _get(runtime: SessionRuntime) -> Handler:
+    async def get(request: Request) -> Response:
+        session = await _blocking(runtime.get, request.path_params["session_id"])
+        assert session.state is not None
+        headers = {"X-Session-Version": str(session.version)}
+        return Response(session.state.to_json(), media_type="application/json", headers=headers)
+
+    return _handler(get)
+
+
+def _timeline(runtime: SessionRuntime) -> Handler:
+    async def timeline(request: Request) -> Response:
+        session = await _blocking(runtime.get, request.path_params["session_id"])
+        assert session.state is not None
+        rows = [encode_value(row) for row in session.state.timeline()]
+        return JSONResponse({"rows": rows, "status": _status(session.state)})
+
+    return _handler(timeline)
+
+
+def _status(state: AgentState) -> str | None:
+    return state.status.value if state.status is not None else None
+
+
+def _delete(runtime: SessionRuntime, runs: Runs) -> Handler:
+    async def delete(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        if runs.running(session_id):
+            raise Busy(f"session {session_id!r} has a run in progress")
+        await _blocking(runtime.delete, session_id)
+        return Response(status_code=204)
+
+    return _handler(delete)
+
+
+def _messages(runtime: SessionRuntime, runs: Runs) -> Handler:
+    async def messages(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        body = await _body(request, {"message": str}, {"message"})
+        await _blocking(runtime.get, session_id)  # 404 before anything starts
+        message = body["message"]
+        before = await _blocking(runs.start, session_id, lambda rt: rt.send(session_id, message))
+        return _sse(runs.stream(session_id, before))
+
+    return _handler(messages)
+
+
+def _events(runtime: SessionRuntime, runs: Runs) -> Handler:
+    async def events(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        session = await _blocking(runtime.get, session_id)
+        raw = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
+        if not raw.isdigit():
+            raise _BadRequest(400, "Last-Event-ID must be an event number")
+        state = session.state
+        unfinished = state is not None and state.status in _UNFINISHED
+        if unfinished and not runs.running(session_id):
+            # A run that a stopped process left unfinished: it goes on from its last
+            # committed step, and the stream with it.
+            with contextlib.suppress(Busy):
+                await _blocking(runs.start, session_id, lambda rt: rt.resume(session_id))
+        return _sse(runs.stream(session_id, int(raw)))
+
+    return _handler(events)
+
+
+def _approvals(runtime: SessionRuntime, runs: Runs) -> Handler:
+    async def approvals(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        body = await _body(
+            request, {"call_id": str, "approved": bool, "reason": str}, {"call_id", "approved"}
+        )
+        session = await _blocking(runtime.get, session_id)
+        assert session.state is not None
+        waiting = {call.id for call in session.state.pending_approvals}
+        if body["call_id"] not in waiting:
+            raise _BadRequest(422, f"no call {body['call_id']!r} waits for approval")
+        call_id, approved, reason = body["call_id"], body["approved"], body.get("reason", "")
+        before = await _blocking(
+            runs.start, session_id, lambda rt: rt.approve(session_id, call_id, approved, reason)
+        )
+        return JSONResponse({"accepted": True, "events_after": before}, status_code=202)
+
+    return _handler(approvals)
+
+
+def _handed(runtime: SessionRuntime, runs: Runs, kind: str) -> Handler:
+    async def handed(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        body = await _body(request, {"message": str}, {"message"})
+        if runs.hand(session_id, kind, body["message"]):
+            return JSONResponse({"accepted": True, "to": "the run in progress"}, status_code=202)
+        session = await _blocking(runtime.get, session_id)
+        assert session.state is not None
+        state = session.state
+        state = (
+            state.with_steering_message(body["message"])
+            if kind == "steer"
+            else state.with_follow_up(body["message"])
+        )
+        await _blocking(runtime.store.save, session.with_state(state))
+        return JSONResponse({"accepted": True, "to": "the session's next run"}, status_code=202)
+
+    return _handler(handed)
+
+
+async def _blocking(function: Callable[..., Any], *args: Any) -> Any:
+    import asyncio
+
+    return await asyncio.to_thread(function, *args)
+
+
+def run_server(application: Any, host: str, port: int) -> None:
+    """Serve ``application`` with uvicorn until stopped."""
+    import uvicorn
+
+    uvicorn.run(application, host=host, port=port, log_level="warning")

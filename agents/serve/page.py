@@ -1,0 +1,157 @@
+"""The page ``agents serve`` shows at ``/``: a chat with one session — the answer streamed as
+it comes, tool calls waiting for approval with Approve and Deny buttons, the step timeline —
+using only the HTTP API, with no build step and no external URL."""
+
+from __future__ import annotations
+
+from typing import Final
+
+__all__ = ["PAGE"]
+
+PAGE: Final = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>agents</title>
+<style>
+body { font: 15px/1.45 system-ui, sans-serif; margin: 1.5rem auto; max-width: 60rem;
+       padding: 0 1rem; color: #1d232a; }
+#log { border: 1px solid #dde2e7; border-radius: 6px; padding: .6rem; min-height: 12rem; }
+.user { color: #1f4e8c; } .agent { color: #1d232a; } .tool { color: #555; font-size: 13px; }
+.error { color: #a4161a; } .approval { border: 1px solid #8a5a00; background: #fff8e6;
+  padding: .4rem .6rem; margin: .4rem 0; border-radius: 4px; }
+form { display: flex; gap: .5rem; margin: .6rem 0; } input[type=text] { flex: 1; }
+table { border-collapse: collapse; width: 100%; margin-top: .6rem; font-size: 13px; }
+th, td { text-align: left; padding: .2rem .5rem; border-bottom: 1px solid #dde2e7; }
+</style></head>
+<body>
+<h1>agents</h1>
+<p><label>Token <input id="token" type="password" placeholder="if the server needs one"></label>
+<span id="session"></span></p>
+<div id="log"></div>
+<form id="send"><input id="message" type="text" placeholder="Say something" autocomplete="off">
+<button type="submit">Send</button></form>
+<h2>Timeline</h2>
+<table id="timeline"><thead><tr><th>step</th><th>type</th><th>tools</th><th>tokens</th>
+<th>stop</th></tr></thead><tbody></tbody></table>
+<script>
+"use strict";
+let sessionId = null;
+const log = document.getElementById("log");
+
+function headers(json) {
+  const h = {};
+  const token = document.getElementById("token").value;
+  if (token) h["Authorization"] = "Bearer " + token;
+  if (json) h["Content-Type"] = "application/json";
+  return h;
+}
+
+function line(text, css) {
+  const p = document.createElement("p");
+  p.className = css;
+  p.textContent = text;
+  log.appendChild(p);
+  return p;
+}
+
+async function ensureSession() {
+  if (sessionId) return sessionId;
+  const r = await fetch("/sessions", {method: "POST", headers: headers(true), body: "{}"});
+  if (!r.ok) throw new Error((await r.json()).error);
+  sessionId = (await r.json()).session_id;
+  document.getElementById("session").textContent = "session " + sessionId;
+  return sessionId;
+}
+
+async function readEvents(response) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "", answer = null;
+  for (;;) {
+    const {value, done} = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, {stream: true});
+    let cut;
+    while ((cut = buffer.indexOf("\\n\\n")) >= 0) {
+      const chunk = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      const data = chunk.split("\\n").find(l => l.startsWith("data: "));
+      if (!data) continue;
+      const event = JSON.parse(data.slice(6));
+      answer = show(event, answer);
+    }
+  }
+  await timeline();
+}
+
+function show(event, answer) {
+  if (event.type === "InferenceDelta" && event.content) {
+    if (!answer) answer = line("", "agent");
+    answer.textContent += event.content;
+  } else if (event.type === "ToolCallCompleted") {
+    const e = event.tool_execution;
+    line("tool " + e.tool_call.name + " -> " + JSON.stringify(e.error ? e.error.message : e.value), "tool");
+  } else if (event.type === "ToolCallBlocked") {
+    line("tool " + event.tool_execution.tool_call.name + " blocked", "tool");
+  } else if (event.type === "ApprovalRequested") {
+    for (const call of event.calls) approval(call);
+  } else if (event.type === "ExecutionCompleted" && event.final_response && !answer) {
+    answer = line(event.final_response, "agent");
+  } else if (event.type === "RunFailed") {
+    line("the run failed: " + event.message, "error");
+  }
+  return answer;
+}
+
+function approval(call) {
+  const box = document.createElement("div");
+  box.className = "approval";
+  box.textContent = "Approve " + call.name + " " + JSON.stringify(call.arguments) + "? ";
+  for (const [label, approved] of [["Approve", true], ["Deny", false]]) {
+    const b = document.createElement("button");
+    b.textContent = label;
+    b.onclick = () => decide(call.id, approved, box);
+    box.appendChild(b);
+  }
+  log.appendChild(box);
+}
+
+async function decide(callId, approved, box) {
+  const body = JSON.stringify({call_id: callId, approved: approved, reason: approved ? "" : "denied in the page"});
+  const r = await fetch("/sessions/" + sessionId + "/approvals", {method: "POST", headers: headers(true), body});
+  if (!r.ok) { line((await r.json()).error, "error"); return; }
+  box.remove();
+  const after = (await r.json()).events_after;
+  await readEvents(await fetch("/sessions/" + sessionId + "/events?after=" + after, {headers: headers(false)}));
+}
+
+async function timeline() {
+  const r = await fetch("/sessions/" + sessionId + "/timeline", {headers: headers(false)});
+  const body = document.querySelector("#timeline tbody");
+  body.textContent = "";
+  for (const row of (await r.json()).rows) {
+    const tr = document.createElement("tr");
+    for (const cell of [row.step, row.step_type, row.tools.join(", "), row.input_tokens + row.output_tokens, row.stop_reason || ""]) {
+      const td = document.createElement("td");
+      td.textContent = cell;
+      tr.appendChild(td);
+    }
+    body.appendChild(tr);
+  }
+}
+
+document.getElementById("send").addEventListener("submit", async (e) => {
+  e.preventDefault();
+  const input = document.getElementById("message");
+  const text = input.value;
+  if (!text) return;
+  input.value = "";
+  try {
+    const id = await ensureSession();
+    line(text, "user");
+    const r = await fetch("/sessions/" + id + "/messages", {method: "POST", headers: headers(true), body: JSON.stringify({message: text})});
+    if (!r.ok) { line((await r.json()).error, "error"); return; }
+    await readEvents(r);
+  } catch (error) { line(String(error), "error"); }
+});
+</script>
+</body></html>
+"""

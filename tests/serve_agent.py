@@ -1,0 +1,55 @@
+"""An agent for the HTTP server's tests: its model answers from the conversation (the
+same in every process), with a tool, a tool that needs approval and a slow tool."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from agents import AgentLoop, ToolCall, tool
+from agents.testing import FunctionDriver
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@tool(requires_approval=True)
+def refund(amount: int) -> str:
+    """Refund an amount."""
+    return f"refunded {amount}"
+
+
+@tool
+def slow(seconds: float) -> str:
+    """Take a while."""
+    time.sleep(seconds)
+    return "done"
+
+
+def answer(request: Any) -> Any:
+    last = request.messages[-1]
+    asked = next(m.content for m in reversed(request.messages) if m.role.value == "user")
+    if last.role.value == "tool":
+        if (
+            asked.startswith("slow")
+            and len([m for m in request.messages if m.role.value == "tool"]) < 4
+        ):
+            return [
+                ToolCall(id=f"s{len(request.messages)}", name="slow", arguments={"seconds": 0.4})
+            ]
+        return f"tool said: {last.content}"
+    if asked.startswith("add"):
+        _, a, b = asked.split()
+        return [ToolCall(id="c1", name="add", arguments={"a": int(a), "b": int(b)})]
+    if asked.startswith("refund"):
+        return [ToolCall(id="r1", name="refund", arguments={"amount": int(asked.split()[1])})]
+    if asked.startswith("slow"):
+        return [ToolCall(id="s0", name="slow", arguments={"seconds": 0.4})]
+    return f"you said: {asked}"
+
+
+def loop() -> AgentLoop:
+    return AgentLoop(FunctionDriver(answer), tools=[add, refund, slow])

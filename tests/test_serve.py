@@ -1,0 +1,309 @@
+"""``agents serve`` (issue 20): a real server (uvicorn on 127.0.0.1, started as the command
+line starts it) and a real HTTP client (httpx)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+TESTS = Path(__file__).parent
+TOKEN = "tok-serve-secret-0123"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Server:
+    """``agents serve serve_agent:loop`` in a process of its own."""
+
+    def __init__(self, database: Path, *options: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.database = database
+        self.options = options
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> Server:
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(TESTS),
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        }
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "agents",
+                "serve",
+                "serve_agent:loop",
+                "--port",
+                str(self.port),
+                "--database",
+                str(self.database),
+                *self.options,
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return self
+            if self.process.poll() is not None:
+                raise AssertionError(self.process.stderr.read().decode())  # type: ignore[union-attr]
+            time.sleep(0.1)
+        raise AssertionError("the server did not start")
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait()
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(10)
+        if self.process is not None and self.process.stderr is not None:
+            self.process.stderr.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    running = Server(tmp_path / "sessions.sqlite").start()
+    yield running
+    running.stop()
+
+
+def sse(lines: Iterator[str]) -> Iterator[dict[str, Any]]:
+    """Server-Sent Events from a response's lines: ``{"id", "event", "data"}`` each."""
+    event: dict[str, Any] = {}
+    for line in lines:
+        if not line:
+            if event:
+                yield event
+            event = {}
+            continue
+        field, _, value = line.partition(": ")
+        event[field] = json.loads(value) if field == "data" else value
+
+
+def stream(client: httpx.Client, method: str, url: str, **options: Any) -> list[dict[str, Any]]:
+    with client.stream(method, url, timeout=60, **options) as response:
+        assert response.status_code == 200, response.read()
+        assert response.headers["content-type"].startswith("text/event-stream")
+        return list(sse(response.iter_lines()))
+
+
+def new_session(client: httpx.Client, base: str) -> str:
+    created = client.post(f"{base}/sessions", json={"system_prompt": "You help."})
+    assert created.status_code == 201, created.text
+    return str(created.json()["session_id"])
+
+
+def test_a_message_with_a_tool_is_answered_as_a_stream(server):
+    """POST a message: each engine event is one SSE event with the event's JSON, numbered
+    from the session's event log; the state and the timeline are there after."""
+    with httpx.Client() as client:
+        session = new_session(client, server.url)
+        events = stream(
+            client, "POST", f"{server.url}/sessions/{session}/messages", json={"message": "add 2 3"}
+        )
+        kinds = [event["event"] for event in events]
+        assert kinds[0] == "ExecutionStarted" and kinds[-2:] == ["ExecutionCompleted", "RunEnded"]
+        assert "StepCompleted" in kinds
+        assert [int(event["id"]) for event in events] == list(range(1, len(events) + 1))
+        assert events[-2]["data"]["final_response"] == "tool said: 5"
+        state = client.get(f"{server.url}/sessions/{session}")
+        assert state.status_code == 200 and json.loads(state.text)["kind"] == "AgentState"
+        timeline = client.get(f"{server.url}/sessions/{session}/timeline").json()
+        assert [row["tools"] for row in timeline["rows"]] == [["add"], []]
+        assert timeline["status"] == "completed"
+
+
+def test_an_approval_round_trip(server):
+    """A call that needs approval suspends the run (the stream says which calls wait);
+    approving it resumes the run, whose events the session's stream carries on with."""
+    with httpx.Client() as client:
+        session = new_session(client, server.url)
+        first = stream(
+            client,
+            "POST",
+            f"{server.url}/sessions/{session}/messages",
+            json={"message": "refund 40"},
+        )
+        waiting = next(e for e in first if e["event"] == "ApprovalRequested")["data"]["calls"]
+        assert [call["name"] for call in waiting] == ["refund"]
+        decided = client.post(
+            f"{server.url}/sessions/{session}/approvals",
+            json={"call_id": waiting[0]["id"], "approved": True},
+        )
+        assert decided.status_code == 202, decided.text
+        after = decided.json()["events_after"]
+        rest = stream(client, "GET", f"{server.url}/sessions/{session}/events?after={after}")
+        assert rest[-2]["data"]["final_response"] == "tool said: refunded 40"
+        assert int(rest[0]["id"]) == after + 1
+
+
+def test_a_dropped_stream_resumes_with_last_event_id(server):
+    """A client that drops its stream mid-run rejoins with ``Last-Event-ID``: the run went
+    on, and it gets every later event once, none lost, none repeated."""
+    with httpx.Client() as client:
+        session = new_session(client, server.url)
+        seen: list[dict[str, Any]] = []
+        with client.stream(
+            "POST",
+            f"{server.url}/sessions/{session}/messages",
+            json={"message": "slow"},
+            timeout=60,
+        ) as response:
+            for event in sse(response.iter_lines()):
+                seen.append(event)
+                if len(seen) == 3:
+                    break  # the client goes away
+        last = seen[-1]["id"]
+        rest = stream(
+            client,
+            "GET",
+            f"{server.url}/sessions/{session}/events",
+            headers={"Last-Event-ID": last},
+        )
+        numbers = [int(e["id"]) for e in seen] + [int(e["id"]) for e in rest]
+        assert numbers == list(range(1, len(numbers) + 1))
+        assert rest[-1]["event"] == "RunEnded"
+        everything = stream(client, "GET", f"{server.url}/sessions/{session}/events")
+        assert [e["data"] for e in everything] == [e["data"] for e in seen + rest]
+
+
+def test_two_clients_racing_on_one_session(server):
+    """Two messages at once on one session: one runs, the other is refused with 409."""
+    with httpx.Client() as client:
+        session = new_session(client, server.url)
+    codes: list[int] = []
+
+    def send() -> None:
+        with (
+            httpx.Client() as own,
+            own.stream(
+                "POST",
+                f"{server.url}/sessions/{session}/messages",
+                json={"message": "slow"},
+                timeout=60,
+            ) as response,
+        ):
+            codes.append(response.status_code)
+            response.read()
+
+    threads = [threading.Thread(target=send) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(codes) == [200, 409]
+
+
+def test_a_killed_server_restarts_and_the_session_goes_on(tmp_path):
+    """SIGKILL mid-run; another server process on the same database: rejoining the
+    session's stream resumes the run from its last committed step; the events written
+    before the kill are all there, and the run ends."""
+    first = Server(tmp_path / "sessions.sqlite").start()
+    with httpx.Client() as client:
+        session = new_session(client, first.url)
+        seen = []
+        with client.stream(
+            "POST", f"{first.url}/sessions/{session}/messages", json={"message": "slow"}, timeout=60
+        ) as response:
+            for event in sse(response.iter_lines()):
+                seen.append(event)
+                if event["event"] == "StepCompleted":
+                    break
+        first.kill()
+    second = Server(tmp_path / "sessions.sqlite").start()
+    try:
+        with httpx.Client() as client:
+            everything = stream(client, "GET", f"{second.url}/sessions/{session}/events")
+            assert [e["data"] for e in everything[: len(seen)]] == [e["data"] for e in seen]
+            assert everything[-1]["event"] == "RunEnded"
+            state = json.loads(client.get(f"{second.url}/sessions/{session}").text)
+            assert state["execution"]["status"] == "completed"
+    finally:
+        second.stop()
+
+
+def test_steering_reaches_the_run_in_progress(server):
+    """``POST /steer`` during a run: the message joins the conversation before the next
+    inference."""
+    with httpx.Client() as client:
+        session = new_session(client, server.url)
+        with client.stream(
+            "POST",
+            f"{server.url}/sessions/{session}/messages",
+            json={"message": "slow"},
+            timeout=60,
+        ) as response:
+            steered = False
+            for _event in sse(response.iter_lines()):
+                if not steered:
+                    answer = client.post(
+                        f"{server.url}/sessions/{session}/steer", json={"message": "hurry up"}
+                    )
+                    assert (
+                        answer.status_code == 202 and answer.json()["to"] == "the run in progress"
+                    )
+                    steered = True
+        state = json.loads(client.get(f"{server.url}/sessions/{session}").text)
+        contents = [m["content"] for m in state["context"]["store"]["messages"]]
+        assert "hurry up" in contents
+
+
+def test_the_token_and_bad_input(tmp_path):
+    """With a token every API request needs it (the page does not); bad JSON is 400,
+    unknown fields 422, an unknown session 404, a body too large 413 — each one line of
+    JSON that shows no secret."""
+    server = Server(tmp_path / "s.sqlite", "--token", TOKEN).start()
+    try:
+        with httpx.Client() as client:
+            assert client.post(f"{server.url}/sessions", json={}).status_code == 401
+            assert client.get(f"{server.url}/").status_code == 200
+            auth = {"Authorization": f"Bearer {TOKEN}"}
+            session = client.post(f"{server.url}/sessions", json={}, headers=auth).json()[
+                "session_id"
+            ]
+            url = f"{server.url}/sessions/{session}/messages"
+            cases = [
+                (client.post(url, content=b"{not json", headers=auth), 400),
+                (client.post(url, json={"message": "hi", "extra": 1}, headers=auth), 422),
+                (client.post(url, json={"message": 7}, headers=auth), 422),
+                (
+                    client.post(
+                        f"{server.url}/sessions/nope/messages", json={"message": "x"}, headers=auth
+                    ),
+                    404,
+                ),
+                (client.post(url, content=b"x" * 2_000_000, headers=auth), 413),
+            ]
+            for response, code in cases:
+                assert response.status_code == code, response.text
+                body = response.json()
+                assert set(body) == {"error"} and "\n" not in body["error"]
+                assert TOKEN not in response.text
+    finally:
+        server.stop()
