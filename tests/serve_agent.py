@@ -32,6 +32,9 @@ def slow(seconds: float) -> str:
 def answer(request: Any) -> Any:
     last = request.messages[-1]
     asked = next(m.content for m in reversed(request.messages) if m.role.value == "user")
+    if last.role.value == "tool" and asked.startswith("refund"):
+        results = [m.content for m in request.messages if m.role.value == "tool"]
+        return "tool said: " + "; ".join(results)
     if last.role.value == "tool":
         if (
             asked.startswith("slow")
@@ -44,8 +47,12 @@ def answer(request: Any) -> Any:
     if asked.startswith("add"):
         _, a, b = asked.split()
         return [ToolCall(id="c1", name="add", arguments={"a": int(a), "b": int(b)})]
-    if asked.startswith("refund"):
-        return [ToolCall(id="r1", name="refund", arguments={"amount": int(asked.split()[1])})]
+    if asked.startswith("refund"):  # one call per amount, in one answer
+        amounts = [int(word) for word in asked.split()[1:]]
+        return [
+            ToolCall(id=f"r{n}", name="refund", arguments={"amount": amount})
+            for n, amount in enumerate(amounts, start=1)
+        ]
     if asked.startswith("slow"):
         return [ToolCall(id="s0", name="slow", arguments={"seconds": 0.4})]
     return f"you said: {asked}"

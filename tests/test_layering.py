@@ -53,6 +53,8 @@ OWNERS = {
     "httpx2": "mcp/sdk.py",
     "starlette": "serve/asgi.py",
     "uvicorn": "serve/asgi.py",
+    "ag_ui": "serve/agui.py",
+    "pydantic": "serve/agui.py",
 }
 
 

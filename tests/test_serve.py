@@ -307,3 +307,136 @@ def test_the_token_and_bad_input(tmp_path):
                 assert TOKEN not in response.text
     finally:
         server.stop()
+
+
+# -- AG-UI --------------------------------------------------------------------------------------
+
+
+def agui(client: httpx.Client, base: str, body: dict[str, Any]) -> list[Any]:
+    """POST /ag-ui; every event parsed by the ag-ui-protocol package's own types."""
+    from ag_ui.core import Event
+    from pydantic import TypeAdapter
+
+    adapter: TypeAdapter[Any] = TypeAdapter(Event)
+    with client.stream("POST", f"{base}/ag-ui", json=body, timeout=60) as response:
+        assert response.status_code == 200, response.read()
+        return [
+            adapter.validate_json(line.removeprefix("data: "))
+            for line in response.iter_lines()
+            if line.startswith("data: ")
+        ]
+
+
+def run_input(thread: str, run: str, messages: list[dict[str, Any]], **more: Any) -> dict[str, Any]:
+    return {
+        "threadId": thread,
+        "runId": run,
+        "messages": messages,
+        "tools": [],
+        "context": [],
+        "state": None,
+        "forwardedProps": None,
+        **more,
+    }
+
+
+def test_ag_ui_runs_answer_with_ag_ui_events(server):
+    """``RunAgentInput`` in, AG-UI events out: RUN_STARTED, the tool call's START/ARGS/END
+    and RESULT, the answer's TEXT_MESSAGE_START/CONTENT/END, RUN_FINISHED; the thread is
+    the server's session."""
+    with httpx.Client() as client:
+        events = agui(
+            client,
+            server.url,
+            run_input("thread-1", "run-1", [{"id": "u1", "role": "user", "content": "add 2 3"}]),
+        )
+        kinds = [event.type.value for event in events]
+        assert kinds[0] == "RUN_STARTED" and kinds[-1] == "RUN_FINISHED"
+        assert kinds[1:4] == ["TOOL_CALL_START", "TOOL_CALL_ARGS", "TOOL_CALL_END"]
+        assert "TOOL_CALL_RESULT" in kinds
+        assert kinds[-4:-1] == ["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"]
+        assert events[-3].delta == "tool said: 5"
+        assert events[-1].result == "tool said: 5"
+        session = json.loads(client.get(f"{server.url}/sessions/thread-1").text)
+        assert session["kind"] == "AgentState"
+
+
+def test_ag_ui_keeps_the_servers_history_not_the_clients(server):
+    """A second turn whose messages lost the first turn's tool call (as a client dropping a
+    streamed call would send): the server's session goes on from its own history."""
+    with httpx.Client() as client:
+        agui(
+            client,
+            server.url,
+            run_input("thread-2", "run-1", [{"id": "u1", "role": "user", "content": "add 1 1"}]),
+        )
+        broken_copy = [
+            {"id": "u1", "role": "user", "content": "add 1 1"},
+            {"id": "u2", "role": "user", "content": "hello again"},
+        ]
+        second = agui(client, server.url, run_input("thread-2", "run-2", broken_copy))
+        assert second[-1].result == "you said: hello again"
+        state = json.loads(client.get(f"{server.url}/sessions/thread-2").text)
+        roles = [m["role"] for m in state["context"]["store"]["messages"]]
+        assert roles == ["user", "assistant", "tool", "assistant", "user", "assistant"]
+
+
+def test_ag_ui_interrupts_answered_in_one_resume(server):
+    """Two calls waiting for approval end the run with an interrupt outcome, one interrupt
+    per call; one ``resume`` answering both (one approved, one cancelled) finishes the run;
+    an interrupt no entry answers stays open."""
+    with httpx.Client() as client:
+        first = agui(
+            client,
+            server.url,
+            run_input(
+                "thread-3", "run-1", [{"id": "u1", "role": "user", "content": "refund 10 20"}]
+            ),
+        )
+        outcome = first[-1].outcome
+        assert outcome.type == "interrupt"
+        ten, twenty = outcome.interrupts
+        assert (ten.tool_call_id, twenty.tool_call_id) == ("r1", "r2")
+        resumed = agui(
+            client,
+            server.url,
+            run_input(
+                "thread-3",
+                "run-2",
+                [],
+                resume=[
+                    {"interruptId": ten.id, "status": "resolved", "payload": {"approved": True}},
+                    {"interruptId": twenty.id, "status": "cancelled"},
+                ],
+            ),
+        )
+        assert resumed[-1].outcome.type == "success"
+        assert resumed[-1].result.startswith("tool said: refunded 10; ")
+        assert "cancelled" in resumed[-1].result
+        # A new turn asks again; answering one of two leaves the other open.
+        again = agui(
+            client,
+            server.url,
+            run_input("thread-3", "run-3", [{"id": "u2", "role": "user", "content": "refund 1 2"}]),
+        )
+        one, two = again[-1].outcome.interrupts
+        partial = agui(
+            client,
+            server.url,
+            run_input(
+                "thread-3",
+                "run-4",
+                [],
+                resume=[{"interruptId": one.id, "status": "resolved"}],
+            ),
+        )
+        assert partial[-1].outcome.type == "interrupt"
+        assert [i.id for i in partial[-1].outcome.interrupts] == [two.id]
+        bad = client.post(
+            f"{server.url}/ag-ui",
+            json=run_input(
+                "thread-3", "run-5", [], resume=[{"interruptId": "nope", "status": "cancelled"}]
+            ),
+        )
+        assert bad.status_code == 422 and "nope" in bad.json()["error"]
+        assert client.post(f"{server.url}/ag-ui", json={"threadId": 1}).status_code == 422

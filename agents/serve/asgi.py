@@ -45,10 +45,10 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 async def _body(
-    request: Request, fields: Mapping[str, type | tuple[type, ...]], required: set[str]
+    request: Request, fields: Mapping[str, type | tuple[type, ...]] | None, required: set[str]
 ) -> dict[str, Any]:
-    """The request's JSON object, checked: only ``fields``, of their types; ``required``
-    present."""
+    """The request's JSON object, checked: only ``fields`` (``None``: any), of their types;
+    ``required`` present."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
         raise _BadRequest(413, f"the body is larger than {MAX_BODY} bytes")
@@ -66,6 +66,8 @@ async def _body(
             raise _BadRequest(400, "the body is not JSON") from None
     if not isinstance(data, dict):
         raise _BadRequest(422, "the body must be a JSON object")
+    if fields is None:
+        return data
     unknown = sorted(set(data) - set(fields))
     if unknown:
         raise _BadRequest(422, f"unknown fields: {', '.join(unknown)}")
@@ -121,6 +123,7 @@ def app(
             methods=["POST"],
         ),
     ]
+    routes.append(Route("/ag-ui", _agui(runtime, runs), methods=["POST"]))
     if page is not None:
         routes.append(Route("/", lambda request: Response(page, media_type="text/html")))
     application = Starlette(routes=routes)
@@ -280,6 +283,28 @@ def _handed(runtime: SessionRuntime, runs: Runs, kind: str) -> Handler:
         return JSONResponse({"accepted": True, "to": "the session's next run"}, status_code=202)
 
     return _handler(handed)
+
+
+def _agui(runtime: SessionRuntime, runs: Runs) -> Handler:
+    async def agui(request: Request) -> Response:
+        from agents.serve.agui import AgUiInputError, agui_run
+
+        data = await _body(request, None, set())
+        lines = agui_run(runtime, runs, data, _blocking)
+        try:
+            first = await anext(lines)  # the input checked, the run started
+        except AgUiInputError as exc:
+            raise _BadRequest(422, str(exc)) from None
+
+        async def everything() -> AsyncIterator[bytes]:
+            yield first.encode()
+            async for line in lines:
+                yield line.encode()
+
+        headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        return StreamingResponse(everything(), media_type="text/event-stream", headers=headers)
+
+    return _handler(agui)
 
 
 async def _blocking(function: Callable[..., Any], *args: Any) -> Any:

@@ -184,7 +184,8 @@ class Runs:
         while True:
             woken = self.waiter(session_id)
             try:
-                found = await asyncio.to_thread(self.events, session_id, last)
+                running = self.running(session_id)  # before reading: a run ending after
+                found = await asyncio.to_thread(self.events, session_id, last)  # ... is seen
                 for number, text in found:
                     last = number
                     yield number, text
@@ -192,7 +193,7 @@ class Runs:
                         return
                 if found:
                     continue
-                if not self.running(session_id):
+                if not running:
                     return
                 await woken.wait()
             finally:

@@ -1,0 +1,218 @@
+"""The AG-UI endpoint of ``agents serve`` (``POST /ag-ui``, the ``ag-ui-protocol`` package's
+types, the only module importing them): ``RunAgentInput`` in, AG-UI events out, so that
+AG-UI front-ends (CopilotKit and others) talk to an ``agents`` agent.
+
+The conversation is the server's session, keyed by ``threadId`` — never the client's copy of
+the history: of the input's messages only the newest user message is taken (a client that
+dropped a streamed tool call cannot corrupt the next turn). Calls waiting for approval end a
+run with an ``interrupt`` outcome, one ``Interrupt`` per call (its id the call's id); a
+``resume`` answers any of them — ``resolved`` with ``{"approved": bool, "reason": str}``
+(no payload approves), ``cancelled`` denies — several in one request; a call no entry
+answers stays waiting.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+from ag_ui.core import (
+    Interrupt,
+    RunAgentInput,
+    RunErrorEvent,
+    RunFinishedEvent,
+    RunFinishedInterruptOutcome,
+    RunFinishedSuccessOutcome,
+    RunStartedEvent,
+    TextMessageContentEvent,
+    TextMessageEndEvent,
+    TextMessageStartEvent,
+    ToolCallArgsEvent,
+    ToolCallEndEvent,
+    ToolCallResultEvent,
+    ToolCallStartEvent,
+)
+from pydantic import ValidationError
+
+from agents.errors import SessionNotFound
+from agents.persistence.runtime import SessionRuntime
+from agents.records.state import AgentState
+from agents.serve.runs import ENDED, Runs
+
+__all__ = ["AgUiInputError", "agui_run"]
+
+
+class AgUiInputError(Exception):
+    """A ``RunAgentInput`` that is not one, or asks for nothing this server can do."""
+
+
+def parse_input(data: Any) -> RunAgentInput:
+    try:
+        return RunAgentInput.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        raise AgUiInputError(f"not a RunAgentInput: {where}: {first.get('msg')}") from None
+
+
+def _latest_user_message(run_input: RunAgentInput) -> str | None:
+    for message in reversed(run_input.messages):
+        if message.role == "user":
+            content = message.content
+            if isinstance(content, str):
+                return content
+            return " ".join(getattr(part, "text", "") for part in content) or None
+    return None
+
+
+def _decisions(run_input: RunAgentInput) -> list[tuple[str, bool, str]]:
+    found = []
+    for entry in run_input.resume or ():
+        payload = entry.payload if isinstance(entry.payload, dict) else {}
+        if entry.status == "cancelled":
+            found.append((entry.interrupt_id, False, str(payload.get("reason", "cancelled"))))
+        else:
+            approved = payload.get("approved", True)
+            found.append((entry.interrupt_id, bool(approved), str(payload.get("reason", ""))))
+    return found
+
+
+async def agui_run(
+    runtime: SessionRuntime, runs: Runs, data: Any, blocking: Any
+) -> AsyncIterator[str]:
+    """The AG-UI events (SSE ``data:`` lines) of the run ``data`` asks for."""
+    run_input = parse_input(data)
+    thread, run_id = run_input.thread_id, run_input.run_id
+    try:
+        session = await blocking(runtime.get, thread)
+    except SessionNotFound:
+        session = await blocking(runtime.create, AgentState.initial(), thread)
+    decisions = _decisions(run_input)
+    message = None if decisions else _latest_user_message(run_input)
+    if not decisions and message is None:
+        raise AgUiInputError("the input has neither a user message nor a resume")
+    waiting = {call.id for call in _undecided(session.state)} if session.state else set()
+    unknown = [call_id for call_id, _, _ in decisions if call_id not in waiting]
+    if unknown:
+        raise AgUiInputError(f"no interrupt {unknown[0]!r} is open on this thread")
+
+    def act(rt: SessionRuntime) -> Any:
+        if message is not None:
+            return rt.send(thread, message)
+        state = rt.get(thread).state
+        assert state is not None
+        for call_id, approved, reason in decisions:
+            state = state.with_approval(call_id, approved, reason)
+        stored = rt.store.save(rt.get(thread).with_state(state))
+        if _undecided(state):
+            return stored  # some calls still wait: answered only when the user says so
+        return rt.resume(thread)
+
+    before = await blocking(runs.start, thread, act)
+    yield _line(_make(RunStartedEvent, threadId=thread, runId=run_id))
+    translator = _Translator()
+    async for _, text in runs.stream(thread, before):
+        event = json.loads(text)
+        if event.get("type") == ENDED:
+            break
+        for out in translator.events(event):
+            yield _line(out)
+    final = await blocking(runtime.get, thread)
+    state = final.state
+    if translator.failure is not None:
+        yield _line(_make(RunErrorEvent, message=translator.failure, code="RUN_FAILED"))
+        return
+    pending = _undecided(state) if state is not None else []
+    if pending:
+        interrupts = [
+            _make(
+                Interrupt,
+                id=call.id,
+                reason="approval",
+                toolCallId=call.id,
+                message=f"approve {call.name}?",
+            )
+            for call in pending
+        ]
+        outcome: Any = _make(RunFinishedInterruptOutcome, interrupts=interrupts)
+    else:
+        outcome = _make(RunFinishedSuccessOutcome)
+    result = state.final_response if state is not None else None
+    yield _line(
+        _make(RunFinishedEvent, threadId=thread, runId=run_id, result=result, outcome=outcome)
+    )
+
+
+def _undecided(state: AgentState) -> list[Any]:
+    """The calls waiting for approval that no decision answers yet."""
+    execution = state.execution
+    decided = {d.call_id for d in execution.approvals} if execution is not None else set()
+    return [call for call in state.pending_approvals if call.id not in decided]
+
+
+def _make(model: Any, **fields: Any) -> Any:
+    """An AG-UI model from its fields by their wire names (validated, as a client would)."""
+    return model.model_validate(fields)
+
+
+def _line(event: Any) -> str:
+    return f"data: {event.model_dump_json(by_alias=True, exclude_none=True)}\n\n"
+
+
+class _Translator:
+    """Engine events (as the event log keeps them) to AG-UI events."""
+
+    def __init__(self) -> None:
+        self.failure: str | None = None
+        self._open: str | None = None  # the text message being streamed
+        self._count = 0
+
+    def events(self, event: dict[str, Any]) -> Iterator[Any]:
+        kind = event.get("type")
+        if event.get("depth"):
+            return  # a sub-agent's: its parent's tool call stands for it
+        if kind == "InferenceDelta" and event.get("content"):
+            if self._open is None:
+                self._count += 1
+                self._open = f"msg-{event.get('step')}-{self._count}"
+                yield _make(TextMessageStartEvent, messageId=self._open, role="assistant")
+            yield _make(TextMessageContentEvent, messageId=self._open, delta=event["content"])
+        elif kind == "InferenceCompleted":
+            yield from self._answer(event)
+        elif kind == "ToolCallCompleted":
+            execution = event.get("tool_execution") or {}
+            call = execution.get("tool_call") or {}
+            error = execution.get("error")
+            content = error.get("message") if isinstance(error, dict) else execution.get("value")
+            yield _make(
+                ToolCallResultEvent,
+                messageId=f"tool-{call.get('id')}",
+                toolCallId=str(call.get("id")),
+                content=content if isinstance(content, str) else json.dumps(content),
+                role="tool",
+            )
+        elif kind == "RunFailed":
+            self.failure = str(event.get("message") or event.get("error"))
+        elif kind == "ExecutionCompleted" and event.get("status") == "failed":
+            self.failure = self.failure or "the run failed"
+
+    def _answer(self, event: dict[str, Any]) -> Iterator[Any]:
+        response = event.get("response") or {}
+        content = response.get("content") or ""
+        if self._open is not None:  # streamed: close it
+            yield _make(TextMessageEndEvent, messageId=self._open)
+            self._open = None
+        elif content:
+            self._count += 1
+            message_id = f"msg-{event.get('step')}-{self._count}"
+            yield _make(TextMessageStartEvent, messageId=message_id, role="assistant")
+            yield _make(TextMessageContentEvent, messageId=message_id, delta=content)
+            yield _make(TextMessageEndEvent, messageId=message_id)
+        for call in response.get("tool_calls") or ():
+            call_id = str(call.get("id"))
+            yield _make(ToolCallStartEvent, toolCallId=call_id, toolCallName=str(call.get("name")))
+            yield _make(
+                ToolCallArgsEvent, toolCallId=call_id, delta=json.dumps(call.get("arguments") or {})
+            )
+            yield _make(ToolCallEndEvent, toolCallId=call_id)
