@@ -125,6 +125,12 @@ def tracing(quick: bool) -> dict[str, Any] | str:
     return _script("bench_otel.py", quick)
 
 
+def serving(quick: bool) -> dict[str, Any] | str:
+    """``bench_serve.py --json`` in its own process: 100 sessions through the HTTP API
+    against the same runs in process."""
+    return _script("bench_serve.py", quick)
+
+
 def _script(name: str, quick: bool) -> dict[str, Any] | str:
     done = subprocess.run(
         [sys.executable, str(HERE / name), "--json", *(["--quick"] if quick else [])],

@@ -200,20 +200,42 @@ class Runs:
                 self.forget(session_id, woken)
 
 
+# Events written at once (with those held before them): what a client waits for — a piece
+# of streamed text, a tool starting (it may be slow), a step done, a run ending. The others
+# wait for the next of these, so that a step costs one or two transactions, not one an event.
+_AT_ONCE: Final = frozenset(
+    {"InferenceDelta", "ToolCallStarted", "StepCompleted", "ExecutionCompleted"}
+)
+
+
 class _Writer:
     """A run's listener writing its events to the session's log, in order."""
 
     def __init__(self, runs: Runs, session_id: str) -> None:
         self._runs = runs
         self._session_id = session_id
+        self._held: list[str] = []
 
     def __call__(self, event: Event) -> None:
-        self.write(event_data(event))
+        data = event_data(event)
+        self._held.append(_text(data))
+        if data["type"] in _AT_ONCE:
+            self.flush()
 
     def write(self, data: dict[str, Any]) -> None:
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-        self._runs.store.append_events(self._session_id, [text])
-        self._runs.notify(self._session_id)
+        """Write a server's own event (and any held before it) now."""
+        self._held.append(_text(data))
+        self.flush()
+
+    def flush(self) -> None:
+        if self._held:
+            held, self._held = self._held, []
+            self._runs.store.append_events(self._session_id, held)
+            self._runs.notify(self._session_id)
+
+
+def _text(data: dict[str, Any]) -> str:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 class _Inbox:
