@@ -3,6 +3,7 @@ line starts it) and a real HTTP client (httpx)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -36,12 +37,14 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.database = database
         self.options = options
+        self.target = "serve_agent:loop"
+        self.path = str(TESTS)
         self.process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> Server:
         env = {
             **os.environ,
-            "PYTHONPATH": str(TESTS),
+            "PYTHONPATH": self.path,
             "LITELLM_LOCAL_MODEL_COST_MAP": "True",
         }
         self.process = subprocess.Popen(
@@ -50,7 +53,7 @@ class Server:
                 "-m",
                 "agents",
                 "serve",
-                "serve_agent:loop",
+                self.target,
                 "--port",
                 str(self.port),
                 "--database",
@@ -67,8 +70,11 @@ class Server:
                 if sock.connect_ex(("127.0.0.1", self.port)) == 0:
                     return self
             if self.process.poll() is not None:
-                raise AssertionError(self.process.stderr.read().decode())  # type: ignore[union-attr]
+                error = self.process.stderr.read().decode()  # type: ignore[union-attr]
+                self.stop()
+                raise AssertionError(error)
             time.sleep(0.1)
+        self.stop()
         raise AssertionError("the server did not start")
 
     def kill(self) -> None:
@@ -440,3 +446,147 @@ def test_ag_ui_interrupts_answered_in_one_resume(server):
         )
         assert bad.status_code == 422 and "nope" in bad.json()["error"]
         assert client.post(f"{server.url}/ag-ui", json={"threadId": 1}).status_code == 422
+
+
+# -- the page, in headless Chromium -------------------------------------------------------------
+
+
+class Browser:
+    """Headless Chromium driven over the DevTools protocol (its own websocket)."""
+
+    def __init__(self, url: str, profile: Path) -> None:
+        from helpers import CHROMIUM, CHROMIUM_FLAGS
+
+        assert CHROMIUM is not None
+        self.process = subprocess.Popen(
+            [
+                CHROMIUM,
+                *CHROMIUM_FLAGS,
+                f"--user-data-dir={profile}",
+                "--remote-debugging-port=0",
+                "--window-size=1000,900",
+                url,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            if "DevTools listening on" in line:
+                port = int(line.split("127.0.0.1:")[1].split("/")[0])
+                break
+        else:
+            raise AssertionError("Chromium did not start its DevTools server")
+        deadline = time.monotonic() + 20
+        target = None
+        while target is None and time.monotonic() < deadline:
+            pages = httpx.get(f"http://127.0.0.1:{port}/json").json()
+            target = next((p for p in pages if p.get("type") == "page"), None)
+            time.sleep(0.1)
+        assert target is not None
+        from websockets.sync.client import connect
+
+        self._stack = contextlib.ExitStack()
+        self.socket = self._stack.enter_context(
+            connect(target["webSocketDebuggerUrl"], max_size=None)
+        )
+        self.sent = 0
+
+    def call(self, method: str, **params: Any) -> Any:
+        self.sent += 1
+        self.socket.send(json.dumps({"id": self.sent, "method": method, "params": params}))
+        while True:
+            answer = json.loads(self.socket.recv(timeout=30))
+            if answer.get("id") == self.sent:
+                assert "error" not in answer, answer
+                return answer.get("result")
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.call(
+            "Runtime.evaluate", expression=expression, awaitPromise=True, returnByValue=True
+        )
+        return result["result"].get("value")
+
+    def wait_for(self, expression: str, seconds: float = 30) -> Any:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            value = self.evaluate(expression)
+            if value:
+                return value
+            time.sleep(0.1)
+        raise AssertionError(f"never true: {expression}")
+
+    def close(self) -> None:
+        self._stack.close()
+        self.process.terminate()
+        self.process.wait(10)
+        if self.process.stderr is not None:
+            self.process.stderr.close()
+
+
+@pytest.mark.skipif(
+    __import__("helpers").CHROMIUM is None,
+    reason="Chromium is not installed here (.ci/run installs Debian's chromium)",
+)
+def test_the_page_chats_approves_and_shows_the_timeline(server, tmp_path):
+    """In headless Chromium: type a message, send it, approve the call the agent asks to
+    make, see the answer and the timeline; a screenshot of the page is taken."""
+    browser = Browser(f"{server.url}/", tmp_path / "profile")
+    try:
+        browser.wait_for("document.readyState === 'complete' && !!document.getElementById('send')")
+        browser.evaluate(
+            "document.getElementById('message').value = 'refund 7';"
+            "document.getElementById('send').requestSubmit(); true"
+        )
+        browser.wait_for("!!document.querySelector('.approval button')")
+        assert "refund" in browser.evaluate("document.querySelector('.approval').textContent")
+        browser.evaluate("document.querySelector('.approval button').click(); true")
+        browser.wait_for("document.getElementById('log').textContent.includes('refunded 7')")
+        rows = browser.wait_for(
+            "document.querySelectorAll('#timeline tbody tr').length >= 2 &&"
+            " [...document.querySelectorAll('#timeline tbody tr')].map(r => r.textContent)"
+        )
+        assert any("refund" in row for row in rows)
+        shot = browser.call("Page.captureScreenshot", format="png")["data"]
+        png = tmp_path / "page.png"
+        png.write_bytes(__import__("base64").b64decode(shot))
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5_000
+    finally:
+        browser.close()
+
+
+def test_the_served_example_chats_and_waits_for_approval(tmp_path):
+    """``agents serve examples.served_agent:loop``: an order looked up, then a refund that
+    waits for approval and is made once approved."""
+    examples = TESTS.parent / "examples"
+    server = Server(tmp_path / "s.sqlite")
+    server.target = "served_agent:loop"
+    server.path = str(examples)
+    server.start()
+    try:
+        with httpx.Client() as client:
+            session = new_session(client, server.url)
+            looked = stream(
+                client,
+                "POST",
+                f"{server.url}/sessions/{session}/messages",
+                json={"message": "status of A-1"},
+            )
+            assert "shipped" in looked[-2]["data"]["final_response"]
+            asked = stream(
+                client,
+                "POST",
+                f"{server.url}/sessions/{session}/messages",
+                json={"message": "refund A-1 15"},
+            )
+            (call,) = next(e for e in asked if e["event"] == "ApprovalRequested")["data"]["calls"]
+            answer = client.post(
+                f"{server.url}/sessions/{session}/approvals",
+                json={"call_id": call["id"], "approved": True},
+            )
+            after = answer.json()["events_after"]
+            done = stream(client, "GET", f"{server.url}/sessions/{session}/events?after={after}")
+            assert done[-2]["data"]["final_response"] == "Done: refunded 15.00 on A-1"
+    finally:
+        server.stop()
