@@ -5,9 +5,11 @@ Run: ``python tests/mcp_failing_server.py`` (stdio) or ``... http PORT``."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
+from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -63,13 +65,54 @@ async def traceparent(ctx: Context) -> str:
 
 
 @server.tool()
+async def session(ctx: Context) -> str:
+    """The ``Mcp-Session-Id`` the call came with ("" for none: stdio, 2026 protocol)."""
+    return str((ctx.headers or {}).get("mcp-session-id", ""))
+
+
+@server.tool()
 def pid() -> int:
     """This server process's id."""
     return os.getpid()
 
 
+def legacy(app: Any) -> Any:
+    """``app`` as a server of the 2025 protocols sees it: ``server/discover`` is a method
+    it does not know (so clients fall back to the ``initialize`` handshake, and the server
+    gives each session an ``Mcp-Session-Id``), as most servers in the wild still are."""
+
+    async def asgi(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            return await app(scope, receive, send)
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        request = json.loads(body or b"{}")
+        if isinstance(request, dict) and request.get("method") == "server/discover":
+            error = {"code": -32601, "message": "Method not found"}
+            answer = json.dumps({"jsonrpc": "2.0", "id": request.get("id"), "error": error})
+            headers = [(b"content-type", b"application/json")]
+            await send({"type": "http.response.start", "status": 200, "headers": headers})
+            return await send({"type": "http.response.body", "body": answer.encode()})
+        replayed = [{"type": "http.request", "body": body, "more_body": False}]
+
+        async def again() -> Any:
+            return replayed.pop() if replayed else await receive()
+
+        return await app(scope, again, send)
+
+    return asgi
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "http":
         server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    elif len(sys.argv) > 2 and sys.argv[1] == "http-2025":
+        import uvicorn
+
+        app = legacy(server.streamable_http_app())
+        uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
     else:
         server.run("stdio")

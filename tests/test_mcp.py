@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from helpers import add, initial
 from mcp_servers import FAILING, GIT, TIME
 
@@ -331,12 +332,14 @@ def start_http(*command: str, port: int) -> subprocess.Popen[bytes]:
     return process
 
 
-def test_an_http_server_restarted_between_calls_is_reconnected_once():
-    """``MCPServerHTTP``: calls over streamable HTTP; the server restarts (its session is
-    gone): the session is opened again and the call sent again, not a fatal error."""
+@pytest.mark.parametrize("era", ["http", "http-2025"])
+def test_an_http_server_restarted_between_calls_is_reconnected_once(era):
+    """``MCPServerHTTP``: calls over streamable HTTP; the server restarts (on the 2025
+    protocols its session is gone, a 404): the session is opened again and the call sent
+    again, not a fatal error."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    first = start_http(sys.executable, FAILING, "http", str(port), port=port)
+    first = start_http(sys.executable, FAILING, era, str(port), port=port)
     try:
         server = MCPServerHTTP(url, headers={"Authorization": "Bearer sk-http-secret-0001"})
         with server:
@@ -344,7 +347,7 @@ def test_an_http_server_restarted_between_calls_is_reconnected_once():
             assert before.tool_executions[0].value == 1
             first.kill()
             first.wait()
-            first = start_http(sys.executable, FAILING, "http", str(port), port=port)
+            first = start_http(sys.executable, FAILING, era, str(port), port=port)
             after = loop_of(call("count"), reply("x"), tools=[server]).run(initial())
         assert after.tool_executions[0].error is None, after.tool_executions[0].error
         assert after.tool_executions[0].value == 1  # a new server process, a new session
@@ -352,6 +355,41 @@ def test_an_http_server_restarted_between_calls_is_reconnected_once():
     finally:
         first.kill()
         first.wait()
+
+
+def test_an_http_call_span_names_its_session(tmp_path):
+    """Over streamable HTTP the ``tools/call`` span carries ``mcp.session.id``, the id the
+    server gave the session (the one the call came on), recorded with the catalogue."""
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.semconv._incubating.attributes import mcp_attributes
+
+    from agents.otel import OTelListener, export
+    from agents.otel import spans as planned
+
+    port = free_port()  # a server of the 2025 protocols: the 2026 one has no sessions
+    process = start_http(sys.executable, FAILING, "http-2025", str(port), port=port)
+    try:
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        server = MCPServerHTTP(f"http://127.0.0.1:{port}/mcp")
+        loop = loop_of(call("session"), reply("ok"), tools=[server])
+        final = loop.with_listeners(OTelListener(provider)).run(initial())
+    finally:
+        process.kill()
+        process.wait()
+    given = final.tool_executions[0].value
+    assert isinstance(given, str) and len(given) >= 16, given
+    assert final.metadata["agents.tool_sources"][0]["session"] == given
+    (live,) = [s for s in exporter.get_finished_spans() if s.name == "tools/call session"]
+    assert planned.MCP_SESSION == mcp_attributes.MCP_SESSION_ID
+    assert live.attributes[mcp_attributes.MCP_SESSION_ID] == given
+    exporter.clear()
+    export(final, provider)  # after the fact, from the recorded catalogue: the same
+    (later,) = [s for s in exporter.get_finished_spans() if s.name == "tools/call session"]
+    assert later.attributes == live.attributes
 
 
 ECHO_AGENT = """

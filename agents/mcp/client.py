@@ -50,7 +50,7 @@ class MCPToolError(AgentError):
 class _Connection:
     """One open session on a thread of its own; ``died`` completes when it closes."""
 
-    def __init__(self, make_client: Callable[[Callable[[], None]], Any], label: str) -> None:
+    def __init__(self, make_client: Callable[[_Connection], Any], label: str) -> None:
         self._make_client = make_client
         self.tools_changed = False  # the server said so: list them again before a run
         self.label = label
@@ -61,6 +61,7 @@ class _Connection:
         self.client: Any = None
         self.identity: dict[str, str] = {}
         self.protocol = ""
+        self.session_id = ""  # the server's id for the session (streamable HTTP only)
         self.tools: list[sdk.ToolInfo] = []
         self._stop: asyncio.Event | None = None
         self._watch_lock = threading.Lock()
@@ -78,11 +79,11 @@ class _Connection:
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
         try:
-            async with self._make_client(self._changed) as client:
+            async with self._make_client(self) as client:
                 self.client = client
                 self.identity, self.tools = await sdk.list_tools(client)
                 self.protocol = sdk.protocol_of(client)
-                watcher = asyncio.create_task(sdk.watch_tools(client, self._changed))
+                watcher = asyncio.create_task(sdk.watch_tools(client, self.notice_change))
                 self.ready.set()
                 try:
                     await self._stop.wait()
@@ -99,8 +100,11 @@ class _Connection:
                 self.died.set_result(None)
             self._ended()
 
-    def _changed(self) -> None:
+    def notice_change(self) -> None:
         self.tools_changed = True
+
+    def notice_session(self, given: str) -> None:
+        self.session_id = given
 
     @property
     def alive(self) -> bool:
@@ -180,7 +184,7 @@ class MCPServer:
         """How errors name the server."""
         raise NotImplementedError
 
-    def _client(self, changed: Callable[[], None]) -> Any:
+    def _client(self, connection: _Connection) -> Any:
         raise NotImplementedError
 
     reconnects: bool = False  # a lost session is opened again once, and the call resent
@@ -242,6 +246,7 @@ class MCPServer:
             "server": connection.identity,
             "transport": self.transport,
             "protocol": connection.protocol,
+            **({"session": connection.session_id} if connection.session_id else {}),
             "tools": [
                 {
                     "name": self._named(t.name),
@@ -447,11 +452,11 @@ class MCPServerStdio(MCPServer):
     def label(self) -> str:
         return os.path.basename(self.command)
 
-    def _client(self, changed: Callable[[], None]) -> Any:
+    def _client(self, connection: _Connection) -> Any:
         command, args = self.command, self.args
         if sys.platform.startswith("linux"):  # the server dies with this process, however
             command, args = sys.executable, ("-c", _LAUNCHER, command, *args)
-        return sdk.stdio_client(command, args, self.env, self.cwd, None, changed)
+        return sdk.stdio_client(command, args, self.env, self.cwd, None, connection.notice_change)
 
     def __repr__(self) -> str:  # never the environment: it may hold credentials
         return f"MCPServerStdio({self.command!r}, {list(self.args)!r})"
@@ -488,8 +493,10 @@ class MCPServerHTTP(MCPServer):
     def label(self) -> str:
         return redacted_dsn(self.url.split("?", 1)[0])  # no query, no password
 
-    def _client(self, changed: Callable[[], None]) -> Any:
-        return sdk.http_client(self.url, self._headers, None, changed)
+    def _client(self, connection: _Connection) -> Any:
+        return sdk.http_client(
+            self.url, self._headers, None, connection.notice_change, connection.notice_session
+        )
 
     def __repr__(self) -> str:
         return f"MCPServerHTTP({self.label!r})"

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, Final
 
 import httpx2
 from mcp import Client
@@ -18,6 +18,8 @@ from mcp.client.stdio import stdio_client as mcp_stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import MCPServer as SDKServer
 from mcp.shared.exceptions import MCPError
+
+SESSION_HEADER: Final = "mcp-session-id"
 
 __all__ = [
     "MCPError",
@@ -90,12 +92,22 @@ async def http_client(
     headers: Mapping[str, str] | None,
     timeout: float | None,
     changed: Callable[[], None],
+    session: Callable[[str], None],
 ) -> AsyncIterator[Client]:
     """A client of a streamable HTTP server at ``url``, sending ``headers`` with each
     request (its HTTP connections closed with it; reads may wait five minutes, as the
-    SDK's own client lets a server hold a response stream open)."""
+    SDK's own client lets a server hold a response stream open); ``session`` is told the
+    session id the server gives (its ``Mcp-Session-Id`` header)."""
     limits = httpx2.Timeout(30.0, read=300.0)
-    async with httpx2.AsyncClient(headers=dict(headers or {}), timeout=limits) as http:
+
+    async def note(response: httpx2.Response) -> None:
+        given = response.headers.get(SESSION_HEADER)
+        if given:
+            session(given)
+
+    async with httpx2.AsyncClient(
+        headers=dict(headers or {}), timeout=limits, event_hooks={"response": [note]}
+    ) as http:
         transport = streamable_http_client(url, http_client=http)
         async with Client(
             transport, read_timeout_seconds=timeout, mode="auto", message_handler=_notices(changed)

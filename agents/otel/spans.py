@@ -60,6 +60,7 @@ OUTPUT_MESSAGES: Final = "gen_ai.output.messages"
 ERROR_TYPE: Final = "error.type"
 MCP_METHOD: Final = "mcp.method.name"
 MCP_PROTOCOL: Final = "mcp.protocol.version"
+MCP_SESSION: Final = "mcp.session.id"
 NETWORK_TRANSPORT: Final = "network.transport"
 SOURCES_KEY: Final = "agents.tool_sources"  # where a state records its MCP servers
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
@@ -337,6 +338,9 @@ def _mcp_span(
     protocol = server.get("protocol")
     if isinstance(protocol, str) and protocol:
         attributes[MCP_PROTOCOL] = protocol
+    session = server.get("session")
+    if isinstance(session, str) and session:
+        attributes[MCP_SESSION] = session
     transport = server.get("transport")
     if transport in ("stdio", "http"):
         attributes[NETWORK_TRANSPORT] = "pipe" if transport == "stdio" else "tcp"
