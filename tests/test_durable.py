@@ -19,6 +19,7 @@ import uuid
 from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -580,6 +581,56 @@ def test_a_run_killed_inside_a_tool_is_recovered_by_the_next_process(tmp_path, k
     final = AgentState.from_json(recovered.stdout)
     assert final.final_response == "counted to 5"
     assert _strip_times(json.loads(recovered.stdout)) == _strip_times(json.loads(reference.stdout))
+
+
+def _mcp_app(database: str, *extra: str, env: dict[str, str]) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "durable_mcp_app.py"), database, "run-1", *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=ROOT,
+    )
+    if extra:
+        assert done.returncode == -signal.SIGKILL, done.stderr
+        return {}
+    assert done.returncode == 0, done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def test_mcp_calls_are_dbos_steps_and_a_recovered_run_does_not_send_them_again(tmp_path):
+    """A durable run with an MCP server's tools: what the server offered is a DBOS step,
+    each call one more. Killed before its third call, the run is recovered by the next
+    process, which starts a new server (its counter at 0): the first two calls are not
+    sent again (their results come from DBOS), the third reaches the new server."""
+    env = {**os.environ, "DURABLE_LOG": str(tmp_path / "killed")}
+    whole = _mcp_app(f"sqlite:///{tmp_path / 'whole.sqlite'}", env=env)
+    assert whole["steps"] == [
+        ["start", None, None],
+        ["sources", None, None],
+        ["infer", 1, None],
+        ["tool", 1, "count"],
+        ["infer", 2, None],
+        ["tool", 2, "count"],
+        ["infer", 3, None],
+        ["tool", 3, "count"],
+        ["infer", 4, None],
+    ]
+    final = AgentState.from_json(json.dumps(whole["state"]))
+    assert [e.value for e in final.tool_executions] == [1, 2, 3]  # one session for the run
+    (offered,) = final.metadata["agents.tool_sources"]
+    assert offered["server"]["name"] == "failing"
+    assert "count" in [t["name"] for t in offered["tools"]]
+
+    database = f"sqlite:///{tmp_path / 'system.sqlite'}"
+    _mcp_app(database, "3", env=env)  # killed at the third inference
+    recovered = _mcp_app(database, env=env)
+    assert recovered["steps"] == whole["steps"]
+    again = AgentState.from_json(json.dumps(recovered["state"]))
+    assert [e.value for e in again.tool_executions] == [1, 2, 1]
+    assert again.metadata == final.metadata
+    assert again.final_response == "counted"
 
 
 # -- PostgreSQL: two workers share a queue ------------------------------------------------------

@@ -37,11 +37,12 @@ from agents.errors import AgentError, ConfigurationError, SessionNotFound
 from agents.persistence.session import SessionStore
 from agents.records.codec import RECORDS, from_dict, to_dict
 from agents.records.effects import Failed, Infer, InvokeTools, ToolInvocation
+from agents.records.frozen import deep_thaw
 from agents.records.record import Record
 from agents.records.state import AgentState
 from agents.records.step import ToolExecution
 from agents.shell.driving import drive
-from agents.shell.loop import AgentLoop
+from agents.shell.loop import SOURCES_KEY, AgentLoop
 from agents.shell.perform import BlockingPerformer, SyncTools
 from agents.shell.reporting import forwarding
 
@@ -295,15 +296,47 @@ class DurableAgent:
         real = self._clock
         clock = RecordedClock(at(DBOS.run_step({"name": f"{_PREFIX}start"}, reading, real)))
         ids = WorkflowIds(DBOS.workflow_id or "")
-        loop = self.loop.with_options(clock=clock, ids=ids)
-        machine, emit = loop.machine_for(state, progress=False)
-        performer = _DurablePerformer(self.loop.blocking_performer(emit, now=real.now), real, clock)
-        final = state
-        for final in drive(machine, performer, progress=False):  # noqa: B007
-            pass  # the loop keeps the last state
+        base, release = self.loop, _nothing
+        if base.tools.sources:  # MCP servers: opened for the run, what they offered a step
+            base, state, release = _opened(base, state)
+        try:
+            loop = base.with_options(clock=clock, ids=ids)
+            machine, emit = loop.machine_for(state, progress=False)
+            performer = _DurablePerformer(base.blocking_performer(emit, now=real.now), real, clock)
+            final = state
+            for final in drive(machine, performer, progress=False):  # noqa: B007
+                pass  # the loop keeps the last state
+        finally:
+            release()
         if self.store is not None:
             DBOS.run_step({"name": f"{_PREFIX}save"}, _save_step, self.store, final)
         return final
+
+
+def _opened(loop: AgentLoop, state: AgentState) -> tuple[AgentLoop, AgentState, Any]:
+    """``loop`` with its tool sources' tools for the run (``AgentLoop.opened``: servers
+    started, sessions opened, again in a recovered run, whose calls need them), and the
+    state recording what they offered, as a DBOS step recorded it: a recovered run records
+    the catalogue its first attempt was offered, even if a server changed meanwhile."""
+    opened, offered, release = loop.opened(state)
+    try:
+        catalogue = DBOS.run_step(
+            {"name": f"{_PREFIX}sources"}, _catalogue_step, offered.metadata.get(SOURCES_KEY)
+        )
+    except BaseException:
+        release()
+        raise
+    if state.metadata.get(SOURCES_KEY) != catalogue:
+        state = state.with_metadata(SOURCES_KEY, catalogue)
+    return opened, state, release
+
+
+def _catalogue_step(catalogue: Any) -> Any:
+    return deep_thaw(catalogue)
+
+
+def _nothing() -> None:
+    return None
 
 
 class _DurablePerformer:
