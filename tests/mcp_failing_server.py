@@ -1,7 +1,8 @@
 """A small MCP server (the official SDK) for the failure cases: a stateful counter, a slow
 tool, a tool that fails, and one that kills the server process.
 
-Run: ``python tests/mcp_failing_server.py`` (stdio) or ``... http PORT``."""
+Run: ``python tests/mcp_failing_server.py`` (stdio), ``... http PORT`` or ``... http-2025 PORT``.
+Its ``summarize`` tools ask the client's model (sampling)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ import json
 import os
 import sys
 import time
-from typing import Any
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.resolve import Resolve, Sample
+from mcp_types import CreateMessageResult, SamplingMessage, TextContent
 
 server = MCPServer(name="failing", version="1.0")
 calls = {"count": 0}
@@ -68,6 +71,32 @@ async def traceparent(ctx: Context) -> str:
 async def session(ctx: Context) -> str:
     """The ``Mcp-Session-Id`` the call came with ("" for none: stdio, 2026 protocol)."""
     return str((ctx.headers or {}).get("mcp-session-id", ""))
+
+
+def _ask_model(text: str) -> Sample:
+    message = SamplingMessage(role="user", content=TextContent(type="text", text=text))
+    return Sample([message], max_tokens=40, system_prompt="You summarize.", temperature=0.0)
+
+
+def _ask_again(text: str) -> Sample:
+    return _ask_model(f"again: {text}")
+
+
+@server.tool()
+def summarize(text: str, summary: Annotated[CreateMessageResult, Resolve(_ask_model)]) -> str:
+    """Summarize ``text`` with the client's model (a sampling request)."""
+    assert isinstance(summary.content, TextContent)
+    return f"summary: {summary.content.text} (by {summary.model})"
+
+
+@server.tool()
+def summarize_twice(
+    text: str,
+    first: Annotated[CreateMessageResult, Resolve(_ask_model)],
+    second: Annotated[CreateMessageResult, Resolve(_ask_again)],
+) -> str:
+    """Two sampling requests in one call."""
+    return "two summaries"
 
 
 @server.tool()

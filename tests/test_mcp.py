@@ -19,9 +19,18 @@ import pytest
 from helpers import add, initial
 from mcp_servers import FAILING, GIT, TIME
 
-from agents import AgentLoop, AgentState, AuditLog, HookContext, HookTrigger, hook
+from agents import AgentLoop, AgentState, AuditLog, HookContext, HookTrigger, Role, ToolCall, hook
 from agents.mcp import MCPServerHTTP, MCPServerStdio
-from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, calls, reply
+from agents.mcp.sampling import SAMPLING_KEY
+from agents.testing import (
+    FunctionDriver,
+    ScriptedDriver,
+    SequentialIds,
+    TickingClock,
+    call,
+    calls,
+    reply,
+)
 from agents.testing.regression import regress
 
 
@@ -123,6 +132,87 @@ def test_a_recorded_mcp_run_replays_and_regresses_without_the_server(tmp_path):
     gone = MCPServerStdio("/nonexistent/mcp-server-time")
     change = regress(loop_of(reply("x"), tools=[gone]), [tmp_path / "run.jsonl"]).runs[0].change
     assert change is not None and (change.kind, change.part) == ("request", "tool schemas")
+
+
+def summarizing_model(request: Any) -> Any:
+    """Asks ``summarize`` (or the tool its user message names) about a text, answers a
+    sampling request ("You summarize.") with "short: ...", and ends with the tool's answer."""
+    first = request.messages[0]
+    if first.role is Role.SYSTEM and first.content == "You summarize.":
+        return f"short: {request.messages[-1].content}"
+    done = [m for m in request.messages if m.role is Role.TOOL]
+    if not done:
+        name = request.messages[-1].content
+        return [ToolCall(id="call-1", name=name, arguments={"text": "a long text"})]
+    return f"done: {done[-1].content}"
+
+
+@pytest.mark.parametrize("era", ["stdio", "http-2025"])
+def test_a_servers_sampling_request_is_answered_by_the_runs_model_and_recorded(era, tmp_path):
+    """The server asks the client's model during a call (2026: inside the call's answer;
+    2025: a request of its own): the run's driver answers, in a one-step run kept on the
+    call's execution (``child``) with ids derived from the call; the audit log replays
+    without the server or the model."""
+    process = None
+    if era == "stdio":
+        server: Any = MCPServerStdio(sys.executable, [FAILING])
+    else:
+        port = free_port()
+        process = start_http(sys.executable, FAILING, era, str(port), port=port)
+        server = MCPServerHTTP(f"http://127.0.0.1:{port}/mcp")
+    loop = AgentLoop(
+        FunctionDriver(summarizing_model), tools=[server], clock=TickingClock(), ids=SequentialIds()
+    )
+    try:
+        with AuditLog.open(tmp_path / "run.jsonl") as log:
+            final = loop.with_listeners(log).run(AgentState.initial(messages=["summarize"]))
+    finally:
+        if process is not None:
+            process.kill()
+            process.wait()
+    (execution,) = final.tool_executions
+    assert execution.value == "summary: short: a long text (by FunctionDriver)", execution
+    child = execution.child
+    assert child is not None and child.status.value == "completed"
+    assert [(m.role.value, m.content) for m in child.messages] == [
+        ("user", "a long text"),
+        ("assistant", "short: a long text"),
+    ]
+    assert child.context.system_prompt == "You summarize."
+    assert dict(child.llm_config) == {"max_tokens": 40, "temperature": 0.0}
+    assert child.agent_id == "execution-1.1.call-1.sampling"
+    assert child.parent_agent_id == final.agent_id
+    assert child.metadata[SAMPLING_KEY]["server"] == server.label
+    assert final.final_response == f"done: {execution.value}"
+    replayed = subprocess.run(
+        [sys.executable, "-m", "agents", "replay", "run.jsonl", "--verify"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+
+
+def test_sampling_turned_off_or_asked_twice_fails_the_call_not_the_run():
+    """``sampling=False``: the server is told the client cannot sample, and its tool
+    fails; a second request in one call is refused, the first one's run kept."""
+    off = MCPServerStdio(sys.executable, [FAILING], sampling=False)
+    final = AgentLoop(FunctionDriver(summarizing_model), tools=[off]).run(
+        AgentState.initial(messages=["summarize"])
+    )
+    (execution,) = final.tool_executions
+    assert execution.error is not None and execution.child is None
+    assert final.final_response is not None and final.final_response.startswith("done: ")
+    twice = MCPServerStdio(sys.executable, [FAILING])
+    final = AgentLoop(FunctionDriver(summarizing_model), tools=[twice]).run(
+        AgentState.initial(messages=["summarize_twice"])
+    )
+    (execution,) = final.tool_executions
+    assert execution.error is not None and "one sampling request per tool call" in (
+        execution.error.message
+    )
+    assert execution.child is not None and execution.child.final_response is not None
+    assert final.status.value == "completed"
 
 
 def test_hooks_block_mcp_calls_and_approvals_gate_them():

@@ -28,12 +28,17 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
+import attrs
+
 from agents.errors import AgentError
 from agents.mcp import sdk
+from agents.mcp.sampling import Sampler, current_sampler, sampling_as
 from agents.otel.spans import mcp_traceparent
 from agents.records.frozen import deep_freeze
 from agents.records.redaction import redacted_dsn
 from agents.records.schema import compile_validator
+from agents.shell.reporting import current_forward
+from agents.tools.outcomes import ToolResult
 from agents.tools.tool import Tool
 
 __all__ = ["MCPServer", "MCPServerHTTP", "MCPServerStdio", "MCPToolError"]
@@ -44,7 +49,12 @@ _CONTEXT: Final = "_agents_tool_context"  # the ToolContext a call receives, by 
 
 class MCPToolError(AgentError):
     """A tool call an MCP server answered with an error (``isError``), or could not
-    answer (a protocol error, the server gone, the deadline passed)."""
+    answer (a protocol error, the server gone, the deadline passed); ``child`` is the
+    sampling run the call asked for before it failed, if any."""
+
+    def __init__(self, message: str, child: Any = None) -> None:
+        super().__init__(message)
+        self.child = child
 
 
 class _Connection:
@@ -62,6 +72,7 @@ class _Connection:
         self.identity: dict[str, str] = {}
         self.protocol = ""
         self.session_id = ""  # the server's id for the session (streamable HTTP only)
+        self.samplers: list[Sampler] = []  # of the calls in flight
         self.tools: list[sdk.ToolInfo] = []
         self._stop: asyncio.Event | None = None
         self._watch_lock = threading.Lock()
@@ -105,6 +116,19 @@ class _Connection:
 
     def notice_session(self, given: str) -> None:
         self.session_id = given
+
+    async def sample(self, request: sdk.SamplingRequest) -> tuple[str, str]:
+        """A sampling request, answered by the model of the run whose call asked: the
+        call being made in this task (2026 protocol: the request comes with the call's
+        answer), else the only run with a call in flight (2025 protocols: the request
+        comes on its own, saying nothing of the call it serves)."""
+        sampler = current_sampler()
+        if sampler is None:
+            waiting = set(self.samplers)
+            if len(waiting) != 1:
+                raise AgentError("cannot tell which run a sampling request is for")
+            (sampler,) = waiting
+        return await asyncio.to_thread(sampler.sample, request)
 
     @property
     def alive(self) -> bool:
@@ -159,6 +183,7 @@ class MCPServer:
         timeout: float | None,
         tool_timeouts: Mapping[str, float],
         requires_approval: bool | Sequence[str],
+        sampling: bool,
     ) -> None:
         if timeout is not None and not timeout > 0:
             raise AgentError(f"timeout must be > 0 seconds or None, got {timeout!r}")
@@ -168,6 +193,7 @@ class MCPServer:
             else frozenset(requires_approval)
         )
         self.prefix = prefix
+        self.sampling = sampling
         self.timeout = timeout
         self.tool_timeouts = dict(tool_timeouts)
         self._lock = threading.Lock()
@@ -175,6 +201,7 @@ class MCPServer:
         self._users = 0  # runs using the session now
         self._held = False  # opened by `with server:`
         self._tools: tuple[Tool, ...] | None = None
+        self._calls: dict[str, tuple[str, float | None]] = {}  # tool → server's name, deadline
         self._failure: str | None = None  # why the session did not open, last time
 
     # -- what a subclass says ----------------------------------------------------------------
@@ -208,9 +235,10 @@ class MCPServer:
             raise MCPToolError(f"the MCP server {self.label} did not start{detail}")
         return connection
 
-    def tools_for_run(self) -> Sequence[Tool]:
-        """The server's tools for a run starting now (the session opened if needed, kept
-        open until ``release``); none when the server cannot start."""
+    def tools_for_run(self, loop: Any = None) -> Sequence[Tool]:
+        """The server's tools for a run of ``loop`` starting now (the session opened if
+        needed, kept open until ``release``; the server's sampling requests answered by
+        ``loop``'s model); none when the server cannot start."""
         with self._lock:
             self._users += 1
             try:
@@ -226,7 +254,12 @@ class MCPServer:
                 self._tools = None
             if self._tools is None:
                 self._tools = tuple(self._tool(info) for info in connection.tools)
-            return self._tools
+            if loop is None or not self.sampling:
+                return self._tools
+            return tuple(
+                attrs.evolve(t, function=self._function(*self._calls[t.name], loop))
+                for t in self._tools
+            )
 
     def release(self) -> None:
         """A run using the server ended: the session closes with the last one, unless
@@ -306,7 +339,23 @@ class MCPServer:
         except (KeyError, TypeError, ValueError):  # beyond the subset checked here
             validator = compile_validator({"type": "object"})
         timeout = self.tool_timeouts.get(info.name, self.timeout)
-        server_name = info.name
+        self._calls[self._named(info.name)] = (info.name, timeout)
+        approval = self.requires_approval
+        return Tool(
+            name=self._named(info.name),
+            description=info.description,
+            parameters=deep_freeze(schema),
+            function=self._function(info.name, timeout, None),
+            is_async=True,
+            context_parameter=_CONTEXT,
+            requires_approval=approval if isinstance(approval, bool) else info.name in approval,
+            _plain_parameters=dict(schema),
+            _validator=validator,
+        )
+
+    def _function(self, name: str, timeout: float | None, loop: Any) -> Callable[..., Any]:
+        """What a tool runs: calls ``name`` on the server (the server's sampling requests
+        answered by ``loop``'s model, when there is a loop)."""
 
         async def call(**arguments: Any) -> Any:
             context = arguments.pop(_CONTEXT)
@@ -315,32 +364,35 @@ class MCPServer:
             traceparent = mcp_traceparent(context.state, step, call_id)
             if traceparent is not None:  # the server's spans join the run's trace
                 meta = {"traceparent": traceparent}
-            return await self._call(server_name, arguments, timeout, meta)
+            if loop is None:
+                return await self._call(name, arguments, timeout, meta, None)
+            sampler = Sampler(loop, context, current_forward(), self.label)
+            try:
+                value = await self._call(name, arguments, timeout, meta, sampler)
+            except Exception as exc:
+                if sampler.child is None:
+                    raise
+                raise MCPToolError(str(exc), sampler.child) from None  # the run kept
+            return value if sampler.child is None else ToolResult(value, child=sampler.child)
 
-        call.__name__ = self._named(info.name)
-        approval = self.requires_approval
-        return Tool(
-            name=self._named(info.name),
-            description=info.description,
-            parameters=deep_freeze(schema),
-            function=call,
-            is_async=True,
-            context_parameter=_CONTEXT,
-            requires_approval=approval if isinstance(approval, bool) else info.name in approval,
-            _plain_parameters=dict(schema),
-            _validator=validator,
-        )
+        call.__name__ = self._named(name)
+        return call
 
     async def _call(
-        self, name: str, arguments: dict[str, Any], timeout: float | None, meta: Any
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        timeout: float | None,
+        meta: Any,
+        sampler: Sampler | None,
     ) -> Any:
         try:
-            return await self._call_once(name, arguments, timeout, meta)
+            return await self._call_once(name, arguments, timeout, meta, sampler)
         except _SessionLost:
             if not self.reconnects:
                 raise MCPToolError(f"the MCP server {self.label} lost the session") from None
             await asyncio.to_thread(self._reconnect)
-            return await self._call_once(name, arguments, timeout, meta)
+            return await self._call_once(name, arguments, timeout, meta, sampler)
 
     def _reconnect(self) -> None:
         with self._lock:
@@ -351,20 +403,31 @@ class MCPServer:
             self._connected()
 
     async def _call_once(
-        self, name: str, arguments: dict[str, Any], timeout: float | None, meta: Any
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        timeout: float | None,
+        meta: Any,
+        sampler: Sampler | None,
     ) -> Any:
         connection = self._connection
         if connection is None or not connection.alive:
             raise MCPToolError(f"the MCP server {self.label} is not running")
-        future = connection.submit(lambda client: client.call_tool(name, arguments, meta=meta))
+        future = connection.submit(
+            lambda client: sampling_as(sampler, client.call_tool(name, arguments, meta=meta))
+        )
         call = asyncio.wrap_future(future)
         ended = connection.watch()
+        if sampler is not None:
+            connection.samplers.append(sampler)
         try:
             done, _ = await asyncio.wait(
                 {call, ended}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
         finally:
             connection.unwatch(ended)
+            if sampler is not None:
+                connection.samplers.remove(sampler)
         if call not in done:
             call.cancel()  # and the call on the session's loop with it
             if ended in done:
@@ -423,7 +486,8 @@ class MCPServerStdio(MCPServer):
     ``HOME``…); ``prefix`` names its tools ``prefix_name``; ``timeout`` is each call's
     deadline in seconds (``None``: none), ``tool_timeouts`` one per tool (by the server's
     names); ``requires_approval``: every tool's calls wait for approval (``True``), or
-    those of the tools named."""
+    those of the tools named; ``sampling``: the server's sampling requests are answered
+    by the run's model (``agents.mcp.sampling``), or refused (``False``)."""
 
     def __init__(
         self,
@@ -436,12 +500,14 @@ class MCPServerStdio(MCPServer):
         timeout: float | None = 60.0,
         tool_timeouts: Mapping[str, float] | None = None,
         requires_approval: bool | Sequence[str] = False,
+        sampling: bool = True,
     ) -> None:
         super().__init__(
             prefix=prefix,
             timeout=timeout,
             tool_timeouts=tool_timeouts or {},
             requires_approval=requires_approval,
+            sampling=sampling,
         )
         self.command = command
         self.args = tuple(args)
@@ -456,7 +522,10 @@ class MCPServerStdio(MCPServer):
         command, args = self.command, self.args
         if sys.platform.startswith("linux"):  # the server dies with this process, however
             command, args = sys.executable, ("-c", _LAUNCHER, command, *args)
-        return sdk.stdio_client(command, args, self.env, self.cwd, None, connection.notice_change)
+        sample = connection.sample if self.sampling else None
+        return sdk.stdio_client(
+            command, args, self.env, self.cwd, None, connection.notice_change, sample
+        )
 
     def __repr__(self) -> str:  # never the environment: it may hold credentials
         return f"MCPServerStdio({self.command!r}, {list(self.args)!r})"
@@ -465,7 +534,8 @@ class MCPServerStdio(MCPServer):
 class MCPServerHTTP(MCPServer):
     """An MCP server at ``url`` over streamable HTTP; ``headers`` go with every request
     (credentials: never shown in reprs or errors). A session the server lost (it
-    restarted, or the session expired) is opened again once and the call resent."""
+    restarted, or the session expired) is opened again once and the call resent. The
+    other options are ``MCPServerStdio``'s."""
 
     reconnects = True
     transport = "http"
@@ -479,12 +549,14 @@ class MCPServerHTTP(MCPServer):
         timeout: float | None = 60.0,
         tool_timeouts: Mapping[str, float] | None = None,
         requires_approval: bool | Sequence[str] = False,
+        sampling: bool = True,
     ) -> None:
         super().__init__(
             prefix=prefix,
             timeout=timeout,
             tool_timeouts=tool_timeouts or {},
             requires_approval=requires_approval,
+            sampling=sampling,
         )
         self.url = url
         self._headers = dict(headers or {})
@@ -495,7 +567,12 @@ class MCPServerHTTP(MCPServer):
 
     def _client(self, connection: _Connection) -> Any:
         return sdk.http_client(
-            self.url, self._headers, None, connection.notice_change, connection.notice_session
+            self.url,
+            self._headers,
+            None,
+            connection.notice_change,
+            connection.notice_session,
+            connection.sample if self.sampling else None,
         )
 
     def __repr__(self) -> str:

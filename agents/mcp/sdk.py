@@ -18,11 +18,14 @@ from mcp.client.stdio import stdio_client as mcp_stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import MCPServer as SDKServer
 from mcp.shared.exceptions import MCPError
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CreateMessageResult, ErrorData, TextContent
 
 SESSION_HEADER: Final = "mcp-session-id"
 
 __all__ = [
     "MCPError",
+    "Sample",
+    "SamplingRequest",
     "ToolAnswer",
     "ToolInfo",
     "agent_server",
@@ -42,10 +45,12 @@ def stdio_client(
     cwd: str | os.PathLike[str] | None,
     timeout: float | None,
     changed: Callable[[], None],
+    sample: Sample | None,
 ) -> Client:
     """A client starting ``command`` and talking to it over its stdin and stdout (the
     server's stderr is this process's: its complaints stay visible); ``changed`` is called
-    when the server says its tools changed (``notifications/tools/list_changed``)."""
+    when the server says its tools changed (``notifications/tools/list_changed``), and
+    ``sample`` answers its sampling requests (none are accepted without it)."""
     parameters = StdioServerParameters(
         command=command,
         args=list(args),
@@ -54,7 +59,11 @@ def stdio_client(
     )
     transport = mcp_stdio_client(parameters, errlog=_stderr())
     return Client(
-        transport, read_timeout_seconds=timeout, mode="auto", message_handler=_notices(changed)
+        transport,
+        read_timeout_seconds=timeout,
+        mode="auto",
+        message_handler=_notices(changed),
+        sampling_callback=_sampling(sample) if sample is not None else None,
     )
 
 
@@ -66,6 +75,71 @@ def _notices(changed: Callable[[], None]) -> Any:
             changed()
 
     return handle
+
+
+class SamplingRequest:
+    """What a server asks the client's model (``sampling/createMessage``), as plain data:
+    the messages as ``(role, text)`` pairs, a system prompt, and the model settings."""
+
+    __slots__ = ("max_tokens", "messages", "stop", "system_prompt", "temperature")
+
+    def __init__(
+        self,
+        messages: list[tuple[str, str]],
+        system_prompt: str,
+        max_tokens: int,
+        temperature: float | None,
+        stop: list[str] | None,
+    ) -> None:
+        self.messages = messages
+        self.system_prompt = system_prompt
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.stop = stop
+
+
+Sample = Callable[[SamplingRequest], Awaitable[tuple[str, str]]]
+"""Answers a sampling request with the model's text and the model's name; an
+``Exception`` it raises is the server's error answer (its text: the exception's)."""
+
+
+def _sampling(sample: Sample) -> Any:
+    """The SDK's sampling callback, answering through ``sample``: text only, no tools
+    (a request with tools is refused: the client does not declare ``sampling.tools``)."""
+
+    async def callback(context: Any, params: Any) -> Any:
+        if params.tools or params.tool_choice:
+            return ErrorData(code=INVALID_PARAMS, message="this client samples without tools")
+        request = SamplingRequest(
+            [(str(m.role), _text_of(m.content_as_list)) for m in params.messages],
+            params.system_prompt or "",
+            params.max_tokens,
+            params.temperature,
+            list(params.stop_sequences) if params.stop_sequences else None,
+        )
+        try:
+            text, model = await sample(request)
+        except Exception as exc:
+            return ErrorData(code=INTERNAL_ERROR, message=str(exc))
+        content = TextContent(type="text", text=text)
+        return CreateMessageResult(
+            role="assistant", content=content, model=model, stop_reason="endTurn"
+        )
+
+    return callback
+
+
+def _text_of(blocks: Sequence[Any]) -> str:
+    """Content blocks as text: text as it is, other kinds named (``[image: image/png]``)."""
+    parts = []
+    for block in blocks:
+        kind = getattr(block, "type", "")
+        if kind == "text":
+            parts.append(block.text)
+        else:
+            mime = getattr(block, "mime_type", None) or ""
+            parts.append(f"[{kind}{': ' + mime if mime else ''}]")
+    return "\n".join(parts)
 
 
 def _stderr() -> Any:
@@ -93,6 +167,7 @@ async def http_client(
     timeout: float | None,
     changed: Callable[[], None],
     session: Callable[[str], None],
+    sample: Sample | None,
 ) -> AsyncIterator[Client]:
     """A client of a streamable HTTP server at ``url``, sending ``headers`` with each
     request (its HTTP connections closed with it; reads may wait five minutes, as the
@@ -110,7 +185,11 @@ async def http_client(
     ) as http:
         transport = streamable_http_client(url, http_client=http)
         async with Client(
-            transport, read_timeout_seconds=timeout, mode="auto", message_handler=_notices(changed)
+            transport,
+            read_timeout_seconds=timeout,
+            mode="auto",
+            message_handler=_notices(changed),
+            sampling_callback=_sampling(sample) if sample is not None else None,
         ) as client:
             yield client
 
@@ -178,15 +257,7 @@ class ToolAnswer:
 def answer_of(result: Any) -> ToolAnswer:
     """A ``CallToolResult`` as plain data: text parts joined, other parts described; the
     structured content alone when the text only repeats it as JSON."""
-    parts = []
-    for block in result.content:
-        kind = getattr(block, "type", "")
-        if kind == "text":
-            parts.append(block.text)
-        else:
-            mime = getattr(block, "mime_type", None) or ""
-            parts.append(f"[{kind}{': ' + mime if mime else ''}]")
-    text = "\n".join(parts)
+    text = _text_of(result.content)
     structured = result.structured_content
     failed = bool(result.is_error)
     if structured is None:

@@ -278,7 +278,7 @@ class AgentLoop:
         added: list[Tool] = []
         try:
             for source in sources:
-                added.extend(source.tools_for_run())
+                added.extend(source.tools_for_run(self))
                 opened.append(source)
             loop = attrs.evolve(self, tools=self.tools.resolved(added))
         except BaseException:

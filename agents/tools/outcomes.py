@@ -141,8 +141,15 @@ def from_exception(invocation: ToolInvocation, tool: Any, exc: Exception) -> Too
         error=ErrorInfo.from_exception(exc),
         started_at=invocation.started_at,
         completed_at=invocation.started_at,
-        child=exc.child if isinstance(exc, SubagentFailed) else None,
+        child=_child_of(exc),
     )
+
+
+def _child_of(exc: Exception) -> AgentState | None:
+    """The run a failed tool started, kept for audit: a sub-agent's (``SubagentFailed``),
+    a sampling run's (``agents.mcp``), or any exception's ``child`` that is a state."""
+    child = getattr(exc, "child", None)
+    return child if isinstance(child, AgentState) else None
 
 
 def stamp(execution: ToolExecution, completed: Callable[[], datetime] | None) -> ToolExecution:

@@ -353,10 +353,11 @@ def tool(
 @runtime_checkable
 class ToolSource(Protocol):
     """Where tools come from at the start of each run (an MCP server, ``agents.mcp``):
-    ``tools_for_run()`` gives them (connecting if needed), ``release()`` says the run
-    ended, ``catalogue()`` says what was offered, as JSON data a run records."""
+    ``tools_for_run(loop)`` gives them for a run of ``loop`` (connecting if needed),
+    ``release()`` says the run ended, ``catalogue()`` says what was offered, as JSON data
+    a run records."""
 
-    def tools_for_run(self) -> Sequence[Tool]: ...
+    def tools_for_run(self, loop: Any = None) -> Sequence[Tool]: ...
 
     def release(self) -> None: ...
 
