@@ -73,6 +73,7 @@ from agents.records.execution import ApprovalDecision, ExecutionState, Execution
 from agents.records.frozen import History
 from agents.records.goal import Goal
 from agents.records.inference import InferenceRequest, InferenceResponse
+from agents.records.inputs import InputAnswer, InputRequest
 from agents.records.messages import Message, Role, ToolCall
 from agents.records.record import Record
 from agents.records.signals import ExecutionContinuation, StopReason, StopSignal
@@ -83,6 +84,7 @@ from agents.records.usage import Usage
 from agents.shell.loop import AgentLoop
 from agents.shell.retry import RetryInterceptor
 from agents.shell.subagents import SubagentFailed, subagent_tool
+from agents.tools.outcomes import InputRequired
 from agents.tools.tool import StopAgent, Tool, ToolContext, ToolResult, Tools, tool
 
 __version__ = "0.1.0"
@@ -132,6 +134,9 @@ __all__ = [
     "InferenceRequest",
     "InferenceResponse",
     "InferenceRetry",
+    "InputAnswer",
+    "InputRequest",
+    "InputRequired",
     "InvariantViolation",
     "LiteLLMDriver",
     "Message",

@@ -31,11 +31,13 @@ from agents.core.hooks import HookContext, HookTrigger, hook, tool_interceptor
 from agents.drivers.replay import ReplayDriver
 from agents.records.codec import to_dict
 from agents.records.execution import ExecutionStatus
+from agents.records.inputs import InputAnswer
 from agents.records.messages import ToolCall
 from agents.records.signals import StopReason, StopSignal
 from agents.records.state import AgentState
 from agents.records.step import AgentStep, StepExecution, ToolExecution
 from agents.shell.loop import AgentLoop
+from agents.tools.outcomes import waiting
 from agents.tools.tool import Tool, tool
 
 __all__ = [
@@ -47,6 +49,7 @@ __all__ = [
     "answered",
     "compare",
     "ended_signals",
+    "recorded_answers",
     "recorded_cancellations",
     "recorded_stops",
     "recorded_tools",
@@ -149,10 +152,14 @@ def replay(record: RunRecord) -> Replayed:
     states = [state for segment in record.segments for state in (segment.start, segment.end)]
     loop = _replay_loop(final, states, record.complete, answered(record.segments[0].start))
     decisions = {d.call_id: d for d in final.execution.approvals} if final.execution else {}
+    answers = recorded_answers(final)
     replayed = final
     last = len(record.segments) - 1
     for index, segment in enumerate(record.segments):
-        replayed = run_segment(loop, segment.start, decisions if last == 0 else {})
+        if last == 0:
+            replayed = run_segment(loop, segment.start, decisions, answers)
+        else:
+            replayed = run_segment(loop, segment.start, {})
         outcome = record.complete or index < last
         difference = compare(segment.end, replayed, outcome=outcome)
         if difference is not None:
@@ -160,19 +167,49 @@ def replay(record: RunRecord) -> Replayed:
     return Replayed(replayed, None)
 
 
-def run_segment(loop: AgentLoop, start: AgentState, decisions: Mapping[str, Any]) -> AgentState:
-    """``loop.run(start)``, its suspensions answered with the recorded ``decisions`` (by
-    call id) for as long as they hold an answer to every waiting call (a record with no
-    resumptions of its own: its segments give no other answers)."""
+def run_segment(
+    loop: AgentLoop,
+    start: AgentState,
+    decisions: Mapping[str, Any],
+    answers: Mapping[str, Sequence[InputAnswer]] | None = None,
+) -> AgentState:
+    """``loop.run(start)``, its suspensions answered with the recorded ``decisions`` and
+    ``answers`` (by call id) for as long as they hold an answer to every waiting call and
+    question (a record with no resumptions of its own: its segments give no other
+    answers)."""
     state = loop.run(start)
-    while state.status is ExecutionStatus.SUSPENDED and all(
-        call.id in decisions for call in state.pending_approvals
-    ):
+    answers = answers or {}
+    while state.status is ExecutionStatus.SUSPENDED:
+        questions = state.pending_inputs
+        if not all(call.id in decisions for call in state.pending_approvals) or not all(
+            len(answers.get(q.call_id, ())) > _given(state, q.call_id) for q in questions
+        ):
+            return state
         for call in state.pending_approvals:
             decision = decisions[call.id]
             state = state.with_approval(call.id, decision.approved, decision.reason)
+        for question in questions:
+            answer = answers[question.call_id][_given(state, question.call_id)]
+            state = state.with_input(question.call_id, answer.content, action=answer.action)
         state = loop.run(state)
     return state
+
+
+def _given(state: AgentState, call_id: str) -> int:
+    """How many answers ``state`` holds for the questions of call ``call_id``."""
+    execution = state.execution
+    inputs = execution.inputs if execution is not None else None
+    return sum(1 for a in inputs or () if a.call_id == call_id)
+
+
+def recorded_answers(state: AgentState) -> dict[str, Sequence[InputAnswer]]:
+    """The answers the record's tool calls were given (by call id), in the order asked."""
+    return {
+        execution.tool_call.id: execution.inputs
+        for se in state.step_executions
+        for execution in se.step.tool_executions
+        if execution.inputs
+    }
 
 
 def answered(start: AgentState) -> int:
@@ -230,17 +267,27 @@ def _replay_loop(
 
 def recorded_tools(step_executions: Sequence[StepExecution]) -> Any:
     """Tool calls answered from the record (the first recorded execution of a call id
-    whose call is the same, else the last one)."""
+    whose call is the same, else the last one), a human's questions asked again first."""
     executions: dict[str, list[ToolExecution]] = {}
     for se in step_executions:
         for execution in se.step.tool_executions:
             executions.setdefault(execution.tool_call.id, []).append(execution)
+
+    asked: dict[str, int] = {}  # questions asked again, by call
 
     @tool_interceptor
     def recorded_tools(call: ToolCall, call_next: Any) -> ToolExecution:
         found = executions.get(call.id, [])
         for index, execution in enumerate(found):
             if execution.tool_call == call or index == len(found) - 1:
+                # A call that asked a human n questions was made n + 1 times: it asks
+                # them again, in order, before its result.
+                number = asked.get(call.id, 0)
+                if execution.inputs and number < len(execution.inputs):
+                    asked[call.id] = number + 1
+                    request = execution.inputs[number].request
+                    return waiting(execution.id, call, request, execution.started_at)
+                asked.pop(call.id, None)
                 return found.pop(index)
         return call_next(call)  # type: ignore[no-any-return]
 
@@ -410,4 +457,6 @@ def compare(a: AgentState, b: AgentState, *, outcome: bool = True) -> tuple[int,
 
 
 def _pending(state: AgentState) -> Sequence[Any]:
-    return [call.id for call in state.pending_approvals]
+    return [call.id for call in state.pending_approvals] + [
+        (q.call_id, q.message) for q in state.pending_inputs
+    ]

@@ -2,7 +2,8 @@
 tool, a tool that fails, and one that kills the server process.
 
 Run: ``python tests/mcp_failing_server.py`` (stdio), ``... http PORT`` or ``... http-2025 PORT``.
-Its ``summarize`` tools ask the client's model (sampling)."""
+Its ``summarize`` tools ask the client's model (sampling), ``greet`` asks a human
+(elicitation)."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ import sys
 import time
 from typing import Annotated, Any
 
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp.server.mcpserver.resolve import Resolve, Sample
+from mcp.server.mcpserver.resolve import Elicit, Resolve, Sample
 from mcp_types import CreateMessageResult, SamplingMessage, TextContent
+from pydantic import BaseModel
 
 server = MCPServer(name="failing", version="1.0")
-calls = {"count": 0}
+calls = {"count": 0, "greet": 0}
 
 
 @server.tool()
@@ -97,6 +100,24 @@ def summarize_twice(
 ) -> str:
     """Two sampling requests in one call."""
     return "two summaries"
+
+
+class Name(BaseModel):
+    name: str
+
+
+def _ask_name() -> Elicit[Name]:
+    return Elicit("Whom shall I greet?", Name)
+
+
+@server.tool()
+def greet(answer: Annotated[ElicitationResult[Name], Resolve(_ask_name)]) -> str:
+    """Greet the person a human names (an elicitation request); says how many greetings
+    this server process made."""
+    calls["greet"] += 1
+    if isinstance(answer, AcceptedElicitation):
+        return f"hello {answer.data.name} (greeting {calls['greet']})"
+    return f"nobody to greet ({answer.action})"
 
 
 @server.tool()

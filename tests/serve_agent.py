@@ -1,12 +1,13 @@
 """An agent for the HTTP server's tests: its model answers from the conversation (the
-same in every process), with a tool, a tool that needs approval and a slow tool."""
+same in every process), with a tool, a tool that needs approval, a slow tool and a tool
+that asks a human a question."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from agents import AgentLoop, ToolCall, tool
+from agents import AgentLoop, ToolCall, ToolContext, tool
 from agents.testing import FunctionDriver
 
 
@@ -20,6 +21,14 @@ def add(a: int, b: int) -> int:
 def refund(amount: int) -> str:
     """Refund an amount."""
     return f"refunded {amount}"
+
+
+@tool
+def book(what: str, context: ToolContext) -> str:
+    """Book something on a date a human gives."""
+    schema = {"type": "object", "properties": {"date": {"type": "string"}}, "required": ["date"]}
+    answer = context.ask(f"Which date for the {what}?", schema)
+    return f"booked {what} on {answer.content['date']}" if answer.accepted else "not booked"
 
 
 @tool
@@ -55,8 +64,10 @@ def answer(request: Any) -> Any:
         ]
     if asked.startswith("slow"):
         return [ToolCall(id="s0", name="slow", arguments={"seconds": 0.4})]
+    if asked.startswith("book"):
+        return [ToolCall(id="b1", name="book", arguments={"what": asked.split()[-1]})]
     return f"you said: {asked}"
 
 
 def loop() -> AgentLoop:
-    return AgentLoop(FunctionDriver(answer), tools=[add, refund, slow])
+    return AgentLoop(FunctionDriver(answer), tools=[add, refund, slow, book])

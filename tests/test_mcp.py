@@ -193,6 +193,69 @@ def test_a_servers_sampling_request_is_answered_by_the_runs_model_and_recorded(e
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
 
 
+@pytest.mark.parametrize("era", ["stdio", "http-2025"])
+def test_a_servers_elicitation_suspends_the_run_until_a_human_answers(era, tmp_path):
+    """The server asks a human during a call (2026: inside the call's answer; 2025: a
+    request of its own): the run suspends with the question; the state is stored and, in
+    another server session, resumed with the answer — the call is made again and the
+    server receives the answer; the audit log replays without the server."""
+    process = None
+    if era == "stdio":
+
+        def server() -> Any:
+            return failing()
+    else:
+        port = free_port()
+        process = start_http(sys.executable, FAILING, era, str(port), port=port)
+
+        def server() -> Any:
+            return MCPServerHTTP(f"http://127.0.0.1:{port}/mcp")
+
+    script = [call("greet", id="call-1"), reply("greeted")]
+    try:
+        with AuditLog.open(tmp_path / "run.jsonl") as log:
+            waiting = loop_of(*script, tools=[server()], listeners=[log]).run(initial())
+            assert waiting.status.value == "suspended"
+            (question,) = waiting.pending_inputs
+            assert question.call_id == "call-1"
+            assert question.message == "Whom shall I greet?"
+            assert question.schema["properties"]["name"]["type"] == "string"
+            stored = AgentState.from_json(waiting.with_input("call-1", {"name": "Ada"}).to_json())
+            # (a new model too: the step's answer is in the state, not asked again)
+            final = loop_of(reply("greeted"), tools=[server()], listeners=[log]).run(stored)
+    finally:
+        if process is not None:
+            process.kill()
+            process.wait()
+    assert final.status.value == "completed", final.execution
+    (execution,) = final.tool_executions
+    assert execution.value == "hello Ada (greeting 1)"  # the tool ran once, with the answer
+    (answer,) = execution.inputs
+    assert (answer.action, dict(answer.content)) == ("accept", {"name": "Ada"})
+    replayed = subprocess.run(
+        [sys.executable, "-m", "agents", "replay", "run.jsonl", "--verify"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+
+
+def test_a_declined_question_reaches_the_server_and_elicitation_can_be_turned_off():
+    """A declined question is the server's to handle; ``elicitation=False``: the server
+    is told the client takes none, and its tool fails — the run goes on."""
+    script = [call("greet", id="call-1"), reply("ok")]
+    loop = loop_of(*script, tools=[failing()])
+    waiting = loop.run(initial())
+    declined = waiting.with_input("call-1", action="decline")
+    final = loop_of(reply("ok"), tools=[failing()]).run(declined)
+    assert final.tool_executions[0].value == "nobody to greet (decline)"
+    final = loop_of(*script, tools=[failing(elicitation=False)]).run(initial())
+    (execution,) = final.tool_executions
+    assert execution.error is not None and execution.error.type == "MCPToolError"
+    assert final.status.value == "completed" and len(final.pending_inputs) == 0
+
+
 def test_sampling_turned_off_or_asked_twice_fails_the_call_not_the_run():
     """``sampling=False``: the server is told the client cannot sample, and its tool
     fails; a second request in one call is refused, the first one's run kept."""

@@ -169,6 +169,36 @@ def test_an_approval_round_trip(server):
         assert int(rest[0]["id"]) == after + 1
 
 
+def test_a_tools_question_round_trip(server):
+    """A tool call that asks a human suspends the run (the stream says what it asks); a bad
+    answer is refused with a one-line error and changes nothing; the answer resumes the
+    run: the call is made again with it."""
+    with httpx.Client() as client:
+        session = new_session(client, server.url)
+        url = f"{server.url}/sessions/{session}"
+        first = stream(client, "POST", f"{url}/messages", json={"message": "book table"})
+        (asked,) = next(e for e in first if e["event"] == "InputRequested")["data"]["questions"]
+        assert (asked["call_id"], asked["message"]) == ("b1", "Which date for the table?")
+        assert asked["schema"]["required"] == ["date"]
+        completed = next(e for e in first if e["event"] == "ExecutionCompleted")["data"]
+        assert completed["status"] == "suspended" and completed["pending_inputs"] == [asked]
+        for body, problem in [
+            ({"call_id": "b9", "content": {"date": "x"}}, "no pending question"),
+            ({"call_id": "b1", "content": {"date": 3}}, "does not fit"),
+            ({"call_id": "b1", "action": "later"}, "action must be one of"),
+            ({"call_id": "b1", "content": "x"}, "wrong type"),
+        ]:
+            refused = client.post(f"{url}/inputs", json=body)
+            assert refused.status_code == 422 and problem in refused.json()["error"], refused.text
+        state = json.loads(client.get(url).text)
+        assert state["execution"]["pending_inputs"][0]["call_id"] == "b1"
+        given = client.post(f"{url}/inputs", json={"call_id": "b1", "content": {"date": "May 4"}})
+        assert given.status_code == 202, given.text
+        after = given.json()["events_after"]
+        rest = stream(client, "GET", f"{url}/events?after={after}")
+        assert rest[-2]["data"]["final_response"] == "tool said: booked table on May 4"
+
+
 def test_a_dropped_stream_resumes_with_last_event_id(server):
     """A client that drops its stream mid-run rejoins with ``Last-Event-ID``: the run went
     on, and it gets every later event once, none lost, none repeated."""
@@ -448,6 +478,44 @@ def test_ag_ui_interrupts_answered_in_one_resume(server):
         assert client.post(f"{server.url}/ag-ui", json={"threadId": 1}).status_code == 422
 
 
+def test_ag_ui_questions_are_interrupts_answered_by_a_resume(server):
+    """A tool call's question ends the run with an ``input`` interrupt carrying the
+    question's schema; a ``resolved`` resume with the answer as payload finishes it; an
+    answer that does not fit is refused."""
+    with httpx.Client() as client:
+        first = agui(
+            client,
+            server.url,
+            run_input("thread-q", "run-1", [{"id": "u1", "role": "user", "content": "book car"}]),
+        )
+        (interrupt,) = first[-1].outcome.interrupts
+        assert (interrupt.reason, interrupt.tool_call_id) == ("input", "b1")
+        assert interrupt.message == "Which date for the car?"
+        assert interrupt.response_schema["required"] == ["date"]
+        wrong = client.post(
+            f"{server.url}/ag-ui",
+            json=run_input(
+                "thread-q",
+                "run-2",
+                [],
+                resume=[{"interruptId": "b1", "status": "resolved", "payload": {"date": 1}}],
+            ),
+        )
+        assert wrong.status_code == 422 and "does not fit" in wrong.json()["error"]
+        resumed = agui(
+            client,
+            server.url,
+            run_input(
+                "thread-q",
+                "run-3",
+                [],
+                resume=[{"interruptId": "b1", "status": "resolved", "payload": {"date": "May 5"}}],
+            ),
+        )
+        assert resumed[-1].outcome.type == "success"
+        assert resumed[-1].result == "tool said: booked car on May 5"
+
+
 # -- the page, in headless Chromium -------------------------------------------------------------
 
 
@@ -531,7 +599,8 @@ class Browser:
 )
 def test_the_page_chats_approves_and_shows_the_timeline(server, tmp_path):
     """In headless Chromium: type a message, send it, approve the call the agent asks to
-    make, see the answer and the timeline; a screenshot of the page is taken."""
+    make, see the answer and the timeline; answer a tool's question in its form; a
+    screenshot of the page is taken."""
     browser = Browser(f"{server.url}/", tmp_path / "profile")
     try:
         browser.wait_for("document.readyState === 'complete' && !!document.getElementById('send')")
@@ -548,6 +617,20 @@ def test_the_page_chats_approves_and_shows_the_timeline(server, tmp_path):
             " [...document.querySelectorAll('#timeline tbody tr')].map(r => r.textContent)"
         )
         assert any("refund" in row for row in rows)
+        # A tool's question: a small form, answered in the page.
+        browser.evaluate(
+            "document.getElementById('message').value = 'book room';"
+            "document.getElementById('send').requestSubmit(); true"
+        )
+        browser.wait_for("!!document.querySelector('.question input[name=date]')")
+        assert "Which date for the room?" in browser.evaluate(
+            "document.querySelector('.question').textContent"
+        )
+        browser.evaluate(
+            "document.querySelector('.question input[name=date]').value = 'June 1';"
+            "document.querySelector('.question button').click(); true"
+        )
+        browser.wait_for("document.getElementById('log').textContent.includes('room on June 1')")
         shot = browser.call("Page.captureScreenshot", format="png")["data"]
         png = tmp_path / "page.png"
         png.write_bytes(__import__("base64").b64decode(shot))

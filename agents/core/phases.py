@@ -80,10 +80,14 @@ def before_execution(run: Run, state: AgentState) -> AgentState:
 
 
 def resumed_step(run: Run, state: AgentState) -> tuple[AgentState, AgentStep | None]:
-    """A step suspended for approvals, taken out of the execution to be finished (the
-    decisions the state holds apply to it alone)."""
+    """A step suspended for approvals or a human's answers, taken out of the execution to
+    be finished (the decisions and answers the state holds apply to it alone); while a
+    question is unanswered, the run stops at once, still suspended."""
     execution = state.execution
     if execution is None or execution.current_step is None:
+        return state, None
+    if execution.pending_inputs:  # questions nobody answered yet: the step goes on waiting
+        run.stopping = True
         return state, None
     suspended = execution.current_step
     run.resumed_step_id = suspended.id

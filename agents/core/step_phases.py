@@ -8,7 +8,7 @@ step, between ``before_step`` and the next (``agents.core.phases``).
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -25,6 +25,10 @@ from agents.core.tool_batch import (
     batch_signals,
     finish_tools,
     finished_before,
+    questions,
+    resumed_executions,
+    still_to_make,
+    suspend_for_inputs,
     tool_effect,
 )
 from agents.core.transitions import (
@@ -42,7 +46,7 @@ from agents.records.events import (
 )
 from agents.records.frozen import EMPTY_VECTOR, to_pvector
 from agents.records.inference import InferenceRequest, InferenceResponse
-from agents.records.messages import Message
+from agents.records.messages import Message, ToolCall
 from agents.records.record import maker
 from agents.records.signals import StopReason, StopSignal
 from agents.records.state import AgentState
@@ -71,12 +75,10 @@ def step(
     run: Run, state: AgentState, number: int, started: datetime, resuming: AgentStep | None
 ) -> Generator[Effect, Any, AgentState]:
     """UseTools, AfterStep and ShouldStop: the step made, archived and announced; the state
-    (``run.stopping`` says whether the run stops after it).
-
-    The step's effects are yielded here; what it has so far is its ``Draft``. The helpers
-    are called only when there is something for them to do (compaction, hooks, events,
-    approvals, several calls): on the plain path a call costs about 1 % of a step
-    (docs/architecture.md, "What a step costs").
+    (``run.stopping`` says whether the run stops after it). Its effects are yielded here;
+    what it has so far is its ``Draft``. The helpers are called only when there is
+    something for them to do (compaction, hooks, events, approvals, several calls): on the
+    plain path a call costs about 1 % of a step (docs/architecture.md, "What a step costs").
     """
     draft: Draft = new_draft(Draft)
     try:
@@ -98,15 +100,16 @@ def step(
                 state = _answered(run, state, draft, result)
         response = draft.response
         assert response is not None
-        calls = response.tool_calls
-        if calls:  # the tool calls
+        calls: Sequence[ToolCall] = response.tool_calls
+        if calls:  # the tool calls (of a step resumed with a human's answers: those not made)
             batch: ToolBatch | None = None
             effect: InvokeTools | None
+            calls = calls if resuming is None else still_to_make(calls, resuming.tool_executions)
             if run.plain_tools and len(calls) == 1 and not run.approval_tools:  # the common case
                 only = (run.new_id("tool"), calls[0], run.now(), run.execution_id, number, state)
                 effect = _tuple_new(InvokeTools, ((_tuple_new(ToolInvocation, only),), True))
             else:
-                state, effect, batch = tool_effect(run, state, draft)
+                state, effect, batch = tool_effect(run, state, draft, calls)
                 if run.stopping:  # suspended: the step waits, unarchived, for a human's decisions
                     return state
             outcome = () if effect is None else (yield effect)
@@ -116,6 +119,8 @@ def step(
                 raise MachineFailure(outcome.error, finished_before(outcome))
             else:
                 executions = outcome
+            if resuming is not None:
+                state, executions = resumed_executions(state, response, resuming, executions)
             draft.executions = executions
             output = draft.output = [response.to_message(), *map(tool_message, executions)]
         else:
@@ -133,6 +138,8 @@ def step(
         )
         for done in executions:  # AfterStep: the signals the batch carries (checked inline)
             if done.stop_signal is not None or done.terminate or done.error is not None:
+                if questions(executions):  # a call waits for a human: so does the step
+                    return suspend_for_inputs(run, state, draft, executions)
                 state = batch_signals(run, state, executions, number)
                 break
         if run.after_step_hooks:

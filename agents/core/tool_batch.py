@@ -3,7 +3,7 @@ invocations to perform, AFTER_TOOL_USE hooks, and the signals the results carry.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, NamedTuple
 
 from agents.core.hooks import HookContext, HookTrigger
@@ -12,10 +12,13 @@ from agents.core.transitions import add_signal, blocked_execution
 from agents.records.effects import Failed, InvokeTools, ToolInvocation
 from agents.records.events import ToolCallBlocked, ToolCallCompleted, ToolCallStarted
 from agents.records.frozen import to_pvector
+from agents.records.inference import InferenceResponse
+from agents.records.inputs import InputRequest
 from agents.records.messages import ToolCall
 from agents.records.signals import StopReason, StopSignal
 from agents.records.state import AgentState
 from agents.records.step import AgentStep, ToolExecution
+from agents.tools.outcomes import asked
 
 __all__ = [
     "ToolBatch",
@@ -25,8 +28,12 @@ __all__ = [
     "finished_before",
     "plain_invocations",
     "plan_tools",
+    "questions",
+    "resumed_executions",
     "runs_sequentially",
+    "still_to_make",
     "suspend",
+    "suspend_for_inputs",
     "tool_effect",
     "tool_signals",
     "waiting_step",
@@ -149,6 +156,9 @@ def finish_tools(
         if held is None:
             execution = results[index]
             index += 1
+            if execution.error is not None and asked(execution) is not None:
+                executions.append(execution)  # waits for a human: nothing to announce yet
+                continue
             if emit is not None:
                 emit(
                     ToolCallCompleted(
@@ -265,6 +275,70 @@ def suspend(state: AgentState, step: AgentStep, held: list[ToolCall]) -> AgentSt
     )
 
 
+def questions(executions: tuple[ToolExecution, ...]) -> list[InputRequest]:
+    """What the calls that stopped to ask a human asked (``InputRequired``), in call order."""
+    return [request for request in map(asked, executions) if request is not None]
+
+
+def suspend_for_inputs(
+    run: Run, state: AgentState, draft: Draft, executions: tuple[ToolExecution, ...]
+) -> AgentState:
+    """The state with the step in progress kept, with the calls that finished, and the
+    questions the others asked (the answers given so far are kept for them); the run
+    stops there, SUSPENDED."""
+    assert state.execution is not None
+    run.stopping = True
+    requests = questions(executions)
+    finished = [e for e in executions if asked(e) is None]
+    step = waiting_step(draft)._evolve(tool_executions=to_pvector(finished))
+    return state._evolve(
+        execution=state.execution._evolve(current_step=step, pending_inputs=to_pvector(requests))
+    )
+
+
+def still_to_make(calls: Sequence[ToolCall], kept: Sequence[ToolExecution]) -> Sequence[ToolCall]:
+    """The calls of a resumed step that have no result yet (a step suspended for a
+    human's answers kept the results of the calls that finished)."""
+    if not kept:
+        return calls
+    finished = {e.tool_call.id for e in kept}
+    return [call for call in calls if call.id not in finished]
+
+
+def resumed_executions(
+    state: AgentState,
+    response: InferenceResponse,
+    resumed: AgentStep,
+    executions: tuple[ToolExecution, ...],
+) -> tuple[AgentState, tuple[ToolExecution, ...]]:
+    """A step resumed with a human's answers: the calls made again with them, between the
+    ones that had finished (call order), each with the answers it was given; the answers
+    leave the execution once no call waits for more."""
+    execution = state.execution
+    assert execution is not None
+    kept, answers = resumed.tool_executions, execution.inputs
+    if not kept and answers is None:  # resumed after approvals
+        return state, executions
+    by_call = {e.tool_call.id: e for e in kept}
+    made = iter(executions)
+    merged: list[ToolExecution] = []
+    waiting = False
+    for call in response.tool_calls:
+        done = by_call.get(call.id)
+        if done is None:
+            done = next(made)
+            if done.error is not None and asked(done) is not None:
+                waiting = True
+            else:
+                given = [a for a in answers or () if a.call_id == call.id]
+                if given:
+                    done = done._evolve(inputs=to_pvector(given))
+        merged.append(done)
+    if not waiting and answers is not None:
+        state = state._evolve(execution=execution._evolve(inputs=None, pending_inputs=None))
+    return state, tuple(merged)
+
+
 # -- the effect that runs a step's calls --------------------------------------------------
 
 
@@ -280,15 +354,15 @@ def waiting_step(draft: Draft) -> AgentStep:
 
 
 def tool_effect(
-    run: Run, state: AgentState, draft: Draft
+    run: Run, state: AgentState, draft: Draft, calls: Any
 ) -> tuple[AgentState, InvokeTools | None, ToolBatch | None]:
     """The calls other than one plain call: the approval gate (``run.stopping`` when the
     step is suspended for decisions), BEFORE_TOOL_USE hooks and events (a ``ToolBatch``),
     or several plain calls; the effect that runs them (``draft.made``: the step so far,
-    for the hooks)."""
+    for the hooks); ``calls``: the answer's calls, or those of a resumed step still to make."""
     response = draft.response
     assert response is not None
-    calls, number = response.tool_calls, draft.number
+    number = draft.number
     denied: dict[str, str] = {}
     if run.approval_tools:
         held, denied = approval_gate(

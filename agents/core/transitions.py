@@ -130,7 +130,7 @@ def terminal_status(state: AgentState) -> ExecutionStatus:
     highest = execution.continuation.highest_signal
     if execution.error is not None or (highest is not None and highest.reason is StopReason.ERROR):
         return ExecutionStatus.FAILED
-    if execution.pending_approvals:
+    if execution.pending_approvals or execution.pending_inputs:
         return ExecutionStatus.SUSPENDED
     if highest is not None and highest.reason.forced:
         return ExecutionStatus.STOPPED

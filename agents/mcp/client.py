@@ -32,13 +32,14 @@ import attrs
 
 from agents.errors import AgentError
 from agents.mcp import sdk
-from agents.mcp.sampling import Sampler, current_sampler, sampling_as
+from agents.mcp.calls import CallScope, current_call, within_call
+from agents.mcp.sampling import Sampler
 from agents.otel.spans import mcp_traceparent
 from agents.records.frozen import deep_freeze
 from agents.records.redaction import redacted_dsn
 from agents.records.schema import compile_validator
 from agents.shell.reporting import current_forward
-from agents.tools.outcomes import ToolResult
+from agents.tools.outcomes import InputRequired, ToolResult
 from agents.tools.tool import Tool
 
 __all__ = ["MCPServer", "MCPServerHTTP", "MCPServerStdio", "MCPToolError"]
@@ -72,7 +73,7 @@ class _Connection:
         self.identity: dict[str, str] = {}
         self.protocol = ""
         self.session_id = ""  # the server's id for the session (streamable HTTP only)
-        self.samplers: list[Sampler] = []  # of the calls in flight
+        self.calls: list[CallScope] = []  # in flight
         self.tools: list[sdk.ToolInfo] = []
         self._stop: asyncio.Event | None = None
         self._watch_lock = threading.Lock()
@@ -117,18 +118,29 @@ class _Connection:
     def notice_session(self, given: str) -> None:
         self.session_id = given
 
-    async def sample(self, request: sdk.SamplingRequest) -> tuple[str, str]:
-        """A sampling request, answered by the model of the run whose call asked: the
-        call being made in this task (2026 protocol: the request comes with the call's
-        answer), else the only run with a call in flight (2025 protocols: the request
-        comes on its own, saying nothing of the call it serves)."""
-        sampler = current_sampler()
-        if sampler is None:
-            waiting = set(self.samplers)
+    def _asking(self) -> CallScope:
+        """The call a server's request is for: the call being made in this task (2026
+        protocol: the request comes with the call's answer), else the only call in flight
+        (2025 protocols: the request comes on its own, saying nothing of the call)."""
+        scope = current_call()
+        if scope is None:
+            waiting = set(self.calls)
             if len(waiting) != 1:
-                raise AgentError("cannot tell which run a sampling request is for")
-            (sampler,) = waiting
+                raise AgentError("cannot tell which call the server's request is for")
+            (scope,) = waiting
+        return scope
+
+    async def sample(self, request: sdk.SamplingRequest) -> tuple[str, str]:
+        """A sampling request, answered by the model of the run whose call asked."""
+        sampler = self._asking().sampler
+        if sampler is None:
+            raise AgentError("this call has no model to sample with (no run's loop)")
         return await asyncio.to_thread(sampler.sample, request)
+
+    def elicit(self, request: sdk.ElicitationRequest) -> tuple[str, dict[str, Any] | None]:
+        """An elicitation request: the human's answer the run holds for the call that
+        asked, else the question noted for the run to suspend with (``agents.mcp.calls``)."""
+        return self._asking().elicit(request)
 
     @property
     def alive(self) -> bool:
@@ -184,6 +196,7 @@ class MCPServer:
         tool_timeouts: Mapping[str, float],
         requires_approval: bool | Sequence[str],
         sampling: bool,
+        elicitation: bool,
     ) -> None:
         if timeout is not None and not timeout > 0:
             raise AgentError(f"timeout must be > 0 seconds or None, got {timeout!r}")
@@ -194,6 +207,7 @@ class MCPServer:
         )
         self.prefix = prefix
         self.sampling = sampling
+        self.elicitation = elicitation
         self.timeout = timeout
         self.tool_timeouts = dict(tool_timeouts)
         self._lock = threading.Lock()
@@ -355,7 +369,8 @@ class MCPServer:
 
     def _function(self, name: str, timeout: float | None, loop: Any) -> Callable[..., Any]:
         """What a tool runs: calls ``name`` on the server (the server's sampling requests
-        answered by ``loop``'s model, when there is a loop)."""
+        answered by ``loop``'s model, when there is a loop; its elicitation requests by a
+        human: ``agents.mcp.calls``)."""
 
         async def call(**arguments: Any) -> Any:
             context = arguments.pop(_CONTEXT)
@@ -364,16 +379,22 @@ class MCPServer:
             traceparent = mcp_traceparent(context.state, step, call_id)
             if traceparent is not None:  # the server's spans join the run's trace
                 meta = {"traceparent": traceparent}
-            if loop is None:
-                return await self._call(name, arguments, timeout, meta, None)
-            sampler = Sampler(loop, context, current_forward(), self.label)
+            sampler = None
+            if loop is not None:
+                sampler = Sampler(loop, context, current_forward(), self.label)
+            scope = CallScope(context, sampler, self.label)
             try:
-                value = await self._call(name, arguments, timeout, meta, sampler)
+                value = await self._call(name, arguments, timeout, meta, scope)
             except Exception as exc:
-                if sampler.child is None:
+                if scope.question is not None:  # a human is asked: the run suspends
+                    raise InputRequired(scope.question) from None
+                if sampler is None or sampler.child is None:
                     raise
                 raise MCPToolError(str(exc), sampler.child) from None  # the run kept
-            return value if sampler.child is None else ToolResult(value, child=sampler.child)
+            value = scope.ended(value)
+            if sampler is None or sampler.child is None:
+                return value
+            return ToolResult(value, child=sampler.child)
 
         call.__name__ = self._named(name)
         return call
@@ -384,15 +405,15 @@ class MCPServer:
         arguments: dict[str, Any],
         timeout: float | None,
         meta: Any,
-        sampler: Sampler | None,
+        scope: CallScope,
     ) -> Any:
         try:
-            return await self._call_once(name, arguments, timeout, meta, sampler)
+            return await self._call_once(name, arguments, timeout, meta, scope)
         except _SessionLost:
             if not self.reconnects:
                 raise MCPToolError(f"the MCP server {self.label} lost the session") from None
             await asyncio.to_thread(self._reconnect)
-            return await self._call_once(name, arguments, timeout, meta, sampler)
+            return await self._call_once(name, arguments, timeout, meta, scope)
 
     def _reconnect(self) -> None:
         with self._lock:
@@ -408,26 +429,24 @@ class MCPServer:
         arguments: dict[str, Any],
         timeout: float | None,
         meta: Any,
-        sampler: Sampler | None,
+        scope: CallScope,
     ) -> Any:
         connection = self._connection
         if connection is None or not connection.alive:
             raise MCPToolError(f"the MCP server {self.label} is not running")
         future = connection.submit(
-            lambda client: sampling_as(sampler, client.call_tool(name, arguments, meta=meta))
+            lambda client: within_call(scope, client.call_tool(name, arguments, meta=meta))
         )
         call = asyncio.wrap_future(future)
         ended = connection.watch()
-        if sampler is not None:
-            connection.samplers.append(sampler)
+        connection.calls.append(scope)
         try:
             done, _ = await asyncio.wait(
                 {call, ended}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
             )
         finally:
             connection.unwatch(ended)
-            if sampler is not None:
-                connection.samplers.remove(sampler)
+            connection.calls.remove(scope)
         if call not in done:
             call.cancel()  # and the call on the session's loop with it
             if ended in done:
@@ -487,7 +506,9 @@ class MCPServerStdio(MCPServer):
     deadline in seconds (``None``: none), ``tool_timeouts`` one per tool (by the server's
     names); ``requires_approval``: every tool's calls wait for approval (``True``), or
     those of the tools named; ``sampling``: the server's sampling requests are answered
-    by the run's model (``agents.mcp.sampling``), or refused (``False``)."""
+    by the run's model (``agents.mcp.sampling``), or refused (``False``);
+    ``elicitation``: the server's questions for a human suspend the run until answered
+    (``agents.mcp.calls``), or the client says it cannot take them (``False``)."""
 
     def __init__(
         self,
@@ -501,6 +522,7 @@ class MCPServerStdio(MCPServer):
         tool_timeouts: Mapping[str, float] | None = None,
         requires_approval: bool | Sequence[str] = False,
         sampling: bool = True,
+        elicitation: bool = True,
     ) -> None:
         super().__init__(
             prefix=prefix,
@@ -508,6 +530,7 @@ class MCPServerStdio(MCPServer):
             tool_timeouts=tool_timeouts or {},
             requires_approval=requires_approval,
             sampling=sampling,
+            elicitation=elicitation,
         )
         self.command = command
         self.args = tuple(args)
@@ -523,8 +546,9 @@ class MCPServerStdio(MCPServer):
         if sys.platform.startswith("linux"):  # the server dies with this process, however
             command, args = sys.executable, ("-c", _LAUNCHER, command, *args)
         sample = connection.sample if self.sampling else None
+        elicit = connection.elicit if self.elicitation else None
         return sdk.stdio_client(
-            command, args, self.env, self.cwd, None, connection.notice_change, sample
+            command, args, self.env, self.cwd, None, connection.notice_change, sample, elicit
         )
 
     def __repr__(self) -> str:  # never the environment: it may hold credentials
@@ -550,6 +574,7 @@ class MCPServerHTTP(MCPServer):
         tool_timeouts: Mapping[str, float] | None = None,
         requires_approval: bool | Sequence[str] = False,
         sampling: bool = True,
+        elicitation: bool = True,
     ) -> None:
         super().__init__(
             prefix=prefix,
@@ -557,6 +582,7 @@ class MCPServerHTTP(MCPServer):
             tool_timeouts=tool_timeouts or {},
             requires_approval=requires_approval,
             sampling=sampling,
+            elicitation=elicitation,
         )
         self.url = url
         self._headers = dict(headers or {})
@@ -573,6 +599,7 @@ class MCPServerHTTP(MCPServer):
             connection.notice_change,
             connection.notice_session,
             connection.sample if self.sampling else None,
+            connection.elicit if self.elicitation else None,
         )
 
     def __repr__(self) -> str:

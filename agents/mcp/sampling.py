@@ -12,7 +12,6 @@ is refused (the server receives an error), so that nothing asked goes unrecorded
 
 from __future__ import annotations
 
-import contextvars
 import threading
 from collections.abc import Callable
 from typing import Any, Final
@@ -25,15 +24,12 @@ from agents.records.state import AgentState
 from agents.shell.loop import AgentLoop
 from agents.tools.tool import ToolContext
 
-__all__ = ["SAMPLING_KEY", "Sampler", "current_sampler", "sampling_as"]
+__all__ = ["SAMPLING_KEY", "Sampler"]
 
 SAMPLING_KEY: Final = "agents.mcp_sampling"
 """In a sampling run's metadata: the server that asked (``{"server": label}``)."""
 
 _ROLES: Final = {"user": Role.USER, "assistant": Role.ASSISTANT}
-_CURRENT: contextvars.ContextVar[Sampler | None] = contextvars.ContextVar(
-    "agents_mcp_sampler", default=None
-)
 
 
 class Sampler:
@@ -101,18 +97,3 @@ class Sampler:
 def _model_of(driver: Any) -> str:
     model = getattr(driver, "model", None)
     return model if isinstance(model, str) and model else type(driver).__name__
-
-
-def current_sampler() -> Sampler | None:
-    """The sampler of the call being made in this task (``sampling_as``), if any."""
-    return _CURRENT.get()
-
-
-async def sampling_as(sampler: Sampler | None, work: Any) -> Any:
-    """Await ``work`` (a call to the server) with ``sampler`` answering the sampling
-    requests made within it."""
-    token = _CURRENT.set(sampler)
-    try:
-        return await work
-    finally:
-        _CURRENT.reset(token)

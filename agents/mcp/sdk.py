@@ -18,11 +18,20 @@ from mcp.client.stdio import stdio_client as mcp_stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import MCPServer as SDKServer
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, CreateMessageResult, ErrorData, TextContent
+from mcp_types import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    CreateMessageResult,
+    ElicitResult,
+    ErrorData,
+    TextContent,
+)
 
 SESSION_HEADER: Final = "mcp-session-id"
 
 __all__ = [
+    "Elicit",
+    "ElicitationRequest",
     "MCPError",
     "Sample",
     "SamplingRequest",
@@ -46,11 +55,13 @@ def stdio_client(
     timeout: float | None,
     changed: Callable[[], None],
     sample: Sample | None,
+    elicit: Elicit | None = None,
 ) -> Client:
     """A client starting ``command`` and talking to it over its stdin and stdout (the
     server's stderr is this process's: its complaints stay visible); ``changed`` is called
-    when the server says its tools changed (``notifications/tools/list_changed``), and
-    ``sample`` answers its sampling requests (none are accepted without it)."""
+    when the server says its tools changed (``notifications/tools/list_changed``),
+    ``sample`` answers its sampling requests and ``elicit`` its elicitation requests (none
+    are accepted without them)."""
     parameters = StdioServerParameters(
         command=command,
         args=list(args),
@@ -64,6 +75,7 @@ def stdio_client(
         mode="auto",
         message_handler=_notices(changed),
         sampling_callback=_sampling(sample) if sample is not None else None,
+        elicitation_callback=_elicitation(elicit) if elicit is not None else None,
     )
 
 
@@ -129,6 +141,40 @@ def _sampling(sample: Sample) -> Any:
     return callback
 
 
+class ElicitationRequest:
+    """What a server asks a human (``elicitation/create``), as plain data: a message, the
+    JSON schema of the answer (form mode), or a URL to visit (URL mode)."""
+
+    __slots__ = ("message", "schema", "url")
+
+    def __init__(self, message: str, schema: dict[str, Any], url: str) -> None:
+        self.message = message
+        self.schema = schema
+        self.url = url
+
+
+Elicit = Callable[[ElicitationRequest], tuple[str, dict[str, Any] | None]]
+"""Answers an elicitation request with an action (``accept``, ``decline``, ``cancel``) and
+the content; an ``Exception`` it raises is the server's error answer (its text)."""
+
+
+def _elicitation(elicit: Elicit) -> Any:
+    """The SDK's elicitation callback, answering through ``elicit``."""
+
+    async def callback(context: Any, params: Any) -> Any:
+        url = getattr(params, "url", None) or ""
+        schema = getattr(params, "requested_schema", None) or {}
+        try:
+            action, content = elicit(ElicitationRequest(params.message, dict(schema), url))
+        except Exception as exc:
+            return ErrorData(code=INTERNAL_ERROR, message=str(exc))
+        if action != "accept" or url:
+            content = None
+        return ElicitResult(action=action, content=content)  # type: ignore[arg-type]
+
+    return callback
+
+
 def _text_of(blocks: Sequence[Any]) -> str:
     """Content blocks as text: text as it is, other kinds named (``[image: image/png]``)."""
     parts = []
@@ -168,6 +214,7 @@ async def http_client(
     changed: Callable[[], None],
     session: Callable[[str], None],
     sample: Sample | None,
+    elicit: Elicit | None = None,
 ) -> AsyncIterator[Client]:
     """A client of a streamable HTTP server at ``url``, sending ``headers`` with each
     request (its HTTP connections closed with it; reads may wait five minutes, as the
@@ -190,6 +237,7 @@ async def http_client(
             mode="auto",
             message_handler=_notices(changed),
             sampling_callback=_sampling(sample) if sample is not None else None,
+            elicitation_callback=_elicitation(elicit) if elicit is not None else None,
         ) as client:
             yield client
 

@@ -9,7 +9,8 @@ in flight.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from agents.core.clock import IdFactory, RandomIds
 from agents.persistence.session import Session, SessionStore
@@ -95,6 +96,25 @@ class SessionRuntime:
         session = self.store.save(session.with_state(state))
         decided = {d.call_id for d in state.execution.approvals} if state.execution else set()
         if any(call.id not in decided for call in state.pending_approvals):
+            return session
+        return self._run(session)
+
+    def answer(
+        self,
+        session_id: str,
+        call_id: str,
+        content: Mapping[str, Any] | None = None,
+        *,
+        action: str = "accept",
+    ) -> Session:
+        """Answer the question a tool call asked a human (``state.with_input``); once no
+        question waits any more, the run resumes (the calls that asked are made again with
+        the answers)."""
+        session = self.store.load(session_id)
+        assert session.state is not None
+        state = session.state.with_input(call_id, content, action=action)
+        session = self.store.save(session.with_state(state))
+        if state.pending_inputs:
             return session
         return self._run(session)
 

@@ -9,8 +9,10 @@ from typing import Any, Final
 import attrs
 from pyrsistent.typing import PVector
 
+from agents.records.codec import OPTIONAL
 from agents.records.error_info import ErrorInfo
 from agents.records.frozen import EMPTY_VECTOR, History, deep_freeze, to_history, to_pvector
+from agents.records.inputs import InputAnswer, InputRequest
 from agents.records.messages import ToolCall
 from agents.records.record import Record
 from agents.records.signals import EMPTY_CONTINUATION, ExecutionContinuation, StopReason, StopSignal
@@ -70,6 +72,14 @@ class ExecutionState(Record):
     final_output: Any = attrs.field(default=None, converter=deep_freeze)
     pending_approvals: PVector[ToolCall] = attrs.field(default=EMPTY_VECTOR, converter=to_pvector)
     approvals: PVector[ApprovalDecision] = attrs.field(default=EMPTY_VECTOR, converter=to_pvector)
+    # Questions tool calls of ``current_step`` asked and no one answered yet, and the
+    # answers given, for those calls to be made again with (None: none; written only then).
+    pending_inputs: PVector[InputRequest] | None = attrs.field(
+        default=None, converter=attrs.converters.optional(to_pvector), metadata={OPTIONAL: True}
+    )
+    inputs: PVector[InputAnswer] | None = attrs.field(
+        default=None, converter=attrs.converters.optional(to_pvector), metadata={OPTIONAL: True}
+    )
 
     @classmethod
     def pending(cls, execution_id: str | None = None) -> ExecutionState:

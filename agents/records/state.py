@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import attrs
 from pyrsistent.typing import PMap, PVector
 
+from agents.errors import AgentError
 from agents.records.codec import REFERENCES
 from agents.records.context import AgentContext, MessageStore
 from agents.records.error_info import ErrorInfo
@@ -23,9 +24,11 @@ from agents.records.frozen import (
     to_pvector,
 )
 from agents.records.goal import Goal
+from agents.records.inputs import INPUT_ACTIONS, InputAnswer, InputRequest
 from agents.records.messages import Message, ToolCall
 from agents.records.output import build_output, output_schema
 from agents.records.record import Record
+from agents.records.schema import compile_validator
 from agents.records.signals import EMPTY_CONTINUATION, StopReason, StopSignal
 from agents.records.step import AgentStep, Compaction, StepExecution, StepType, ToolExecution
 from agents.records.timeline import TimelineRow
@@ -268,6 +271,51 @@ class AgentState(Record):
         )
 
     @property
+    def pending_inputs(self) -> PVector[InputRequest]:
+        """Questions tool calls asked a human and nobody answered yet (the execution is
+        SUSPENDED): an MCP server's elicitation, a tool's ``ToolContext.ask``."""
+        execution = self.execution
+        if execution is None or execution.pending_inputs is None:
+            return EMPTY_VECTOR
+        return execution.pending_inputs
+
+    def with_input(
+        self, call_id: str, content: Mapping[str, Any] | None = None, *, action: str = "accept"
+    ) -> AgentState:
+        """A copy with the answer to call ``call_id``'s pending question: ``accept`` with
+        ``content`` (a JSON object fitting the question's schema), or ``decline`` or
+        ``cancel`` (no content). Once every question is answered, running the state makes
+        the calls that asked again, from their start, with the answers; the step's other
+        calls keep their results and the model is not asked again."""
+        execution = self.execution
+        pending = self.pending_inputs
+        request = next((r for r in pending if r.call_id == call_id), None)
+        if execution is None or request is None:
+            waiting = [r.call_id for r in pending]
+            raise ValueError(f"no pending question for call {call_id!r} (pending: {waiting})")
+        if action not in INPUT_ACTIONS:
+            raise ValueError(f"action must be one of {sorted(INPUT_ACTIONS)}, got {action!r}")
+        if action != "accept":
+            if content is not None:
+                raise ValueError(f"an answer that is {action!r} has no content")
+        elif content is None:
+            content = {}
+        elif not isinstance(content, Mapping):
+            raise ValueError(f"the content of an answer is a JSON object, got {content!r}")
+        answer = InputAnswer(request=request, action=action, content=content)
+        if answer.content is not None and request.schema:
+            problem = _misfit(answer.content, request.schema)
+            if problem is not None:
+                raise ValueError(f"the answer does not fit the question's schema: {problem}")
+        left = [r for r in pending if r is not request]
+        return self._evolve(
+            execution=execution._evolve(
+                pending_inputs=to_pvector(left) if left else None,
+                inputs=to_pvector([*(execution.inputs or ()), answer]),
+            )
+        )
+
+    @property
     def final_output(self) -> Any:
         """The validated structured answer (JSON data) when a response format was asked for."""
         return None if self.execution is None else self.execution.final_output
@@ -443,3 +491,13 @@ def _rewound(store: MessageStore, compaction: Compaction | None) -> MessageStore
             messages=to_history(buffer[keep:]).extend(store.messages),
         )
     return store
+
+
+def _misfit(content: Any, schema: Mapping[str, Any]) -> str | None:
+    """Why ``content`` does not fit ``schema`` (``None``: it fits, or the schema uses
+    more than the subset checked here: the asker checks it then)."""
+    try:
+        validate = compile_validator(schema, "content")
+    except (AgentError, AttributeError, KeyError, TypeError, ValueError):
+        return None
+    return validate(content, "content")[1]

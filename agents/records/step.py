@@ -13,6 +13,7 @@ from agents.records.codec import MESSAGES_REF, OPTIONAL, RECORD
 from agents.records.error_info import ErrorInfo
 from agents.records.frozen import EMPTY_VECTOR, History, deep_freeze, to_history, to_pvector
 from agents.records.inference import InferenceRequest, InferenceResponse
+from agents.records.inputs import InputAnswer
 from agents.records.messages import Message, ToolCall
 from agents.records.record import Record
 from agents.records.signals import EMPTY_CONTINUATION, ExecutionContinuation, StopSignal
@@ -57,6 +58,11 @@ class ToolExecution(Record):
     # the step that called it. Written by the codec only when set.
     child: SubagentRun | None = attrs.field(
         default=None, metadata={OPTIONAL: True, RECORD: "AgentState"}
+    )
+    # What the call asked a human while it ran, with the answers, in the order asked (the
+    # call was made again with them: SPEC §12). Written by the codec only when set.
+    inputs: PVector[InputAnswer] | None = attrs.field(
+        default=None, converter=attrs.converters.optional(to_pvector), metadata={OPTIONAL: True}
     )
 
     @property

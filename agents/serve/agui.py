@@ -8,7 +8,10 @@ dropped a streamed tool call cannot corrupt the next turn). Calls waiting for ap
 run with an ``interrupt`` outcome, one ``Interrupt`` per call (its id the call's id); a
 ``resume`` answers any of them — ``resolved`` with ``{"approved": bool, "reason": str}``
 (no payload approves), ``cancelled`` denies — several in one request; a call no entry
-answers stays waiting.
+answers stays waiting. A tool call's question for a human (``state.pending_inputs``) is an
+``Interrupt`` too (reason ``input``, its ``responseSchema`` the question's schema), answered
+by ``resolved`` with the answer as payload, or ``cancelled`` (``{"action": "decline"}``
+declines, else the question is dismissed).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from pydantic import ValidationError
 
 from agents.errors import SessionNotFound
 from agents.persistence.runtime import SessionRuntime
+from agents.records.frozen import deep_thaw
 from agents.records.state import AgentState
 from agents.serve.runs import ENDED, Runs
 
@@ -66,15 +70,36 @@ def _latest_user_message(run_input: RunAgentInput) -> str | None:
     return None
 
 
-def _decisions(run_input: RunAgentInput) -> list[tuple[str, bool, str]]:
+def _decisions(run_input: RunAgentInput, questions: set[str]) -> list[tuple[str, bool, str]]:
     found = []
     for entry in run_input.resume or ():
+        if entry.interrupt_id in questions:
+            continue  # an answer (``_answers``)
         payload = entry.payload if isinstance(entry.payload, dict) else {}
         if entry.status == "cancelled":
             found.append((entry.interrupt_id, False, str(payload.get("reason", "cancelled"))))
         else:
             approved = payload.get("approved", True)
             found.append((entry.interrupt_id, bool(approved), str(payload.get("reason", ""))))
+    return found
+
+
+def _answers(
+    run_input: RunAgentInput, questions: set[str]
+) -> list[tuple[str, str, dict[str, Any] | None]]:
+    """The resume entries answering questions: ``resolved`` accepts, its payload the
+    answer's content; ``cancelled`` declines when its payload says ``{"action":
+    "decline"}``, else dismisses."""
+    found: list[tuple[str, str, dict[str, Any] | None]] = []
+    for entry in run_input.resume or ():
+        if entry.interrupt_id not in questions:
+            continue
+        payload = entry.payload if isinstance(entry.payload, dict) else None
+        if entry.status == "cancelled":
+            action = "decline" if payload and payload.get("action") == "decline" else "cancel"
+            found.append((entry.interrupt_id, action, None))
+        else:
+            found.append((entry.interrupt_id, "accept", payload or {}))
     return found
 
 
@@ -88,14 +113,22 @@ async def agui_run(
         session = await blocking(runtime.get, thread)
     except SessionNotFound:
         session = await blocking(runtime.create, AgentState.initial(), thread)
-    decisions = _decisions(run_input)
-    message = None if decisions else _latest_user_message(run_input)
-    if not decisions and message is None:
+    state = session.state
+    questions = {q.call_id for q in state.pending_inputs} if state is not None else set()
+    decisions = _decisions(run_input, questions)
+    answers = _answers(run_input, questions)
+    message = None if decisions or answers else _latest_user_message(run_input)
+    if not decisions and not answers and message is None:
         raise AgUiInputError("the input has neither a user message nor a resume")
-    waiting = {call.id for call in _undecided(session.state)} if session.state else set()
+    waiting = {call.id for call in _undecided(state)} if state is not None else set()
     unknown = [call_id for call_id, _, _ in decisions if call_id not in waiting]
     if unknown:
         raise AgUiInputError(f"no interrupt {unknown[0]!r} is open on this thread")
+    if state is not None:
+        try:  # the answers checked before anything runs
+            _answered(state, answers)
+        except ValueError as exc:
+            raise AgUiInputError(str(exc)) from None
 
     def act(rt: SessionRuntime) -> Any:
         if message is not None:
@@ -104,8 +137,9 @@ async def agui_run(
         assert state is not None
         for call_id, approved, reason in decisions:
             state = state.with_approval(call_id, approved, reason)
+        state = _answered(state, answers)
         stored = rt.store.save(rt.get(thread).with_state(state))
-        if _undecided(state):
+        if _undecided(state) or state.pending_inputs:
             return stored  # some calls still wait: answered only when the user says so
         return rt.resume(thread)
 
@@ -123,25 +157,49 @@ async def agui_run(
     if translator.failure is not None:
         yield _line(_make(RunErrorEvent, message=translator.failure, code="RUN_FAILED"))
         return
-    pending = _undecided(state) if state is not None else []
-    if pending:
-        interrupts = [
-            _make(
-                Interrupt,
-                id=call.id,
-                reason="approval",
-                toolCallId=call.id,
-                message=f"approve {call.name}?",
-            )
-            for call in pending
-        ]
-        outcome: Any = _make(RunFinishedInterruptOutcome, interrupts=interrupts)
-    else:
-        outcome = _make(RunFinishedSuccessOutcome)
+    outcome = _outcome(state)
     result = state.final_response if state is not None else None
     yield _line(
         _make(RunFinishedEvent, threadId=thread, runId=run_id, result=result, outcome=outcome)
     )
+
+
+def _outcome(state: AgentState | None) -> Any:
+    """The run's outcome: an interrupt per call waiting for approval and per question
+    waiting for an answer, else success."""
+    pending = _undecided(state) if state is not None else []
+    asked = list(state.pending_inputs) if state is not None else []
+    if not pending and not asked:
+        return _make(RunFinishedSuccessOutcome)
+    interrupts = [
+        _make(
+            Interrupt,
+            id=call.id,
+            reason="approval",
+            toolCallId=call.id,
+            message=f"approve {call.name}?",
+        )
+        for call in pending
+    ] + [
+        _make(
+            Interrupt,
+            id=question.call_id,
+            reason="input",
+            toolCallId=question.call_id,
+            message=question.message,
+            responseSchema=deep_thaw(question.schema) or None,
+        )
+        for question in asked
+    ]
+    return _make(RunFinishedInterruptOutcome, interrupts=interrupts)
+
+
+def _answered(
+    state: AgentState, answers: list[tuple[str, str, dict[str, Any] | None]]
+) -> AgentState:
+    for call_id, action, content in answers:
+        state = state.with_input(call_id, content, action=action)
+    return state
 
 
 def _undecided(state: AgentState) -> list[Any]:

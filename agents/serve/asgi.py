@@ -1,6 +1,7 @@
 """The HTTP API of ``agents serve`` (Starlette; served by uvicorn — the only module importing
 either): sessions, messages answered with Server-Sent Events, event streams resumed with
-``Last-Event-ID``, approvals, steering and follow-ups.
+``Last-Event-ID``, approvals, a human's answers to tool calls' questions, steering and
+follow-ups.
 
 Errors are one line of JSON, ``{"error": "..."}``: 400 for a body that is not JSON, 422 for
 one with unknown or mistyped fields, 404 for an unknown session, 409 for a conflict (another
@@ -116,6 +117,7 @@ def app(
         Route("/sessions/{session_id}/messages", _messages(runtime, runs), methods=["POST"]),
         Route("/sessions/{session_id}/events", _events(runtime, runs), methods=["GET"]),
         Route("/sessions/{session_id}/approvals", _approvals(runtime, runs), methods=["POST"]),
+        Route("/sessions/{session_id}/inputs", _inputs(runtime, runs), methods=["POST"]),
         Route("/sessions/{session_id}/steer", _handed(runtime, runs, "steer"), methods=["POST"]),
         Route(
             "/sessions/{session_id}/follow-ups",
@@ -263,6 +265,31 @@ def _approvals(runtime: SessionRuntime, runs: Runs) -> Handler:
         return JSONResponse({"accepted": True, "events_after": before}, status_code=202)
 
     return _handler(approvals)
+
+
+def _inputs(runtime: SessionRuntime, runs: Runs) -> Handler:
+    async def inputs(request: Request) -> Response:
+        session_id = request.path_params["session_id"]
+        body = await _body(request, {"call_id": str, "action": str, "content": dict}, {"call_id"})
+        session = await _blocking(runtime.get, session_id)
+        assert session.state is not None
+        call_id, action, content = (
+            body["call_id"],
+            body.get("action", "accept"),
+            body.get("content"),
+        )
+        try:  # the answer checked before anything runs (a question, an action, a fit)
+            session.state.with_input(call_id, content, action=action)
+        except ValueError as exc:
+            raise _BadRequest(422, str(exc)) from None
+        before = await _blocking(
+            runs.start,
+            session_id,
+            lambda rt: rt.answer(session_id, call_id, content, action=action),
+        )
+        return JSONResponse({"accepted": True, "events_after": before}, status_code=202)
+
+    return _handler(inputs)
 
 
 def _handed(runtime: SessionRuntime, runs: Runs, kind: str) -> Handler:

@@ -1,6 +1,7 @@
 """The page ``agents serve`` shows at ``/``: a chat with one session — the answer streamed as
-it comes, tool calls waiting for approval with Approve and Deny buttons, the step timeline —
-using only the HTTP API, with no build step and no external URL."""
+it comes, tool calls waiting for approval with Approve and Deny buttons, tool calls' questions
+for a human with a small form (a field per property of the question's schema), the step
+timeline — using only the HTTP API, with no build step and no external URL."""
 
 from __future__ import annotations
 
@@ -93,6 +94,8 @@ function show(event, answer) {
     line("tool " + event.tool_execution.tool_call.name + " blocked", "tool");
   } else if (event.type === "ApprovalRequested") {
     for (const call of event.calls) approval(call);
+  } else if (event.type === "InputRequested") {
+    for (const q of event.questions) question(q);
   } else if (event.type === "ExecutionCompleted" && event.final_response && !answer) {
     answer = line(event.final_response, "agent");
   } else if (event.type === "RunFailed") {
@@ -117,6 +120,48 @@ function approval(call) {
 async function decide(callId, approved, box) {
   const body = JSON.stringify({call_id: callId, approved: approved, reason: approved ? "" : "denied in the page"});
   const r = await fetch("/sessions/" + sessionId + "/approvals", {method: "POST", headers: headers(true), body});
+  if (!r.ok) { line((await r.json()).error, "error"); return; }
+  box.remove();
+  const after = (await r.json()).events_after;
+  await readEvents(await fetch("/sessions/" + sessionId + "/events?after=" + after, {headers: headers(false)}));
+}
+
+function question(q) {
+  const box = document.createElement("div");
+  box.className = "approval question";
+  box.appendChild(document.createTextNode(q.message + " "));
+  const fields = {};
+  const properties = (q.schema && q.schema.properties) || {};
+  for (const [name, spec] of Object.entries(properties)) {
+    const label = document.createElement("label");
+    label.textContent = (spec.title || name) + " ";
+    const input = document.createElement("input");
+    input.name = name;
+    input.type = spec.type === "boolean" ? "checkbox" : "text";
+    label.appendChild(input);
+    box.appendChild(label);
+    fields[name] = [input, spec.type];
+  }
+  for (const [label, action] of [["Answer", "accept"], ["Decline", "decline"]]) {
+    const b = document.createElement("button");
+    b.textContent = label;
+    b.onclick = () => answer(q.call_id, action, fields, box);
+    box.appendChild(b);
+  }
+  log.appendChild(box);
+}
+
+async function answer(callId, action, fields, box) {
+  const body = {call_id: callId, action: action};
+  if (action === "accept") {
+    body.content = {};
+    for (const [name, [input, type]] of Object.entries(fields)) {
+      if (type === "boolean") body.content[name] = input.checked;
+      else if (type === "number" || type === "integer") body.content[name] = Number(input.value);
+      else body.content[name] = input.value;
+    }
+  }
+  const r = await fetch("/sessions/" + sessionId + "/inputs", {method: "POST", headers: headers(true), body: JSON.stringify(body)});
   if (!r.ok) { line((await r.json()).error, "error"); return; }
   box.remove();
   const after = (await r.json()).events_after;

@@ -39,8 +39,9 @@ class Busy(Exception):
 
 def event_data(event: Event) -> dict[str, Any]:
     """An engine event as the stream sends it: its type, step and fields as JSON (secret
-    keys redacted), without the live records; a finished run adds its status, answer and
-    the calls waiting for approval; a step adds its timeline row."""
+    keys redacted), without the live records; a finished run adds its status, answer, the
+    calls waiting for approval and the questions waiting for a human; a step adds its
+    timeline row."""
     data: dict[str, Any] = {"type": type(event).__name__, "step": event.step}
     for field in attrs.fields(type(event)):
         if field.name in LIVE_FIELDS or field.name in ("agent_id", "execution_id", "step"):
@@ -56,6 +57,7 @@ def event_data(event: Event) -> dict[str, Any]:
         data["final_response"] = state.final_response
         data["stop_reason"] = state.stop_reason.value if state.stop_reason else None
         data["pending_approvals"] = [encode_value(call) for call in state.pending_approvals]
+        data["pending_inputs"] = [encode_value(question) for question in state.pending_inputs]
     return data
 
 
@@ -116,8 +118,12 @@ class Runs:
             state = session.state
             status = state.status.value if state is not None and state.status else None
             if state is not None and state.status is ExecutionStatus.SUSPENDED:
-                calls = [encode_value(call) for call in state.pending_approvals]
-                writer.write({"type": "ApprovalRequested", "step": None, "calls": calls})
+                if state.pending_approvals or not state.pending_inputs:
+                    calls = [encode_value(call) for call in state.pending_approvals]
+                    writer.write({"type": "ApprovalRequested", "step": None, "calls": calls})
+                if state.pending_inputs:
+                    asked = [encode_value(question) for question in state.pending_inputs]
+                    writer.write({"type": "InputRequested", "step": None, "questions": asked})
         except Exception as exc:  # the run could not go on (a conflict, a store down)
             kind = "Conflict" if isinstance(exc, SessionConflict) else type(exc).__name__
             writer.write({"type": "RunFailed", "step": None, "error": kind, "message": str(exc)})

@@ -38,6 +38,7 @@ from agents.replaying import (
     RunRecord,
     answered,
     ended_signals,
+    recorded_answers,
     recorded_cancellations,
     recorded_stops,
     recorded_tools,
@@ -239,7 +240,10 @@ def _regress_one(
         start = segment.start
         if prompt is not None and start.context.system_prompt != prompt:
             start = start.with_system_prompt(prompt)
-        state = run_segment(new_loop, start, decisions if len(record.segments) == 1 else {})
+        if len(record.segments) == 1:
+            state = run_segment(new_loop, start, decisions, recorded_answers(final))
+        else:
+            state = run_segment(new_loop, start, {})
         outcome = record.complete or index < len(record.segments) - 1
         change = first_change(segment.end, state, outcome, answers.change, exact)
         if change is not None:

@@ -20,6 +20,8 @@ from agents.records.effects import ToolInvocation
 from agents.records.error_info import ErrorInfo
 from agents.records.frozen import MAX_DEPTH, deep_freeze
 from agents.records.goal import COMPLETE_GOAL
+from agents.records.inputs import InputRequest
+from agents.records.messages import ToolCall
 from agents.records.record import maker
 from agents.records.signals import StopReason, StopSignal
 from agents.records.state import AgentState
@@ -27,10 +29,13 @@ from agents.records.step import ToolExecution
 from agents.tools.bridge import run_coroutine
 
 __all__ = [
+    "INPUT_REQUIRED",
+    "InputRequired",
     "StopAgent",
     "SubagentFailed",
     "ToolResult",
     "ToolTimeoutError",
+    "asked",
     "call_with_timeout",
     "failed",
     "from_exception",
@@ -39,6 +44,7 @@ __all__ = [
     "stamp",
     "timed_out",
     "unknown_tool_execution",
+    "waiting",
 ]
 
 
@@ -58,6 +64,55 @@ class StopAgent(Exception):
     def __init__(self, message: str = "") -> None:
         super().__init__(message)
         self.message = message
+
+
+INPUT_REQUIRED: Final = "InputRequired"
+"""The error type of a call that stopped to ask a human (``InputRequired``): the step
+suspends and the call is made again with the answer; it is never archived."""
+
+
+class InputRequired(AgentError):
+    """Raised by a tool (``ToolContext.ask`` raises it) to ask a human ``request``: the run
+    suspends (``state.pending_inputs``) and, once answered (``state.with_input``), makes the
+    call again from its start, the answers in its ``ToolContext``."""
+
+    def __init__(self, request: InputRequest) -> None:
+        super().__init__(request.message)
+        self.request = request
+
+
+def waiting(id: str, call: ToolCall, request: InputRequest, at: datetime) -> ToolExecution:
+    """The execution of a call that stopped to ask ``request`` (never archived: the step
+    suspends, and the call is made again once the question is answered)."""
+    asking = {"message": request.message, "schema": request.schema, "source": request.source}
+    if request.url:
+        asking["url"] = request.url
+    return ToolExecution(
+        id=id,
+        tool_call=call,
+        error=ErrorInfo(
+            type=INPUT_REQUIRED, message=request.message, details={"input_request": asking}
+        ),
+        started_at=at,
+        completed_at=at,
+    )
+
+
+def asked(execution: ToolExecution) -> InputRequest | None:
+    """The question a call stopped to ask (an execution made from ``InputRequired``)."""
+    error = execution.error
+    if error is None or error.type != INPUT_REQUIRED:
+        return None
+    asking = error.details.get("input_request")
+    if not isinstance(asking, PMap):
+        return None
+    return InputRequest(
+        call_id=execution.tool_call.id,
+        message=asking.get("message", ""),
+        schema=asking.get("schema", {}),
+        source=asking.get("source", ""),
+        url=asking.get("url", ""),
+    )
 
 
 @attrs.frozen
@@ -135,6 +190,8 @@ def from_exception(invocation: ToolInvocation, tool: Any, exc: Exception) -> Too
         )
     if isinstance(exc, ToolTimeoutError):
         return timed_out(invocation, tool)
+    if isinstance(exc, InputRequired):  # waits for a human: the step suspends
+        return waiting(invocation.id, invocation.tool_call, exc.request, invocation.started_at)
     return ToolExecution(
         id=invocation.id,
         tool_call=invocation.tool_call,
@@ -188,6 +245,7 @@ def from_value(
         started_at,
         started_at if completed is None else completed(),
         child,
+        None,  # inputs
     )
 
 

@@ -23,12 +23,14 @@ from pyrsistent import pmap
 from agents.errors import ConfigurationError
 from agents.records.effects import ToolInvocation
 from agents.records.frozen import deep_freeze, shallow_dict
+from agents.records.inputs import InputAnswer, InputRequest
 from agents.records.messages import ToolCall
 from agents.records.schema import Validator, compile_validator, describe_docstring, schema_for_type
 from agents.records.state import AgentState
 from agents.records.step import ToolExecution
 from agents.tools.bridge import run_coroutine
 from agents.tools.outcomes import (
+    InputRequired,
     StopAgent,
     SubagentFailed,
     ToolResult,
@@ -63,11 +65,50 @@ class ToolContext:
     state: AgentState
     tool_call: ToolCall
     idempotency_key: tuple[str, int, str]
+    _asked: list[int] = attrs.field(factory=lambda: [0], alias="_asked", eq=False, repr=False)
 
     @property
     def call_id(self) -> str:
         """The id of the tool call."""
         return self.tool_call.id
+
+    @property
+    def answers(self) -> tuple[InputAnswer, ...]:
+        """The answers a human gave to this call's questions so far, in the order asked."""
+        execution = self.state.execution
+        if execution is None or not execution.inputs:
+            return ()
+        call_id = self.tool_call.id
+        return tuple(a for a in execution.inputs if a.call_id == call_id)
+
+    def ask(
+        self,
+        message: str,
+        schema: Mapping[str, Any] | None = None,
+        *,
+        source: str = "",
+        url: str = "",
+    ) -> InputAnswer:
+        """Ask a human: the answer to this call's next question when it was given, else
+        the run suspends (``InputRequired``: ``state.pending_inputs``) and, once the
+        question is answered (``state.with_input``), the call is made again from its start
+        and this returns the answer. ``schema``: the JSON schema of the answer's content
+        (an object); ``source``: who asks (default: the tool); ``url``: a page the human
+        should visit instead of answering here (MCP's URL elicitation)."""
+        number = self._asked[0]
+        self._asked[0] = number + 1
+        answers = self.answers
+        if number < len(answers):
+            return answers[number]
+        raise InputRequired(
+            InputRequest(
+                call_id=self.tool_call.id,
+                message=message,
+                schema=schema or {},
+                source=source or self.tool_call.name,
+                url=url,
+            )
+        )
 
 
 @attrs.frozen(kw_only=True, eq=False)
