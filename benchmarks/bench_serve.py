@@ -3,6 +3,11 @@ through the HTTP API (a message answered with Server-Sent Events) on SQLite; req
 second, p50 and p99 latency of a run, and the server's time per step against the same runs
 through the session runtime in process (same store kind, same checkpoints).
 
+The server's own cost is its process's CPU time (every thread: the runs, uvicorn, the event
+writer) per step, against the CPU time of the same runs in process: the clients, 100
+streams read by httpx in this process, share the machine's two cores with the server and
+take more CPU than it does, so the wall-clock ratio says as much about them.
+
 ``python benchmarks/bench_serve.py [--quick] [--json]``
 """
 
@@ -74,15 +79,25 @@ async def through_http(base: str, sessions: int) -> tuple[float, list[float]]:
         return time.perf_counter() - started, list(latencies)
 
 
-def in_process(folder: Path, sessions: int) -> float:
+def in_process(folder: Path, sessions: int) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of the same runs through the session runtime here."""
     runtime = SessionRuntime(SQLiteSessionStore(folder / "in-process.sqlite"), lambda s: loop())
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for _ in range(sessions):
         session = runtime.create(AgentState.initial())
         final = runtime.send(session.session_id, "go")
         assert final.state is not None
         assert final.state.step_count == STEPS
-    return time.perf_counter() - started
+    return time.perf_counter() - started, time.process_time() - cpu
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time (user + system, all threads) a process has used so far (Linux)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def measure(sessions: int) -> dict[str, Any]:
@@ -113,11 +128,16 @@ def measure(sessions: int) -> dict[str, Any]:
                     if sock.connect_ex(("127.0.0.1", port)) == 0:
                         break
                 time.sleep(0.1)
+            asyncio.run(through_http(f"http://127.0.0.1:{port}", 2))  # imports, first requests
+            before = cpu_seconds(server.pid)
             wall, latencies = asyncio.run(through_http(f"http://127.0.0.1:{port}", sessions))
+            after = cpu_seconds(server.pid)
         finally:
             server.terminate()
             server.wait(10)
-        local = in_process(folder, sessions)
+        in_process(folder, 2)  # warm up
+        local, local_cpu = in_process(folder, sessions)
+    server_cpu = after - before if after is not None and before is not None else None
     steps = sessions * STEPS
     ordered = sorted(latencies)
     return {
@@ -129,6 +149,9 @@ def measure(sessions: int) -> dict[str, Any]:
         "server ms per step": wall / steps * 1e3,
         "in-process ms per step": local / steps * 1e3,
         "ratio": wall / local,
+        "server CPU ms per step": None if server_cpu is None else server_cpu / steps * 1e3,
+        "in-process CPU ms per step": local_cpu / steps * 1e3,
+        "CPU ratio": None if server_cpu is None else server_cpu / local_cpu,
     }
 
 

@@ -52,6 +52,8 @@ def test_timeline_has_a_row_per_step_and_the_stop_reason_last():
     assert all(row.duration > 0 for row in rows)
     assert [row.stop_reason for row in rows] == [None, None, None, StopReason.COMPLETED]
     assert TimelineRow.from_json(rows[0].to_json()) == rows[0]
+    for start in (1, 3, 4, 5):  # the rows from a step on (a server sends the last one)
+        assert history().timeline(start=start) == rows[start - 1 :]
 
 
 def test_find_tool_executions_by_name_failure_block_and_step():

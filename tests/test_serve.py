@@ -673,3 +673,42 @@ def test_the_served_example_chats_and_waits_for_approval(tmp_path):
             assert done[-2]["data"]["final_response"] == "Done: refunded 15.00 on A-1"
     finally:
         server.stop()
+
+
+# -- the event log as the server writes it ---------------------------------------------------
+
+
+def test_the_event_log_commits_runs_events_together_and_keeps_the_latest_run(tmp_path):
+    """Events of several sessions handed over at once are committed (numbers per session,
+    in order); a stream reads what this process wrote from memory, and from the store when
+    memory cannot hold it all (another process wrote in between, or an earlier run)."""
+    from agents import AgentLoop, SessionRuntime, SQLiteSessionStore
+    from agents.serve.runs import Runs, event_type
+
+    store = SQLiteSessionStore(tmp_path / "events.sqlite")
+    runs = Runs(SessionRuntime(store, lambda session: AgentLoop(lambda request: "x")))
+    writers = [
+        threading.Thread(
+            target=runs.log.write,
+            args=(f"s{n}", [json.dumps({"type": "StepStarted", "n": i}) for i in range(3)]),
+        )
+        for n in range(8)
+    ]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+    for n in range(8):
+        assert [number for number, _ in store.events(f"s{n}")] == [1, 2, 3]
+        assert runs.log.kept(f"s{n}", 1) == store.events(f"s{n}", after=1)
+    assert event_type(store.events("s0")[0][1]) == "StepStarted"
+    store.append_events("s0", ['{"type":"Other"}'])  # another process's run
+    runs.log.write("s0", ['{"type":"RunEnded","step":null}'])
+    assert runs.log.kept("s0", 0) is None  # not all in memory: the store is read
+    assert runs.log.kept("s0", 4) == [(5, '{"type":"RunEnded","step":null}')]
+    assert runs.last("s0") == 5
+    runs.log.start("s0")  # a new run forgets the last one's events
+    assert runs.log.kept("s0", 4) is None
+    store.close()
+    with pytest.raises(Exception, match="closed"):  # a failed write fails the run's write
+        runs.log.write("s1", ['{"type":"StepStarted"}'])

@@ -11,7 +11,14 @@ from typing import Final, Protocol
 
 from agents.persistence.plans import Many, Plan, Query
 
-__all__ = ["EVENTS_TABLE", "SessionEvents", "append_events_plan", "read_events_plan"]
+__all__ = [
+    "EVENTS_TABLE",
+    "SessionEvents",
+    "append_event_batches_plan",
+    "append_events_plan",
+    "last_event_plan",
+    "read_events_plan",
+]
 
 # Part of every SQL store's schema (``agents.persistence.sql``), created with the store or
 # when a store made before it is next opened.
@@ -47,6 +54,27 @@ def append_events_plan(session_id: str, events: Sequence[str]) -> Plan[list[int]
         [(session_id, number, text) for number, text in zip(numbers, events, strict=True)],
     )
     return numbers
+
+
+def append_event_batches_plan(
+    batches: Sequence[tuple[str, Sequence[str]]],
+) -> Plan[list[list[int]]]:
+    """Append each batch of events (``(session_id, texts)``) in turn, in one transaction
+    (a server writing the events of many sessions' runs at once); their numbers."""
+    numbers = []
+    for session_id, events in batches:
+        numbers.append((yield from append_events_plan(session_id, events)))
+    return numbers
+
+
+def last_event_plan(session_id: str) -> Plan[int]:
+    """The number of the session's last event (0 for none)."""
+    row = yield Query(
+        "SELECT MAX(seq) FROM agents_session_events WHERE session_id = ?",
+        (session_id,),
+        fetch="one",
+    )
+    return int(row[0]) if row is not None and row[0] is not None else 0
 
 
 def read_events_plan(session_id: str, after: int, limit: int) -> Plan[list[tuple[int, str]]]:

@@ -115,6 +115,17 @@ class InMemorySessionStore:
             log.extend(events)
             return list(range(first, first + len(events)))
 
+    def append_event_batches(
+        self, batches: Sequence[tuple[str, Sequence[str]]]
+    ) -> Sequence[Sequence[int]]:
+        """Append several sessions' events at once; their numbers, batch by batch."""
+        return [list(self.append_events(session_id, texts)) for session_id, texts in batches]
+
+    def last_event(self, session_id: str) -> int:
+        """The number of a session's last event (0 for none)."""
+        with self._lock:
+            return len(self._events.get(session_id, []))
+
     def events(
         self, session_id: str, after: int = 0, limit: int = 1000
     ) -> Sequence[tuple[int, str]]:

@@ -26,8 +26,10 @@ from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
 from agents.persistence.anchors import ANCHORS_TABLE, anchor_plan, read_anchor_plan
 from agents.persistence.events import (
     EVENTS_TABLE,
+    append_event_batches_plan,
     append_events_plan,
     delete_events_plan,
+    last_event_plan,
     read_events_plan,
 )
 from agents.persistence.plans import Handle, Many, Plan, Query, drive
@@ -454,6 +456,17 @@ class SQLSessionStore:
         """Append events (JSON texts) to a session's event log, in one transaction; their
         numbers (``agents.persistence.events``)."""
         return self._written(append_events_plan(session_id, events))
+
+    def append_event_batches(
+        self, batches: Sequence[tuple[str, Sequence[str]]]
+    ) -> Sequence[Sequence[int]]:
+        """Append several sessions' events (``(session_id, texts)`` each) in one
+        transaction; their numbers, batch by batch."""
+        return self._written(append_event_batches_plan(batches))
+
+    def last_event(self, session_id: str) -> int:
+        """The number of a session's last event (0 for none)."""
+        return self._got(last_event_plan(session_id))
 
     def events(
         self, session_id: str, after: int = 0, limit: int = 1000

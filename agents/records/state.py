@@ -331,16 +331,16 @@ class AgentState(Record):
 
     # -- history queries (SPEC §14) ----------------------------------------------------------
 
-    def timeline(self) -> list[TimelineRow]:
-        """One row per step of the current execution; the last row of a finished one carries
-        the stop reason."""
+    def timeline(self, start: int = 1) -> list[TimelineRow]:
+        """One row per step of the current execution (from step ``start``); the last row of
+        a finished one carries the stop reason."""
         execution = self.execution
         if execution is None:
             return []
         finished = execution.status.terminal
         last = len(execution.step_executions)
         rows = []
-        for step_execution in execution.step_executions:
+        for step_execution in execution.step_executions.items_from(max(0, start - 1)):
             step = step_execution.step
             usage = step.usage
             rows.append(

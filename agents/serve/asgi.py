@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import hmac
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
 from starlette.applications import Starlette
@@ -26,7 +26,7 @@ from agents.persistence.runtime import SessionRuntime
 from agents.records.codec import encode_value
 from agents.records.execution import ExecutionStatus
 from agents.records.state import AgentState
-from agents.serve.runs import Busy, Runs
+from agents.serve.runs import Busy, Runs, event_type
 
 __all__ = ["MAX_BODY", "app", "run_server"]
 
@@ -82,11 +82,13 @@ async def _body(
     return data
 
 
-def _sse(numbered: AsyncIterator[tuple[int, str]]) -> StreamingResponse:
+def _sse(batches: AsyncIterator[Sequence[tuple[int, str]]]) -> StreamingResponse:
     async def lines() -> AsyncIterator[bytes]:
-        async for number, text in numbered:
-            kind = json.loads(text).get("type", "message")
-            yield f"id: {number}\nevent: {kind}\ndata: {text}\n\n".encode()
+        async for batch in batches:  # the events read together, sent in one piece
+            yield "".join(
+                f"id: {number}\nevent: {event_type(text)}\ndata: {text}\n\n"
+                for number, text in batch
+            ).encode()
 
     headers = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
     return StreamingResponse(lines(), media_type="text/event-stream", headers=headers)
@@ -223,7 +225,7 @@ def _messages(runtime: SessionRuntime, runs: Runs) -> Handler:
         await _blocking(runtime.get, session_id)  # 404 before anything starts
         message = body["message"]
         before = await _blocking(runs.start, session_id, lambda rt: rt.send(session_id, message))
-        return _sse(runs.stream(session_id, before))
+        return _sse(runs.batches(session_id, before))
 
     return _handler(messages)
 
@@ -242,7 +244,7 @@ def _events(runtime: SessionRuntime, runs: Runs) -> Handler:
             # committed step, and the stream with it.
             with contextlib.suppress(Busy):
                 await _blocking(runs.start, session_id, lambda rt: rt.resume(session_id))
-        return _sse(runs.stream(session_id, int(raw)))
+        return _sse(runs.batches(session_id, int(raw)))
 
     return _handler(events)
 

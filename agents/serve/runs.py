@@ -6,14 +6,25 @@ sharing the store — and streams wake when an event arrives.
 
 Steering and follow-ups for a run in progress are handed to it between steps (a hook of the
 run's loop takes them), so that they join its state, and its checkpoints, in order.
+
+The events of all the runs in progress are written by one thread (``_EventLog``): a run
+hands its events over and waits until they are committed — so they are in the log before
+its next checkpoint, as a resumed stream after a crash needs — and the thread commits what
+every run handed over meanwhile in one transaction (group commit: at 100 runs at once, a
+few transactions instead of one per run and event batch). The events this process wrote for
+a session's latest run are also kept in memory, so that a stream following the run reads
+them from there, not from the store; anything else (an older run, another process's) is
+read from the store.
 """
 
 from __future__ import annotations
 
 import asyncio
+import bisect
 import json
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Final
 
 import attrs
@@ -25,10 +36,11 @@ from agents.persistence.session import Session
 from agents.records.codec import encode_value
 from agents.records.events import LIVE_FIELDS, Event, ExecutionCompleted, StepCompleted
 from agents.records.execution import ExecutionStatus
+from agents.records.json_text import dumps
 from agents.shell.loop import AgentLoop
 from agents.shell.subagents import DEPTH_KEY
 
-__all__ = ["Busy", "Runs", "event_data"]
+__all__ = ["Busy", "Runs", "ended", "event_data", "event_type"]
 
 ENDED: Final = "RunEnded"  # the last event of every run this server drives
 
@@ -51,7 +63,8 @@ def event_data(event: Event) -> dict[str, Any]:
     if state is not None and DEPTH_KEY in state.metadata:
         data["depth"] = state.metadata[DEPTH_KEY]  # a sub-agent's event
     if isinstance(event, StepCompleted):
-        row = state.timeline()[-1] if state is not None and state.step_executions else None
+        rows = state.timeline(start=len(state.step_executions)) if state is not None else []
+        row = rows[-1] if rows else None
         data["timeline"] = encode_value(row) if row is not None else None
     if isinstance(event, ExecutionCompleted) and state is not None:
         data["final_response"] = state.final_response
@@ -71,6 +84,7 @@ class Runs:
         self._lock = threading.Lock()
         self._active: dict[str, _Inbox] = {}
         self._waiting: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+        self.log = _EventLog(self)
 
     # -- starting runs -----------------------------------------------------------------------
 
@@ -88,6 +102,7 @@ class Runs:
                 raise Busy(f"session {session_id!r} has a run in progress: steer it instead")
             self._active[session_id] = inbox
         try:
+            self.log.start(session_id)
             before = self.last(session_id)
         except BaseException:
             self._finish(session_id)
@@ -96,7 +111,10 @@ class Runs:
         factory = self.runtime.loop_factory
 
         def loop_for(session: Session) -> AgentLoop:
-            return factory(session).with_hooks(inbox.hook).with_listeners(writer)
+            served = factory(session)  # one copy, with the inbox and the writer
+            return served.with_options(
+                hooks=(*served.hooks, inbox.hook), listeners=(*served.listeners, writer)
+            )
 
         runtime = SessionRuntime(self.store, loop_for)
         thread = threading.Thread(
@@ -154,6 +172,8 @@ class Runs:
 
     def last(self, session_id: str) -> int:
         """The number of the session's last event (0 for none)."""
+        if hasattr(self.store, "last_event"):
+            return int(self.store.last_event(session_id))
         last = 0
         while True:
             found = self.store.events(session_id, after=last, limit=1000)
@@ -186,24 +206,53 @@ class Runs:
     async def stream(self, session_id: str, after: int) -> AsyncIterator[tuple[int, str]]:
         """``(number, JSON)`` of the session's events after ``after``, as they come: until a
         run's last event, or — when no run is in progress here — the end of the log."""
+        async for batch in self.batches(session_id, after):
+            for event in batch:
+                yield event
+
+    async def batches(
+        self, session_id: str, after: int
+    ) -> AsyncIterator[Sequence[tuple[int, str]]]:
+        """``stream``'s events as they are read: several at a time (a run writes its events
+        in groups), so that a response sends them in one piece."""
         last = after
         while True:
             woken = self.waiter(session_id)
             try:
                 running = self.running(session_id)  # before reading: a run ending after
-                found = await asyncio.to_thread(self.events, session_id, last)  # ... is seen
-                for number, text in found:
-                    last = number
-                    yield number, text
-                    if json.loads(text).get("type") == ENDED:
+                found = self.log.kept(session_id, last)  # ... is seen
+                if found is None:
+                    found = await asyncio.to_thread(self.events, session_id, last)
+                for index, (_, text) in enumerate(found):
+                    if ended(text):
+                        yield found[: index + 1]
                         return
                 if found:
+                    last = found[-1][0]
+                    yield found
                     continue
                 if not running:
                     return
                 await woken.wait()
             finally:
                 self.forget(session_id, woken)
+
+
+def ended(text: str) -> bool:
+    """Whether an event (as the log keeps it) is a run's last."""
+    if text.startswith(_TYPED):
+        return text.startswith(_ENDED_TEXT)
+    return bool(json.loads(text).get("type") == ENDED)
+
+
+def event_type(text: str) -> str:
+    """An event's type (as the log keeps it: ``{"type":"...",...}``)."""
+    if text.startswith(_TYPED):
+        end = text.find('"', len(_TYPED))
+        if end > 0 and "\\" not in text[len(_TYPED) : end]:
+            return text[len(_TYPED) : end]
+    kind = json.loads(text).get("type", "message")
+    return str(kind)
 
 
 # Events written at once (with those held before them): what a client waits for — a piece
@@ -236,12 +285,112 @@ class _Writer:
     def flush(self) -> None:
         if self._held:
             held, self._held = self._held, []
-            self._runs.store.append_events(self._session_id, held)
-            self._runs.notify(self._session_id)
+            self._runs.log.write(self._session_id, held)
 
 
 def _text(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+    try:
+        return dumps(data)  # orjson, as json.dumps would write it
+    except (TypeError, ValueError):  # something that is not plain JSON: as text
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+_TYPED: Final = '{"type":"'  # how every event the log keeps begins
+_ENDED_TEXT: Final = _text({"type": ENDED})[:-1] + ","  # how every run's last event begins
+_KEPT_SESSIONS: Final = 512  # finished runs whose events stay in memory for late readers
+
+
+class _Pending:
+    __slots__ = ("done", "error", "session_id", "texts")
+
+    def __init__(self, session_id: str, texts: list[str]) -> None:
+        self.session_id = session_id
+        self.texts = texts
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+
+class _EventLog:
+    """The session event logs as this process writes them: one thread committing every
+    run's events (group commit), and the events of each session's latest run kept."""
+
+    def __init__(self, runs: Runs) -> None:
+        self._runs = runs
+        self._store: Any = runs.store
+        self._grouped = hasattr(self._store, "append_event_batches")
+        self._cond = threading.Condition()
+        self._queue: list[_Pending] = []
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[str, list[tuple[int, str]]] = OrderedDict()
+
+    def write(self, session_id: str, texts: list[str]) -> None:
+        """Append ``texts`` to the session's log; returns once they are committed (a
+        failure of the store is raised here, as a direct write would raise it)."""
+        pending = _Pending(session_id, texts)
+        with self._cond:
+            self._queue.append(pending)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._serve, name="agents-serve events", daemon=True
+                )
+                self._thread.start()
+            self._cond.notify()
+        pending.done.wait()
+        if pending.error is not None:
+            raise pending.error
+
+    def _serve(self) -> None:
+        while True:
+            with self._cond:
+                while not self._queue:
+                    if not self._cond.wait(timeout=5.0) and not self._queue:
+                        self._thread = None  # idle: a later write starts another
+                        return
+                group, self._queue = self._queue, []
+            self._commit(group)
+
+    def _commit(self, group: list[_Pending]) -> None:
+        try:
+            if self._grouped:
+                numbers = self._store.append_event_batches([(p.session_id, p.texts) for p in group])
+            else:
+                numbers = [self._store.append_events(p.session_id, p.texts) for p in group]
+        except BaseException as exc:  # each run raises it (its events were not written)
+            for pending in group:
+                pending.error = exc
+                pending.done.set()
+            return
+        for pending, given in zip(group, numbers, strict=True):
+            self._keep(pending.session_id, list(zip(given, pending.texts, strict=True)))
+            pending.done.set()
+            self._runs.notify(pending.session_id)
+
+    def _keep(self, session_id: str, written: list[tuple[int, str]]) -> None:
+        with self._lock:
+            kept = self._kept.get(session_id)
+            if kept is None or not written or kept[-1][0] + 1 != written[0][0]:
+                kept = []  # a new run, or another process wrote in between
+            kept.extend(written)
+            self._kept[session_id] = kept
+            self._kept.move_to_end(session_id)
+            while len(self._kept) > _KEPT_SESSIONS:
+                self._kept.popitem(last=False)
+
+    def start(self, session_id: str) -> None:
+        """A run of the session starts here: what was kept of its earlier runs goes."""
+        with self._lock:
+            self._kept.pop(session_id, None)
+
+    def kept(self, session_id: str, after: int) -> Sequence[tuple[int, str]] | None:
+        """The session's events after ``after`` from memory, or ``None`` when memory does
+        not hold all of them (read the store)."""
+        with self._lock:
+            kept = self._kept.get(session_id)
+            if not kept or kept[0][0] > after + 1:
+                return None
+            index = bisect.bisect_right(kept, after, key=lambda event: event[0])
+            return kept[index : index + 1000]
 
 
 class _Inbox:

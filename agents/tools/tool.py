@@ -128,6 +128,7 @@ class Tool:
     _plain_parameters: Mapping[str, Any] = attrs.field(alias="_plain_parameters")
     _validator: Validator = attrs.field(alias="_validator")
     _converters: Mapping[str, Callable[[Any], Any]] = attrs.field(alias="_converters", factory=dict)
+    _frozen: Any = attrs.field(default=None, init=False, repr=False)
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -137,6 +138,16 @@ class Tool:
             "description": self.description,
             "parameters": copy.deepcopy(self._plain_parameters),
         }
+
+    @property
+    def frozen_schema(self) -> Any:
+        """``schema`` frozen, made once (a tool does not change; every loop built with it
+        offers it)."""
+        frozen = self._frozen
+        if frozen is None:
+            frozen = deep_freeze(self.schema)
+            object.__setattr__(self, "_frozen", frozen)
+        return frozen
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (handy in tests)."""
@@ -423,7 +434,7 @@ class Tools(Mapping[str, Tool]):
                 raise ConfigurationError(f"two tools are named {built.name!r}")
             by_name[built.name] = built
         self._by_name: Final = by_name
-        self._schemas: Final = tuple(deep_freeze(t.schema) for t in by_name.values())
+        self._schemas: Final = tuple(t.frozen_schema for t in by_name.values())
         self.sources: Final = tuple(sources)
 
     @classmethod
