@@ -141,6 +141,25 @@ DELEGATING = AgentLoop(
     ],
     listeners=[PARENT_EVENTS],
 )
+@tool
+def ask_name(context: ToolContext) -> str:
+    """Greet whoever a human names."""
+    answer = context.ask("Whom?", {"type": "object", "properties": {"name": {"type": "string"}}})
+    return f"hello {answer.content['name']}"
+
+
+def asking_model(request: InferenceRequest) -> list[ToolCall] | str:
+    """One batch: an echo and a call that asks a human; then an answer."""
+    results = [m.content for m in request.messages if m.role is Role.TOOL]
+    if not results:
+        return [
+            ToolCall(id="e1", name="slow_echo", arguments={"text": "one", "delay": 0}),
+            ToolCall(id="q1", name="ask_name", arguments={}),
+        ]
+    return "said " + ", ".join(results)
+
+
+ASKING = AgentLoop(FunctionDriver(asking_model), tools=[slow_echo, ask_name])
 CLOCK = StepOnlyClock()
 STORE = InMemorySessionStore()
 LOOP = AgentLoop(FunctionDriver(echo_model), tools=[slow_echo], clock=CLOCK, max_steps=6)
@@ -155,6 +174,7 @@ def durable(tmp_path_factory):
         "plain": DurableAgent(LOOP.with_options(clock=None), f"plain-{name}"),
         "compacting": DurableAgent(COMPACTING, f"compacting-{name}"),
         "delegating": DurableAgent(DELEGATING, f"delegating-{name}"),
+        "asking": DurableAgent(ASKING, f"asking-{name}"),
     }
     database = tmp_path_factory.mktemp("dbos") / "system.sqlite"
     launch(f"sqlite:///{database}")
@@ -364,6 +384,23 @@ def test_a_sub_agents_events_reach_the_durable_runs_listeners(durable):
     forwarded = [e for e in PARENT_EVENTS.events if e.agent_id == child.agent_id]
     assert [type(e).__name__ for e in forwarded][:1] == ["ExecutionStarted"]
     assert type(forwarded[-1]).__name__ == "ExecutionCompleted"
+
+
+def test_a_durable_run_suspends_for_a_question_and_a_new_one_resumes_it(durable):
+    """A call asking a human ends the durable run SUSPENDED with the question (the batch's
+    finished call kept); the answered state, run again (another workflow), makes only the
+    call that asked, and the run completes."""
+    agents, _ = durable
+    SEEN.clear()
+    waiting = agents["asking"].run(initial(), workflow_id="asking-1")
+    assert waiting.status.value == "suspended"
+    assert [q.call_id for q in waiting.pending_inputs] == ["q1"]
+    assert [e.value for e in waiting.execution.current_step.tool_executions] == ["one"]
+    final = agents["asking"].run(waiting.with_input("q1", {"name": "Ada"}), workflow_id="asking-2")
+    assert final.status.value == "completed"
+    assert [e.value for e in final.tool_executions] == ["one", "hello Ada"]
+    assert final.final_response == "said one, hello Ada"
+    assert len(SEEN) == 1  # the echo ran once, in the first workflow
 
 
 def test_enqueued_runs_are_taken_from_the_queue(durable):
