@@ -141,6 +141,8 @@ DELEGATING = AgentLoop(
     ],
     listeners=[PARENT_EVENTS],
 )
+
+
 @tool
 def ask_name(context: ToolContext) -> str:
     """Greet whoever a human names."""
