@@ -291,3 +291,26 @@ def test_a_secret_in_an_answer_is_never_written_nor_shown(tmp_path):
     }
     assert {where for where, text in texts.items() if secret in text} == set()
     assert "[redacted]" in texts["state"]
+
+
+def test_a_sub_agents_question_is_the_parent_calls_and_its_answer_goes_down():
+    """A child's tool asks: the parent's run suspends with the question (its source names
+    the sub-agent); answered, the parent's call runs the child again, which gets the
+    answer and finishes; both runs keep the exchange."""
+    from agents import subagent_tool
+
+    def child():
+        return make_loop(call("greet"), reply("child done"), tools=[greet])
+
+    helper = subagent_tool("helper", "Greets.", child)
+    made.clear()
+    waiting = make_loop(call("helper", task="greet"), reply("ok"), tools=[helper]).run(initial())
+    assert waiting.status is ExecutionStatus.SUSPENDED
+    (question,) = waiting.pending_inputs
+    assert (question.call_id, question.source) == ("call_1", "helper: greet")
+    answered = AgentState.from_json(waiting.with_input("call_1", {"name": "Ada"}).to_json())
+    final = make_loop(reply("ok"), tools=[helper]).run(answered)
+    (execution,) = final.tool_executions
+    assert execution.value == "child done" and execution.inputs[0].content["name"] == "Ada"
+    assert execution.child.tool_executions[0].value == "hello Ada"
+    assert made == ["greet", "greet", "greet"]  # asked, made again (child from the start)

@@ -6,7 +6,10 @@ its final response is the tool's result. The child's whole run is kept on the pa
 the parent's agent id), so audits see everything; the child's usage and cost count in the
 parent's step; the child's events reach the parent's listeners, tagged with the child's
 own ids. A child deeper than ``max_depth``, a loop factory that fails, or a child run that
-fails or stops without an answer is a failed tool execution the parent's model sees.
+fails or stops without an answer is a failed tool execution the parent's model sees. A
+child's questions for a human (``ToolContext.ask``, an MCP server's elicitation) are the
+parent call's: the parent's run suspends with them, and the child is run again with the
+answers.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ def subagent_tool(
         if forward is not None:
             loop = loop.with_listeners(forward)
         start = initial._evolve(parent_agent_id=parent.agent_id).with_metadata(DEPTH_KEY, depth)
-        final = loop.run(start.with_user_message(task))
+        final = _asked_up(name, loop, loop.run(start.with_user_message(task)), context)
         answer = final.final_response
         if final.execution is not None and final.execution.error is not None:
             error = final.execution.error
@@ -80,6 +83,23 @@ def subagent_tool(
     run_subagent.__name__ = name
     run_subagent.__doc__ = f"{description}\n\nArgs:\n    task: what the sub-agent should do\n"
     return tool(run_subagent, name=name, description=description)
+
+
+def _asked_up(name: str, loop: AgentLoop, state: AgentState, context: ToolContext) -> AgentState:
+    """A child whose tool calls ask a human: its questions are the parent call's, in order —
+    answered with the parent call's answers as far as they go (the child's run resumed with
+    each), else passed up (``InputRequired``: the parent's run suspends, and the call that
+    ran the child is made again, the child with it, once the question is answered)."""
+    while state.pending_inputs and not state.pending_approvals:
+        question = state.pending_inputs[0]
+        answer = context.ask(
+            question.message,
+            question.schema,
+            source=f"{name}: {question.source}" if question.source else name,
+            url=question.url,
+        )
+        state = loop.run(state.with_input(question.call_id, answer.content, action=answer.action))
+    return state
 
 
 def _depth(state: AgentState) -> int:
