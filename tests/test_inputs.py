@@ -314,3 +314,31 @@ def test_a_sub_agents_question_is_the_parent_calls_and_its_answer_goes_down():
     assert execution.value == "child done" and execution.inputs[0].content["name"] == "Ada"
     assert execution.child.tool_executions[0].value == "hello Ada"
     assert made == ["greet", "greet", "greet"]  # asked, made again (child from the start)
+
+
+def test_the_invariants_catch_forged_questions_and_answers():
+    """A question outside a suspended step, one for a call that has a result, and an
+    answer kept on another call's execution are each named."""
+    from agents import InputAnswer, InputRequest
+
+    _, waiting = asking()
+    execution = waiting.execution
+    stray = waiting._evolve(execution=execution._evolve(current_step=None))
+    assert any("outside a suspended step" in p for p in check_invariants(stray))
+    done_call = InputRequest(call_id="call_1", message="again?")
+    forged = waiting._evolve(execution=execution._evolve(pending_inputs=[done_call]))
+    assert any("which has a result" in p for p in check_invariants(forged))
+    final = make_loop(*SCRIPT, tools=[add, greet]).run(
+        waiting.with_input("call_2", {"name": "Ada"})
+    )
+    first = final.execution.step_executions[0]
+    wrong = InputAnswer(request=InputRequest(call_id="call_9", message="?"), action="cancel")
+    add_execution = first.step.tool_executions[0]._evolve(inputs=[wrong])
+    step = first.step._evolve(tool_executions=first.step.tool_executions.set(0, add_execution))
+    moved = final._evolve(
+        execution=final.execution._evolve(
+            step_executions=[first._evolve(step=step), *final.execution.step_executions[1:]]
+        )
+    )
+    assert any("keeps an answer to call 'call_9'" in p for p in check_invariants(moved))
+    assert check_invariants(final) == []

@@ -50,6 +50,7 @@ def check_invariants(state: AgentState) -> list[str]:
     problems.extend(_timestamps(state))
     problems.extend(_status(state))
     problems.extend(_tool_messages(state))
+    problems.extend(_questions(state))
     problems.extend(_round_trip(state))
     return problems
 
@@ -125,6 +126,36 @@ def _tool_messages(state: AgentState) -> list[str]:
             previous_calls = {call.id for call in message.tool_calls}
         else:
             previous_calls = set()
+    return problems
+
+
+def _questions(state: AgentState) -> list[str]:
+    """Questions for a human wait in a suspended step, each asked by one of its calls that
+    has no result; an answer kept on an execution answers that execution's call."""
+    execution = state.execution
+    assert execution is not None
+    problems: list[str] = []
+    pending = state.pending_inputs
+    step = execution.current_step
+    if pending and (step is None or execution.status is not ExecutionStatus.SUSPENDED):
+        problems.append(f"questions wait ({[q.call_id for q in pending]}) outside a suspended step")
+    elif pending and step is not None:
+        calls = {c.id for c in step.requested_tool_calls}
+        done = {e.tool_call.id for e in step.tool_executions}
+        problems.extend(
+            f"a question waits for call {q.call_id!r}, which the step did not make or "
+            "which has a result"
+            for q in pending
+            if q.call_id not in calls or q.call_id in done
+        )
+    for step_execution in execution.step_executions:
+        for done_call in step_execution.step.tool_executions:
+            problems.extend(
+                f"step {step_execution.number}: execution {done_call.id} keeps an answer to "
+                f"call {answer.call_id!r}"
+                for answer in done_call.inputs or ()
+                if answer.call_id != done_call.tool_call.id
+            )
     return problems
 
 
