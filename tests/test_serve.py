@@ -187,8 +187,13 @@ def test_a_tools_question_round_trip(server):
             ({"call_id": "b1", "content": {"date": 3}}, "does not fit"),
             ({"call_id": "b1", "action": "later"}, "action must be one of"),
             ({"call_id": "b1", "content": "x"}, "wrong type"),
+            ('{"call_id": "b1", "content": {"date": NaN}}', "not a JSON number"),
+            ({"call_id": "b1", "content": {"date": _nested(300)}}, "nested deeper"),
         ]:
-            refused = client.post(f"{url}/inputs", json=body)
+            if isinstance(body, str):  # what a JSON library would not write
+                refused = client.post(f"{url}/inputs", content=body.encode())
+            else:
+                refused = client.post(f"{url}/inputs", json=body)
             assert refused.status_code == 422 and problem in refused.json()["error"], refused.text
         state = json.loads(client.get(url).text)
         assert state["execution"]["pending_inputs"][0]["call_id"] == "b1"
@@ -197,6 +202,13 @@ def test_a_tools_question_round_trip(server):
         after = given.json()["events_after"]
         rest = stream(client, "GET", f"{url}/events?after={after}")
         assert rest[-2]["data"]["final_response"] == "tool said: booked table on May 4"
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "x"
+    for _ in range(depth):
+        value = [value]
+    return value
 
 
 def test_a_dropped_stream_resumes_with_last_event_id(server):
