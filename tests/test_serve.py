@@ -721,6 +721,15 @@ def test_the_event_log_commits_runs_events_together_and_keeps_the_latest_run(tmp
     assert runs.last("s0") == 5
     runs.log.start("s0")  # a new run forgets the last one's events
     assert runs.log.kept("s0", 4) is None
+    # One batch that cannot be written (a null where the log keeps text) spoils the group's
+    # transaction: the others are written alone, only its run is told.
+    from agents.serve.runs import _Pending
+
+    group = [_Pending("g1", ['{"type":"A"}']), _Pending("g2", [None]), _Pending("g3", ["{}"])]
+    runs.log._commit(group)  # type: ignore[arg-type]
+    assert [p.done.is_set() for p in group] == [True, True, True]
+    assert [p.error is None for p in group] == [True, False, True]
+    assert store.events("g1") == [(1, '{"type":"A"}')] and store.events("g2") == []
     store.close()
     with pytest.raises(Exception, match="closed"):  # a failed write fails the run's write
         runs.log.write("s1", ['{"type":"StepStarted"}'])

@@ -351,20 +351,30 @@ class _EventLog:
             self._commit(group)
 
     def _commit(self, group: list[_Pending]) -> None:
-        try:
-            if self._grouped:
+        """Write the group in one transaction; when that fails (one batch spoiled it), each
+        batch alone, so that only a batch that cannot be written fails its run."""
+        if self._grouped and len(group) > 1:
+            try:
                 numbers = self._store.append_event_batches([(p.session_id, p.texts) for p in group])
+            except Exception:
+                pass  # each on its own, below
             else:
-                numbers = [self._store.append_events(p.session_id, p.texts) for p in group]
-        except BaseException as exc:  # each run raises it (its events were not written)
-            for pending in group:
+                for pending, given in zip(group, numbers, strict=True):
+                    self._written(pending, given)
+                return
+        for pending in group:
+            try:
+                given = self._store.append_events(pending.session_id, pending.texts)
+            except BaseException as exc:  # the run raises it (its events were not written)
                 pending.error = exc
                 pending.done.set()
-            return
-        for pending, given in zip(group, numbers, strict=True):
-            self._keep(pending.session_id, list(zip(given, pending.texts, strict=True)))
-            pending.done.set()
-            self._runs.notify(pending.session_id)
+                continue
+            self._written(pending, given)
+
+    def _written(self, pending: _Pending, numbers: Sequence[int]) -> None:
+        self._keep(pending.session_id, list(zip(numbers, pending.texts, strict=True)))
+        pending.done.set()
+        self._runs.notify(pending.session_id)
 
     def _keep(self, session_id: str, written: list[tuple[int, str]]) -> None:
         with self._lock:
