@@ -34,6 +34,17 @@ from agents.testing import (
 from agents.testing.regression import regress
 
 
+def assert_replays(log: Path) -> None:
+    """``agents replay LOG --verify`` passes, in a process of its own (no server needed)."""
+    replayed = subprocess.run(
+        [sys.executable, "-m", "agents", "replay", log.name, "--verify"],
+        capture_output=True,
+        text=True,
+        cwd=log.parent,
+    )
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+
+
 def time_server(**options: Any) -> MCPServerStdio:
     return MCPServerStdio(TIME, ["--local-timezone", "UTC"], **options)
 
@@ -184,13 +195,7 @@ def test_a_servers_sampling_request_is_answered_by_the_runs_model_and_recorded(e
     assert child.parent_agent_id == final.agent_id
     assert child.metadata[SAMPLING_KEY]["server"] == server.label
     assert final.final_response == f"done: {execution.value}"
-    replayed = subprocess.run(
-        [sys.executable, "-m", "agents", "replay", "run.jsonl", "--verify"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert_replays(tmp_path / "run.jsonl")
 
 
 @pytest.mark.parametrize("era", ["stdio", "http-2025"])
@@ -232,13 +237,7 @@ def test_a_servers_elicitation_suspends_the_run_until_a_human_answers(era, tmp_p
     assert execution.value == "hello Ada (greeting 1)"  # the tool ran once, with the answer
     (answer,) = execution.inputs
     assert (answer.action, dict(answer.content)) == ("accept", {"name": "Ada"})
-    replayed = subprocess.run(
-        [sys.executable, "-m", "agents", "replay", "run.jsonl", "--verify"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert_replays(tmp_path / "run.jsonl")
 
 
 def test_a_declined_question_reaches_the_server_and_elicitation_can_be_turned_off():
