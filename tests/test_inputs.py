@@ -342,3 +342,32 @@ def test_the_invariants_catch_forged_questions_and_answers():
     )
     assert any("keeps an answer to call 'call_9'" in p for p in check_invariants(moved))
     assert check_invariants(final) == []
+
+
+def test_a_sub_agents_call_needing_approval_is_asked_through_the_parent():
+    """A child's call that needs approval is a question of the parent call ("approve
+    ...?"): accepted, the child's call runs; declined, it is blocked with the reason."""
+    from agents import subagent_tool
+
+    @tool(requires_approval=True)
+    def wire(amount: int) -> str:
+        """Needs approval."""
+        made.append(f"wire {amount}")
+        return f"wired {amount}"
+
+    def child():
+        return make_loop(call("wire", amount=5), reply("child done"), tools=[wire])
+
+    helper = subagent_tool("helper", "Wires.", child)
+    for action, expected in (("accept", "wired 5"), ("decline", "denied: decline")):
+        made.clear()
+        waiting = make_loop(call("helper", task="pay"), reply("ok"), tools=[helper]).run(initial())
+        (question,) = waiting.pending_inputs
+        assert question.message == 'approve wire({"amount": 5})?'
+        assert question.source == "helper: approval"
+        answered = waiting.with_input("call_1", action=action)
+        final = make_loop(reply("ok"), tools=[helper]).run(answered)
+        child_call = final.tool_executions[0].child.tool_executions[0]
+        shown = child_call.value if child_call.ok else child_call.error.message
+        assert expected in shown
+        assert made == (["wire 5"] if action == "accept" else [])

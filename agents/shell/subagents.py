@@ -7,17 +7,19 @@ the parent's agent id), so audits see everything; the child's usage and cost cou
 parent's step; the child's events reach the parent's listeners, tagged with the child's
 own ids. A child deeper than ``max_depth``, a loop factory that fails, or a child run that
 fails or stops without an answer is a failed tool execution the parent's model sees. A
-child's questions for a human (``ToolContext.ask``, an MCP server's elicitation) are the
-parent call's: the parent's run suspends with them, and the child is run again with the
-answers.
+child's questions for a human (``ToolContext.ask``, an MCP server's elicitation) and its
+calls that need approval (asked as "approve ...?") are the parent call's questions: the
+parent's run suspends with them, and the child is run again with the answers.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from agents.errors import ConfigurationError
+from agents.records.frozen import deep_thaw
 from agents.records.state import AgentState
 from agents.shell.loop import AgentLoop
 from agents.shell.reporting import current_forward
@@ -86,20 +88,39 @@ def subagent_tool(
 
 
 def _asked_up(name: str, loop: AgentLoop, state: AgentState, context: ToolContext) -> AgentState:
-    """A child whose tool calls ask a human: its questions are the parent call's, in order —
-    answered with the parent call's answers as far as they go (the child's run resumed with
-    each), else passed up (``InputRequired``: the parent's run suspends, and the call that
-    ran the child is made again, the child with it, once the question is answered)."""
-    while state.pending_inputs and not state.pending_approvals:
-        question = state.pending_inputs[0]
-        answer = context.ask(
-            question.message,
-            question.schema,
-            source=f"{name}: {question.source}" if question.source else name,
-            url=question.url,
-        )
-        state = loop.run(state.with_input(question.call_id, answer.content, action=answer.action))
+    """A child waiting for a human — its tool calls' questions, or its calls that need
+    approval (asked as "approve ...?": accepted approves, else denies) — asks through the
+    parent call, in order: answered with the parent call's answers as far as they go (the
+    child's run resumed with each), else passed up (``InputRequired``: the parent's run
+    suspends, and the call that ran the child is made again, the child with it, once the
+    question is answered)."""
+    while state.pending_inputs or state.pending_approvals:
+        if state.pending_approvals:
+            call = state.pending_approvals[0]
+            arguments = json.dumps(deep_thaw(call.arguments), sort_keys=True)
+            answer = context.ask(f"approve {call.name}({arguments})?", source=f"{name}: approval")
+            reason = "" if answer.accepted else f"{answer.action} in the parent run"
+            state = state.with_approval(call.id, answer.accepted, reason)
+            if any(c.id not in _decided(state) for c in state.pending_approvals):
+                continue  # more calls of the child's batch wait for a decision
+        else:
+            question = state.pending_inputs[0]
+            answer = context.ask(
+                question.message,
+                question.schema,
+                source=f"{name}: {question.source}" if question.source else name,
+                url=question.url,
+            )
+            state = state.with_input(question.call_id, answer.content, action=answer.action)
+            if state.pending_inputs:
+                continue  # more questions of the child's step wait
+        state = loop.run(state)
     return state
+
+
+def _decided(state: AgentState) -> set[str]:
+    execution = state.execution
+    return {d.call_id for d in execution.approvals} if execution is not None else set()
 
 
 def _depth(state: AgentState) -> int:
