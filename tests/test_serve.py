@@ -119,6 +119,11 @@ def stream(client: httpx.Client, method: str, url: str, **options: Any) -> list[
         return list(sse(response.iter_lines()))
 
 
+def send(client: httpx.Client, base: str, session: str, message: str) -> list[dict[str, Any]]:
+    """POST a user message to a session; the run's events, streamed to the run's end."""
+    return stream(client, "POST", f"{base}/sessions/{session}/messages", json={"message": message})
+
+
 def new_session(client: httpx.Client, base: str) -> str:
     created = client.post(f"{base}/sessions", json={"system_prompt": "You help."})
     assert created.status_code == 201, created.text
@@ -150,12 +155,7 @@ def test_an_approval_round_trip(server):
     approving it resumes the run, whose events the session's stream carries on with."""
     with httpx.Client() as client:
         session = new_session(client, server.url)
-        first = stream(
-            client,
-            "POST",
-            f"{server.url}/sessions/{session}/messages",
-            json={"message": "refund 40"},
-        )
+        first = send(client, server.url, session, "refund 40")
         waiting = next(e for e in first if e["event"] == "ApprovalRequested")["data"]["calls"]
         assert [call["name"] for call in waiting] == ["refund"]
         decided = client.post(
@@ -662,19 +662,9 @@ def test_the_served_example_chats_and_waits_for_approval(tmp_path):
     try:
         with httpx.Client() as client:
             session = new_session(client, server.url)
-            looked = stream(
-                client,
-                "POST",
-                f"{server.url}/sessions/{session}/messages",
-                json={"message": "status of A-1"},
-            )
+            looked = send(client, server.url, session, "status of A-1")
             assert "shipped" in looked[-2]["data"]["final_response"]
-            asked = stream(
-                client,
-                "POST",
-                f"{server.url}/sessions/{session}/messages",
-                json={"message": "refund A-1 15"},
-            )
+            asked = send(client, server.url, session, "refund A-1 15")
             (call,) = next(e for e in asked if e["event"] == "ApprovalRequested")["data"]["calls"]
             answer = client.post(
                 f"{server.url}/sessions/{session}/approvals",

@@ -69,6 +69,18 @@ def stdio_client(
         cwd=os.fspath(cwd) if cwd is not None else None,
     )
     transport = mcp_stdio_client(parameters, errlog=_stderr())
+    return _client(transport, timeout, changed, sample, elicit)
+
+
+def _client(
+    transport: Any,
+    timeout: float | None,
+    changed: Callable[[], None],
+    sample: Sample | None,
+    elicit: Elicit | None,
+) -> Client:
+    """The SDK's client over ``transport``, with this library's handlers: tool-list
+    changes, and the server's sampling and elicitation requests (when given)."""
     return Client(
         transport,
         read_timeout_seconds=timeout,
@@ -231,14 +243,7 @@ async def http_client(
         headers=dict(headers or {}), timeout=limits, event_hooks={"response": [note]}
     ) as http:
         transport = streamable_http_client(url, http_client=http)
-        async with Client(
-            transport,
-            read_timeout_seconds=timeout,
-            mode="auto",
-            message_handler=_notices(changed),
-            sampling_callback=_sampling(sample) if sample is not None else None,
-            elicitation_callback=_elicitation(elicit) if elicit is not None else None,
-        ) as client:
+        async with _client(transport, timeout, changed, sample, elicit) as client:
             yield client
 
 
