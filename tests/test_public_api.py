@@ -102,7 +102,7 @@ def test_spec_names_are_exported():
 
 # Modules whose records are public from the module itself, not from ``agents``:
 # AgentDefinition would bring PyYAML into ``import agents``, MCPToolError the MCP SDK.
-APART = frozenset({"agents.definitions", "agents.mcp.client"})
+APART = frozenset({"agents.definitions", "agents.mcp.client", "agents.mcp.connection"})
 
 
 def test_every_record_error_and_event_is_exported():

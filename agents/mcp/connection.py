@@ -1,0 +1,160 @@
+"""One session with an MCP server, kept open on a thread of its own with its own event
+loop (``Connection``): opened and closed in one task there, whatever thread or event loop
+the runs calling its tools come from; and the error a failed call is (``MCPToolError``).
+``agents.mcp.client`` builds servers' tools on it."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from agents.errors import AgentError
+from agents.mcp import sdk
+from agents.mcp.calls import CallScope, current_call
+
+__all__ = ["Connection", "MCPToolError"]
+
+
+class MCPToolError(AgentError):
+    """A tool call an MCP server answered with an error (``isError``), or could not
+    answer (a protocol error, the server gone, the deadline passed); ``child`` is the
+    sampling run the call asked for before it failed, if any."""
+
+    def __init__(self, message: str, child: Any = None) -> None:
+        super().__init__(message)
+        self.child = child
+
+
+class Connection:
+    """One open session on a thread of its own; ``died`` completes when it closes."""
+
+    def __init__(self, make_client: Callable[[Connection], Any], label: str) -> None:
+        self._make_client = make_client
+        self.tools_changed = False  # the server said so: list them again before a run
+        self.label = label
+        self.loop = asyncio.new_event_loop()
+        self.ready = threading.Event()
+        self.died: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self.failure: BaseException | None = None
+        self.client: Any = None
+        self.identity: dict[str, str] = {}
+        self.protocol = ""
+        self.session_id = ""  # the server's id for the session (streamable HTTP only)
+        self.calls: list[CallScope] = []  # in flight
+        self.tools: list[sdk.ToolInfo] = []
+        self._stop: asyncio.Event | None = None
+        self._watch_lock = threading.Lock()
+        self._watchers: set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = set()
+        self._thread = threading.Thread(target=self._main, name=f"agents-mcp {label}", daemon=True)
+        self._thread.start()
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        try:
+            self.loop.run_until_complete(self._serve())
+        finally:
+            self.loop.close()
+
+    async def _serve(self) -> None:
+        self._stop = asyncio.Event()
+        try:
+            async with self._make_client(self) as client:
+                self.client = client
+                self.identity, self.tools = await sdk.list_tools(client)
+                self.protocol = sdk.protocol_of(client)
+                watcher = asyncio.create_task(sdk.watch_tools(client, self.notice_change))
+                self.ready.set()
+                try:
+                    await self._stop.wait()
+                finally:
+                    watcher.cancel()
+                    with contextlib.suppress(asyncio.CancelledError, Exception):
+                        await watcher
+        except BaseException as exc:  # the session ended: say why to whoever waits
+            self.failure = exc
+        finally:
+            self.client = None
+            self.ready.set()
+            if not self.died.done():
+                self.died.set_result(None)
+            self._ended()
+
+    def notice_change(self) -> None:
+        self.tools_changed = True
+
+    def notice_session(self, given: str) -> None:
+        self.session_id = given
+
+    def _asking(self) -> CallScope:
+        """The call a server's request is for: the call being made in this task (2026
+        protocol: the request comes with the call's answer), else the only call in flight
+        (2025 protocols: the request comes on its own, saying nothing of the call)."""
+        scope = current_call()
+        if scope is None:
+            waiting = set(self.calls)
+            if len(waiting) != 1:
+                raise AgentError("cannot tell which call the server's request is for")
+            (scope,) = waiting
+        return scope
+
+    async def sample(self, request: sdk.SamplingRequest) -> tuple[str, str]:
+        """A sampling request, answered by the model of the run whose call asked."""
+        sampler = self._asking().sampler
+        if sampler is None:
+            raise AgentError("this call has no model to sample with (no run's loop)")
+        return await asyncio.to_thread(sampler.sample, request)
+
+    def elicit(self, request: sdk.ElicitationRequest) -> tuple[str, dict[str, Any] | None]:
+        """An elicitation request: the human's answer the run holds for the call that
+        asked, else the question noted for the run to suspend with (``agents.mcp.calls``)."""
+        return self._asking().elicit(request)
+
+    @property
+    def alive(self) -> bool:
+        return not self.died.done() and self.client is not None
+
+    def submit(self, work: Callable[[Any], Any]) -> concurrent.futures.Future[Any]:
+        """Run ``work(client)`` (a coroutine) on the session's event loop."""
+        client = self.client
+        if client is None or self.died.done():
+            raise MCPToolError(f"the MCP server {self.label} is not running")
+        return asyncio.run_coroutine_threadsafe(work(client), self.loop)
+
+    def close(self, wait: float = 10.0) -> None:
+        """End the session (the server process stops) and the thread."""
+        stop = self._stop
+        if stop is not None and not self.loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                self.loop.call_soon_threadsafe(stop.set)
+        self._thread.join(wait)
+
+    def watch(self) -> asyncio.Future[None]:
+        """A future of the caller's event loop, done when the session ends."""
+        loop = asyncio.get_running_loop()
+        ended = loop.create_future()
+        with self._watch_lock:
+            if self.died.done():
+                ended.set_result(None)
+            else:
+                self._watchers.add((loop, ended))
+        return ended
+
+    def unwatch(self, ended: asyncio.Future[None]) -> None:
+        with self._watch_lock:
+            self._watchers.discard((ended.get_loop(), ended))
+
+    def _ended(self) -> None:
+        with self._watch_lock:
+            watchers, self._watchers = self._watchers, set()
+        for loop, ended in watchers:
+            with contextlib.suppress(RuntimeError):  # that loop closed
+                loop.call_soon_threadsafe(_finish, ended)
+
+
+def _finish(ended: asyncio.Future[None]) -> None:
+    if not ended.done():
+        ended.set_result(None)
