@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 from helpers import add, agents_cli, python
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from agents import (
     AgentLoop,
@@ -20,6 +22,8 @@ from agents import (
     TokenWindowCompiler,
     estimate_tokens,
 )
+from agents.core.compaction import _cut
+from agents.records.frozen import History
 from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, reply
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -161,3 +165,98 @@ def test_estimates_and_litellms_counter():
         TokenWindowCompiler(0)
     with pytest.raises(ConfigurationError, match="compile"):
         AgentLoop(ScriptedDriver([]), message_compiler=object())
+
+
+def _reference_window(head, messages, budget, count):
+    """The window as first written: message by message from the newest."""
+    budget -= sum(count(m) for m in head)
+    total = len(messages)
+    start = total
+    while start > 0:
+        cost = count(messages[start - 1])
+        if start < total and cost > budget:
+            break
+        budget -= cost
+        start -= 1
+    while start < total - 1 and messages[start].role is Role.TOOL:
+        start += 1
+    return [*head, *messages[start:]] if start else [*head, *messages]
+
+
+def _conversation(roles_and_sizes):
+    return [
+        Message.tool(f"r{i}", "add", "x" * size) if tool else Message.assistant("y" * size)
+        for i, (tool, size) in enumerate(roles_and_sizes)
+    ]
+
+
+def _messages(size: int):
+    """``size`` (is a tool result, tokens) pairs: long conversations span several chunks."""
+    pair = st.tuples(st.booleans(), st.integers(min_value=0, max_value=3))
+    return st.lists(pair, min_size=size, max_size=size)
+
+
+def _length(message: Message) -> int:
+    return len(message.content)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    roles_and_sizes=st.integers(min_value=0, max_value=140).flatmap(_messages),
+    budget=st.integers(min_value=1, max_value=160),
+    grown=st.integers(min_value=0, max_value=40),
+)
+@example(roles_and_sizes=[(False, 1)] * 64, budget=63, grown=0)  # a chunk one token over
+@example(roles_and_sizes=[(False, 1)] * 64, budget=64, grown=1)  # a chunk that just fits
+def test_the_window_taken_chunk_by_chunk_is_the_window_taken_message_by_message(
+    roles_and_sizes, budget, grown
+):
+    """Whole chunks of the conversation are taken at once where they fit (their tokens
+    remembered): the same window as counting message by message, before and after the
+    conversation grows (remembered chunks reused). Small sizes make exact fits common."""
+    compiler = TokenWindowCompiler(budget, count=_length)
+    state = AgentState.initial("", messages=_conversation(roles_and_sizes))
+    for _ in range(2):
+        head = state.context.head()
+        messages = list(state.context.store.messages)
+        expected = _reference_window(head, messages, budget, _length)
+        assert list(compiler.compile(state.context)) == expected
+        more = _conversation([(False, k % 4) for k in range(grown)])
+        state = state.with_context(state.context.with_messages([*messages, *more]))
+
+
+def _reference_cut(messages, sizes, budget):
+    """The cut as first written, from a list of every message's size."""
+    total = sum(sizes)
+    if total <= budget:
+        return 0
+    last = len(messages) - 1
+    wanted = 0
+    while wanted < last and total > budget:
+        total -= sizes[wanted]
+        wanted += 1
+    for cut in range(wanted, last + 1):
+        if messages[cut].role is not Role.TOOL:
+            return cut
+    for cut in range(wanted - 1, 0, -1):
+        if messages[cut].role is not Role.TOOL:
+            return cut
+    return 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    roles_and_sizes=st.integers(min_value=0, max_value=140).flatmap(_messages),
+    budget=st.integers(min_value=1, max_value=160),
+)
+@example(roles_and_sizes=[(False, 1)] * 40, budget=39)
+@example(roles_and_sizes=[(True, 1)] * 3 + [(False, 1)] * 3, budget=2)
+def test_the_cut_counted_as_far_as_needed_is_the_cut_counted_in_full(roles_and_sizes, budget):
+    """``Summarization`` counts the conversation by remembered chunks and the oldest
+    messages only as far as the cut: the same cut as from every message's size."""
+    messages = History(_conversation(roles_and_sizes))
+    count = CachedCount(_length)
+    sizes = [_length(m) for m in messages]
+    assert _cut(messages, count, count.total(messages), budget) == _reference_cut(
+        list(messages), sizes, budget
+    )

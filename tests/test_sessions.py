@@ -382,9 +382,177 @@ def test_sqlite_checkpoints_write_one_step_row(tmp_path):
     steps = db.execute("SELECT data FROM steps WHERE session_id = 'chat'").fetchall()
     assert len(steps) == 6
     inputs = [json.loads(row[0])["step"]["input_messages"] for row in steps]
-    assert all(isinstance(i, dict) and i["kind"] == "MessagesRef" for i in inputs)
+    assert all(i["kind"] == "LogRef" for i in inputs)
+    # the conversation so far: one range of the message log
+    assert [i["parts"] for i in inputs] == [[[0, 1 + 2 * k]] for k in range(6)]
     count = db.execute("SELECT COUNT(*) FROM messages WHERE session_id = 'chat'").fetchone()
     assert count[0] == len(store.load("chat").state.messages)
+
+
+def _rows(path, table: str, key: str) -> dict:
+    db = sqlite3.connect(path)
+    try:
+        return dict(db.execute(f"SELECT {key}, data FROM {table} WHERE session_id = 's'"))
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize("window", [None, 3])
+def test_compacting_checkpoints_append_and_never_rewrite(tmp_path, window):
+    """The message rows are a log: compaction moves positions, not rows. Saved after
+    every step while messages move to the buffer and summaries replace it, no message
+    or step row is ever written again, the log holds each message once, and a step row
+    refers to the messages its request sent by position."""
+    loop = compacting_loop(
+        counting_model(12),
+        4,
+        2,
+        message_compiler=None if window is None else TokenWindowCompiler(window, lambda m: 1),
+    )
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(path)
+    session = store.create(AgentState.initial("sys", messages=["count"]), session_id="s")
+    messages_seen, steps_seen = {}, {}
+    for state in loop.iterate(session.state):
+        session = store.save(session.with_state(state))
+        messages, steps = _rows(path, "messages", "position"), _rows(path, "steps", "number")
+        assert {k: messages[k] for k in messages_seen} == messages_seen  # never rewritten
+        assert {k: steps[k] for k in steps_seen} == steps_seen
+        messages_seen, steps_seen = messages, steps
+        assert store.load("s").state == state
+    assert state.final_response == "done"
+    assert sum(1 for s in state.steps if s.compaction and s.compaction.summarizing) >= 2
+    # every message the run ever had, once: the first, then each step's outputs
+    assert len(messages_seen) == 1 + sum(len(s.output_messages) for s in state.steps)
+    for text in steps_seen.values():
+        parts = json.loads(text)["step"]["input_messages"]["parts"]
+        assert all(isinstance(p, list) or p["role"] == "system" for p in parts)
+    store.close()
+
+
+def test_a_loaded_session_rewinds_like_the_state_saved(store):
+    """A store builds each step's input whole (not split into head and conversation as
+    the loop builds it); the loaded state is equal, so it must rewind alike: ``at_step``
+    counts the conversation a request sent by value, not by how the history is split."""
+    final = make_loop(
+        call("add", a=1, b=2),
+        calls(call("add", a=2, b=3), call("echo", text="x")),
+        reply("done"),
+        tools=[add, echo],
+    ).run(initial())
+    session = store.create(final, session_id="s")
+    loaded = store.load(session.session_id).state
+    assert loaded == final
+    for k in range(final.step_count + 1):
+        assert loaded.at_step(k) == final.at_step(k), k
+        assert loaded.at_step(k).to_json() == final.at_step(k).to_json(), k
+
+
+def test_a_conversation_edited_by_hand_is_placed_in_the_log_again(tmp_path):
+    """A conversation that is not the stored one moved and grown (edited by hand between
+    two saves) is appended to the log again; the stored steps keep their positions."""
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(path)
+    final = make_loop(call("add", a=1, b=2), reply("done"), tools=[add]).run(initial())
+    session = store.create(final, session_id="s")
+    first = len(_rows(path, "messages", "position"))
+    edited = final.with_context(
+        final.context.with_messages([m.with_metadata("seen", True) for m in final.messages])
+    )
+    session = store.save(session.with_state(edited))
+    assert store.load("s").state == edited
+    assert len(_rows(path, "messages", "position")) == first + len(edited.messages)
+    swapped = edited.with_context(edited.context.with_messages(list(edited.messages)[::-1]))
+    store.save(session.with_state(swapped))
+    assert store.load("s").state == swapped
+    store.close()
+
+
+def _first_layout_store(path, session_id: str, state: AgentState) -> None:
+    """A session stored the way version 1 of the store wrote it: the conversation as
+    rows, each step's input as a ``MessagesRef`` into the state, no message log."""
+    from agents.records.codec import step_execution_json, to_dict, value_json
+
+    SQLiteSessionStore(path).close()
+    light = state._evolve(
+        context=state.context.with_messages(()),
+        execution=state.execution._evolve(step_executions=()),
+    )
+    head = {**to_dict(light), "agents_store": {"refs_from": 1}}
+    db = sqlite3.connect(path)
+    db.execute("UPDATE agents_schema SET version = 1")
+    db.execute(
+        "INSERT INTO sessions VALUES (?, 1, NULL, '2026-01-01T00:00:00Z', "
+        "'2026-01-01T00:00:00Z', ?, ?, ?, ?)",
+        (
+            session_id,
+            json.dumps(head),
+            state.execution.execution_id,
+            len(state.messages),
+            state.step_count,
+        ),
+    )
+    db.executemany(
+        "INSERT INTO messages VALUES (?, ?, ?)",
+        [(session_id, k, value_json(m)) for k, m in enumerate(state.messages)],
+    )
+    db.executemany(
+        "INSERT INTO steps VALUES (?, ?, ?)",
+        [
+            (session_id, k + 1, step_execution_json(se, state.context)[1])
+            for k, se in enumerate(state.step_executions)
+        ],
+    )
+    db.commit()
+    db.close()
+
+
+def test_a_store_of_the_first_layout_is_read_and_moved_to_the_log_when_saved(tmp_path):
+    """Opening a version-1 store upgrades its schema row; its sessions read as they were
+    written, and a save writes a session's rows again in the log layout."""
+    path = tmp_path / "old.db"
+    loop = compacting_loop(counting_model(6), 4, 2)
+    states = list(loop.iterate(AgentState.initial("sys", messages=["count"])))
+    middle = states[len(states) // 2]
+    _first_layout_store(path, "s", middle)
+    store = SQLiteSessionStore(path)
+    db = sqlite3.connect(path)
+    assert db.execute("SELECT version FROM agents_schema").fetchone() == (2,)
+    session = store.load("s")
+    assert session.state == middle
+    store.save(session.with_state(states[-1]))
+    assert store.load("s").state == states[-1]
+    head = json.loads(db.execute("SELECT head FROM sessions").fetchone()[0])
+    assert "log" in head["agents_store"]
+    db.close()
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("table", "sql", "match"),
+    [
+        ("steps", "replace(data, '},[0,', '},[-5,')", "outside the log"),
+        ("steps", "replace(data, '},[0,', '},[0,1,')", "LogRef range"),
+        ("steps", "replace(data, '\"parts\"', '\"pieces\"')", "exactly 'kind'"),
+        ("sessions", "replace(head, '\"log\":', '\"log\":1')", "message log"),
+    ],
+)
+def test_forged_log_references_are_typed_errors(tmp_path, table, sql, match):
+    """A step row or a layout whose positions are outside the log is a typed error that
+    names the session, never a wrong state or a raw exception."""
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(path)
+    final = make_loop(call("add", a=1, b=2), reply("done"), tools=[add]).run(initial())
+    store.create(final, session_id="s")
+    db = sqlite3.connect(path)
+    column = "head" if table == "sessions" else "data"
+    db.execute(f"UPDATE {table} SET {column} = {sql}")
+    db.commit()
+    db.close()
+    with pytest.raises(StateDecodeError, match=match) as raised:
+        store.load("s")
+    assert "'s'" in str(raised.value)
+    store.close()
 
 
 def test_corrupt_files_and_future_schemas_are_typed_errors(tmp_path):
@@ -501,3 +669,27 @@ def test_a_killed_process_resumes_without_losing_or_repeating_work(
     keys = effects.read_text().splitlines()
     assert len(keys) == len(set(keys)) == 30  # every charge happened exactly once
     assert len({json.loads(k)[0] for k in keys}) == 1  # one execution id throughout
+
+
+def test_the_memory_stores_event_batches_are_appended_under_one_lock():
+    """Several sessions' events handed over together are appended in one critical
+    section, as the SQL stores append them in one transaction: no reader sees half."""
+    store = InMemorySessionStore()
+    held = []
+
+    class Watched:
+        def __init__(self, lock):
+            self.lock = lock
+
+        def __enter__(self):
+            held.append("enter")
+            return self.lock.__enter__()
+
+        def __exit__(self, *exc):
+            return self.lock.__exit__(*exc)
+
+    store._lock = Watched(store._lock)
+    numbers = store.append_event_batches([("a", ["1", "2"]), ("b", ["3"]), ("a", ["4"])])
+    assert numbers == [[1, 2], [1], [3]]
+    assert held == ["enter"]
+    assert store.events("a") == [(1, "1"), (2, "2"), (3, "4")]

@@ -175,11 +175,12 @@ class Summarization:
         store = context.store
         messages = store.messages
         count = self._counted
-        sizes = [count(message) for message in messages]
-        move = _cut(messages, sizes, self.max_message_tokens)
-        buffer = [*store.buffer, *messages.prefix(move)] if move else list(store.buffer)
-        if not buffer or sum(count(m) for m in buffer) <= self.max_buffer_tokens:
+        move = _cut(messages, count, count.total(messages), self.max_message_tokens)
+        moved = messages.prefix(move)
+        tokens = count.total(store.buffer) + count.total(moved)
+        if not (store.buffer or moved) or tokens <= self.max_buffer_tokens:
             return CompactionPlan(move) if move else None
+        buffer = [*store.buffer, *moved]
         summary = tuple(store.summary)
         if self.summarizer is not None:
             request = self.summarizer(summary, tuple(buffer))
@@ -201,20 +202,23 @@ def _check_int(name: str, value: object, least: int) -> None:
         raise ConfigurationError(f"{name} must be an int >= {least}, got {value!r}")
 
 
-def _cut(messages: Sequence[Message], sizes: Sequence[int], budget: int) -> int:
-    """How many of the oldest messages to move so that the rest fits ``budget``: the rest
-    keeps the newest message and never starts with a tool result (its call would be in the
-    buffer). When no such cut fits, the nearest smaller one."""
-    total = sum(sizes)
+def _cut(
+    messages: History[Message], count: Callable[[Message], int], total: int, budget: int
+) -> int:
+    """How many of the oldest messages to move so that the rest (``total`` tokens) fits
+    ``budget``: the rest keeps the newest message and never starts with a tool result
+    (its call would be in the buffer). When no such cut fits, the nearest smaller one."""
     if total <= budget:
         return 0
     last = len(messages) - 1
     wanted = 0
-    while wanted < last and total > budget:
-        total -= sizes[wanted]
+    for message in messages:  # oldest first, as far as needed
+        if wanted >= last or total <= budget:
+            break
+        total -= count(message)
         wanted += 1
-    for cut in range(wanted, last + 1):
-        if messages[cut].role is not Role.TOOL:
+    for cut, message in enumerate(messages.items_from(wanted), start=wanted):
+        if message.role is not Role.TOOL:
             return cut
     for cut in range(wanted - 1, 0, -1):
         if messages[cut].role is not Role.TOOL:
@@ -331,6 +335,6 @@ def _moved(store: MessageStore, count: int) -> MessageStore:
         return store
     messages = store.messages
     return store._evolve(
-        messages=to_history(list(messages)[count:]),
+        messages=History(messages.items_from(count)),
         buffer=store.buffer.extend(messages.prefix(count)),
     )

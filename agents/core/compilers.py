@@ -14,7 +14,7 @@ from typing import Final, Protocol, runtime_checkable
 
 from agents.errors import ConfigurationError
 from agents.records.context import AgentContext
-from agents.records.frozen import History, to_history
+from agents.records.frozen import CHUNK, History
 from agents.records.messages import Message, Role
 
 __all__ = [
@@ -45,12 +45,14 @@ class CachedCount:
     for another message's; the cache empties itself past ``size`` entries. ``count`` must be
     a pure function of the message (both built-in counters are)."""
 
-    __slots__ = ("_entries", "count", "size")
+    __slots__ = ("_chunks", "_entries", "count", "size")
 
     def __init__(self, count: Callable[[Message], int], size: int = 16_384) -> None:
         self.count = count
         self.size = size
         self._entries: dict[int, tuple[Message, int]] = {}
+        # the tokens of a history's full chunk (shared by every version holding it)
+        self._chunks: dict[int, tuple[tuple[Message, ...], int]] = {}
 
     def __call__(self, message: Message) -> int:
         entry = self._entries.get(id(message))
@@ -61,6 +63,27 @@ class CachedCount:
             self._entries.clear()
         self._entries[id(message)] = (message, tokens)
         return tokens
+
+    def chunk(self, chunk: tuple[Message, ...]) -> int:
+        """The tokens of a block of ``History.blocks()``, remembered for full chunks."""
+        if len(chunk) < CHUNK:  # a tail: each message is remembered
+            return sum(map(self, chunk))
+        entry = self._chunks.get(id(chunk))
+        if entry is not None and entry[0] is chunk:
+            return entry[1]
+        tokens = 0
+        entries = self._entries
+        for message in chunk:  # __call__ inlined: a moved conversation is counted again
+            known = entries.get(id(message))
+            tokens += known[1] if known is not None and known[0] is message else self(message)
+        if len(self._chunks) >= self.size // CHUNK:
+            self._chunks.clear()
+        self._chunks[id(chunk)] = (chunk, tokens)
+        return tokens
+
+    def total(self, messages: History[Message]) -> int:
+        """The tokens of a history (its head and its blocks)."""
+        return sum(map(self, messages.head)) + sum(map(self.chunk, messages.blocks()))
 
     def __repr__(self) -> str:
         return f"CachedCount({self.count!r})"
@@ -103,24 +126,42 @@ class TokenWindowCompiler:
         self._counted = CachedCount(count)
 
     def compile(self, context: AgentContext) -> History[Message]:
-        """The head and the newest messages within the budget (reads only those)."""
+        """The head and the newest messages within the budget (reads only those: whole
+        chunks of the conversation at a time where a chunk fits)."""
         head = context.head()
         messages = context.store.messages
+        if messages.head:  # a conversation built with a head of its own: its items in blocks
+            messages = History(tuple(messages))
         count = self._counted
         budget = self.max_tokens - sum(count(m) for m in head)
         total = len(messages)
         start = total
-        while start > 0:
-            cost = count(messages[start - 1])
-            if start < total and cost > budget:
+        blocks = messages.blocks()
+        for index in range(len(blocks) - 1, -1, -1):
+            block = blocks[index]
+            if start < total and index < len(blocks) - 1:  # a full chunk, not the newest
+                cost = count.chunk(block)
+                if cost <= budget:  # every message of it fits: taken whole
+                    budget -= cost
+                    start -= len(block)
+                    continue
+            for message in reversed(block):  # newest first
+                cost = count(message)
+                if start < total and cost > budget:
+                    break
+                budget -= cost
+                start -= 1
+            else:
+                continue
+            break
+        window = messages.items_from(start)
+        for message in window:
+            if start == total - 1 or message.role is not Role.TOOL:
                 break
-            budget -= cost
-            start -= 1
-        while start < total - 1 and messages[start].role is Role.TOOL:
             start += 1  # its tool call was left out: providers reject an orphan result
         if start == 0:
             return context.compile()
-        return to_history([messages[i] for i in range(start, total)]).with_head(head)
+        return History(messages.items_from(start)).with_head(head)
 
     def __repr__(self) -> str:
         return f"TokenWindowCompiler({self.max_tokens})"

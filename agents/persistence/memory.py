@@ -109,17 +109,21 @@ class InMemorySessionStore:
 
     def append_events(self, session_id: str, events: Sequence[str]) -> Sequence[int]:
         """Append events (JSON texts) to a session's event log; their numbers."""
-        with self._lock:
-            log = self._events.setdefault(session_id, [])
-            first = len(log) + 1
-            log.extend(events)
-            return list(range(first, first + len(events)))
+        return self.append_event_batches([(session_id, events)])[0]
 
     def append_event_batches(
         self, batches: Sequence[tuple[str, Sequence[str]]]
     ) -> Sequence[Sequence[int]]:
-        """Append several sessions' events at once; their numbers, batch by batch."""
-        return [list(self.append_events(session_id, texts)) for session_id, texts in batches]
+        """Append several sessions' events at once (a reader sees all of them or none);
+        their numbers, batch by batch."""
+        numbers = []
+        with self._lock:
+            for session_id, texts in batches:
+                log = self._events.setdefault(session_id, [])
+                first = len(log) + 1
+                log.extend(texts)
+                numbers.append(list(range(first, first + len(texts))))
+        return numbers
 
     def last_event(self, session_id: str) -> int:
         """The number of a session's last event (0 for none)."""

@@ -1,25 +1,26 @@
 """The SQL layout shared by the SQLite and PostgreSQL stores.
 
 Layout: a session row holds the version and the state's *head* (everything but the
-conversation and the archived steps); every message and every completed step is its own
-row, steps referring to the conversation instead of copying it. A checkpoint therefore
-writes one step row, the new messages and the head: O(step), not O(history). When the
-sections those references lean on change (context compaction, a new system prompt), the
-rows written as references since the last such change are written again, whole; the head
-keeps where they start (``agents_store.refs_from``), so that stays O(recent steps). Every write is
-one transaction that first checks the version (``SessionConflict`` changes nothing), and
-every read sees one snapshot (a deferred SQLite transaction; a REPEATABLE READ, READ ONLY one
-in PostgreSQL), so a load racing a write never mixes two versions.
+conversation, the buffer and the archived steps); every message and every completed step
+is its own row. The message rows are the session's log, appended to and never rewritten:
+the conversation and the buffer are ranges of it (``_Layout``, kept in the head), and a
+step row refers to the messages its request sent by position (``LogRef``). A checkpoint
+therefore writes one step row, the new messages and the head: O(step), not O(history),
+compaction included (it moves positions, not rows). Every write is one transaction that
+first checks the version (``SessionConflict`` changes nothing), and every read sees one
+snapshot (a deferred SQLite transaction; a REPEATABLE READ, READ ONLY one in PostgreSQL),
+so a load racing a write never mixes two versions.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
@@ -35,13 +36,16 @@ from agents.persistence.events import (
 from agents.persistence.plans import Handle, Many, Plan, Query, drive
 from agents.persistence.session import Session
 from agents.records.codec import (
-    encode_step_execution,
+    Prebuilt,
+    decode_field,
     encode_value,
     from_dict,
-    step_execution_json,
+    loads,
+    step_row_json,
     to_dict,
     value_json,
 )
+from agents.records.context import MessageStore
 from agents.records.frozen import History
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
@@ -50,7 +54,10 @@ __all__ = ["SCHEMA_VERSION", "SQLSessionStore"]
 
 T = TypeVar("T")
 
-SCHEMA_VERSION: Final = 1
+SCHEMA_VERSION: Final = 2
+"""2: the ``messages`` rows are an append-only log (``_write``). A version-1 store is
+upgraded when opened: its rows are read as they are, and each session's are written
+again in the log layout at its next save."""
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS agents_schema (version INTEGER NOT NULL);
@@ -91,6 +98,8 @@ def schema_plan(path: str) -> Plan[None]:
     row = yield Query("SELECT version FROM agents_schema", fetch="one")
     if row is None:
         yield Query("INSERT INTO agents_schema VALUES (?)", (SCHEMA_VERSION,))
+    elif row[0] == 1:  # read as it is; each session moves to the log layout when saved
+        yield Query("UPDATE agents_schema SET version = ?", (SCHEMA_VERSION,))
     elif row[0] != SCHEMA_VERSION:
         raise StateDecodeError(
             f"{path}: store schema version {row[0]}, this version of agents reads {SCHEMA_VERSION}",
@@ -134,8 +143,11 @@ def create_plan(session: Session) -> Plan[Session]:
     return session
 
 
-def save_plan(session: Session, now: datetime, for_update: str) -> Plan[Session]:
-    """Commit ``session.state`` if the stored version is still ``session.version``."""
+def save_plan(
+    session: Session, now: datetime, for_update: str, written: _Written | None = None
+) -> Plan[Session]:
+    """Commit ``session.state`` if the stored version is still ``session.version``
+    (``written``: what this store wrote last, to spare re-reading it)."""
     state = session.state
     if state is None:
         raise ValueError("save() needs a session with a state")
@@ -153,13 +165,19 @@ def save_plan(session: Session, now: datetime, for_update: str) -> Plan[Session]
             f"session {session.session_id!r} is at version {version}; the write was "
             f"based on version {session.version}"
         )
+    known = written.last(session.session_id, version, step_count) if written else None
     yield from _write(
-        session.session_id, state, message_count, step_count, execution_id, stored_head
+        session.session_id,
+        state,
+        message_count,
+        step_count,
+        execution_id,
+        stored_head,
+        known,
+        (version + 1, encode_value(now)),
     )
-    yield Query(
-        "UPDATE sessions SET version = ?, updated_at = ? WHERE session_id = ?",
-        (version + 1, encode_value(now), session.session_id),
-    )
+    if written is not None:
+        written.note(session.session_id, version + 1, state.step_executions)
     return session._evolve(version=session.version + 1, updated_at=now)
 
 
@@ -175,116 +193,277 @@ def _write(
     stored_steps: int,
     stored_execution: str | None,
     stored_head: str | None = None,
+    known_last: StepExecution | None = None,
+    stamp: tuple[int, str] | None = None,
 ) -> Plan[None]:
-    """Write what changed since the stored counts (or everything, when the stored rows are
-    not a prefix of the new state).
+    """Write what changed since the stored counts: the new step rows, the messages new to
+    the log and the head.
 
-    A step row refers to the conversation and the sections before it (``MessagesRef``)
-    where it can. When those change — compaction moved messages out, a summary or a new
-    system prompt arrived — the rows written as references are written again as they
-    encode now (whole, mostly); rows written whole do not depend on them. The head records
-    from which step on rows may be references (``refs_from``; every row before it is
-    whole), so only the newest rows are written again and a compacting run writes each
-    step row about twice, not at every checkpoint. Whether the stored steps are this
-    state's is judged apart from the input messages, before any of that."""
-    messages = state.messages
+    The ``messages`` rows are the session's message log, appended to and never rewritten:
+    the conversation is the log from a position on, and the buffer the positions just
+    before it (``_Layout``). Context compaction moves messages from the conversation to
+    the buffer and summarises the buffer away: positions move, rows stay, so a step row
+    can refer to the messages its request sent by position (``LogRef``) for good. Where
+    the stored layout no longer describes the state (a conversation edited by hand, say),
+    the buffer and the conversation are appended to the log again. Whether the stored
+    steps are this state's is judged apart from their input messages."""
+    context = state.context
+    conversation, buffer = context.store.messages, context.store.buffer
     execution = state.execution
     steps = state.step_executions
     execution_id = execution.execution_id if execution is not None else None
-    head = _head(state)
-    stored = json.loads(stored_head) if stored_head else {}
-    refs_from = stored.pop(_STORE_KEY, {}).get("refs_from", 1)
-    messages_kept = yield from _is_prefix(session_id, messages, stored_messages)
-    if not messages_kept:
+    stored = loads(stored_head) if stored_head else {}
+    layout = _Layout.stored(stored.get(_STORE_KEY), stored_messages + stored_steps)
+    if layout is None:  # rows of the first layout (conversation rows, relative references)
         yield Query("DELETE FROM messages WHERE session_id = ?", (session_id,))
-        stored_messages = 0
-    if execution_id != stored_execution or not (
-        yield from _steps_prefix(session_id, state, stored_steps)
+        yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
+        layout, stored_steps = _Layout(), 0
+    elif execution_id != stored_execution or not (
+        (0 < stored_steps <= len(steps) and known_last is steps[stored_steps - 1])
+        or (yield from _steps_prefix(session_id, state, stored_steps))
     ):
         yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
-        stored_steps, refs_from = 0, 1
-    elif stored_steps and (not messages_kept or _sections(stored) != _sections(head)):
-        refs_from = yield from _rewrite_references(session_id, state, stored_steps, refs_from)
+        stored_steps = 0
+    place, layout = yield from _log_messages(session_id, state, layout, stored_steps)
+    where = _Positions(conversation, buffer, place)
+    yield Many(
+        "INSERT INTO steps VALUES (?, ?, ?)",
+        [
+            (session_id, number, step_row_json(se, where.reference(se.step)))
+            for number, se in enumerate(steps.items_from(stored_steps), start=stored_steps + 1)
+        ],
+    )
+    stored_layout = {
+        "log": place.conversation + len(conversation),
+        "conversation": place.conversation,
+        "buffer": place.buffer,
+        "archived": list(layout.archived),
+    }
+    columns = "head = ?, execution_id = ?, message_count = ?, step_count = ?"
+    values: list[Any] = [_json({**_head(state), _STORE_KEY: stored_layout}), execution_id]
+    values += [len(conversation), len(steps)]
+    if stamp is not None:  # a save: the new version and its time
+        columns += ", version = ?, updated_at = ?"
+        values += stamp
+    yield Query(f"UPDATE sessions SET {columns} WHERE session_id = ?", (*values, session_id))
+
+
+def _log_messages(
+    session_id: str, state: AgentState, layout: _Layout, stored_steps: int
+) -> Plan[tuple[_Layout, _Layout]]:
+    """Append the state's new messages to the log; where its sections now sit, and the
+    layout as of its archived steps. The stored layout moved by the compactions of the
+    steps not stored yet (and of a suspended step) says where the buffer and the
+    conversation should be; where the log does not hold them there, they are appended
+    again (the log starts again when no stored step row refers to it)."""
+    context, execution = state.context, state.execution
+    conversation, buffer = context.store.messages, context.store.buffer
+    stored_start = layout.conversation
+    for step_execution in state.step_executions.items_from(stored_steps):
+        layout = layout.after(step_execution.step.compaction)
+    current = execution.current_step if execution is not None else None
+    place = layout.after(current.compaction if current is not None else None)
+    if not (yield from _still_placed(session_id, place, stored_start, conversation, buffer)):
+        if stored_steps == 0:  # no step row refers to the log: start it again
+            yield Query("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            place = _Layout()
+        place = place.placed(len(buffer))
+        yield Many(
+            "INSERT INTO messages VALUES (?, ?, ?)",
+            [(session_id, place.size + k, value_json(m)) for k, m in enumerate(buffer)],
+        )
+        place = place._replace(size=place.conversation)
+        moved = current.compaction.moved if current and current.compaction else 0
+        layout = place._replace(archived=(place.conversation - moved, place.buffer))
     yield Many(
         "INSERT INTO messages VALUES (?, ?, ?)",
         [
-            (session_id, position, value_json(messages[position]))
-            for position in range(stored_messages, len(messages))
+            (session_id, position, value_json(message))
+            for position, message in enumerate(
+                conversation.items_from(place.size - place.conversation), start=place.size
+            )
         ],
     )
-    rows = []
-    first_reference = len(steps) + 1
-    for index in range(stored_steps, len(steps)):
-        data, text = step_execution_json(steps[index], state.context)
-        if first_reference > len(steps) and _is_reference(data):
-            first_reference = index + 1
-        rows.append((session_id, index + 1, text))
-    if refs_from > stored_steps:  # every stored row is whole: the new ones decide
-        refs_from = first_reference
-    yield Many("INSERT INTO steps VALUES (?, ?, ?)", rows)
-    yield Query(
-        "UPDATE sessions SET head = ?, execution_id = ?, message_count = ?, step_count = ? "
-        "WHERE session_id = ?",
-        (
-            _json({**head, _STORE_KEY: {"refs_from": refs_from}}),
-            execution_id,
-            len(messages),
-            len(steps),
-            session_id,
-        ),
-    )
+    return place, layout
+
+
+class _Written:
+    """The last step each session's last save by this store wrote, with the version it
+    made: a save based on that version whose state holds that very step is known to
+    extend the stored steps (records are immutable), without reading the step row back."""
+
+    def __init__(self, size: int = 1_024) -> None:
+        self.size = size
+        self._last: dict[str, tuple[int, int, StepExecution | None]] = {}
+
+    def last(self, session_id: str, version: int, steps: int) -> StepExecution | None:
+        """The last step this store wrote, if the stored row is at ``version`` with
+        ``steps`` steps as that write left it."""
+        found = self._last.get(session_id)
+        if found is None or found[:2] != (version, steps):
+            return None
+        return found[2]
+
+    def note(self, session_id: str, version: int, steps: History[StepExecution]) -> None:
+        if len(self._last) >= self.size:
+            self._last.clear()
+        self._last[session_id] = (version, len(steps), steps.last())
 
 
 # Kept in the stored head beside the state's fields, removed before the state is decoded.
 _STORE_KEY: Final = "agents_store"
 
 
-def _is_reference(data: Any) -> bool:
-    return type(data["step"]["input_messages"]) is dict
+class _Layout(NamedTuple):
+    """Where a session's sections sit in its message log: ``size`` rows; the conversation
+    from position ``conversation`` to the end, the buffer from ``buffer`` to the
+    conversation. ``archived`` is the pair as of the last archived step (the suspended
+    step's compaction is counted again when that step is archived)."""
+
+    size: int = 0
+    conversation: int = 0
+    buffer: int = 0
+    archived: tuple[int, int] = (0, 0)
+
+    @classmethod
+    def stored(cls, data: Any, rows: int) -> _Layout | None:
+        """The layout a head records; a new one for a store with no rows yet, ``None``
+        for rows of the first layout (no ``log`` recorded)."""
+        if isinstance(data, dict) and "log" in data:
+            archived = data["archived"]
+            return cls(data["log"], data["conversation"], data["buffer"], tuple(archived))
+        return cls() if rows == 0 else None
+
+    def after(self, compaction: Any) -> _Layout:
+        """Where the sections are after ``compaction`` (moved messages leave the
+        conversation for the buffer; a summary empties the buffer)."""
+        if compaction is None:
+            return self._replace(conversation=self.archived[0], buffer=self.archived[1])
+        conversation = self.archived[0] + compaction.moved
+        buffer = conversation if compaction.summarizing else self.archived[1]
+        return self._replace(
+            conversation=conversation, buffer=buffer, archived=(conversation, buffer)
+        )
+
+    def placed(self, buffer: int) -> _Layout:
+        """The buffer and the conversation placed again at the end of the log."""
+        return self._replace(buffer=self.size, conversation=self.size + buffer)
 
 
-def _sections(head: Any) -> Any:
-    """What step references depend on besides the conversation: the system prompt and
-    the summary and buffer sections (from a stored or new head)."""
-    context = head.get("context") or {}
-    store = context.get("store") or {}
-    return context.get("system_prompt"), store.get("summary"), store.get("buffer")
-
-
-def _rewrite_references(
-    session_id: str, state: AgentState, stored: int, refs_from: int
-) -> Plan[int]:
-    """The stored step rows from ``refs_from`` on (the only ones that may be references)
-    written again as they encode now; the new ``refs_from``."""
-    steps = state.step_executions
-    updates = []
-    lowest = stored + 1
-    for number in range(refs_from, stored + 1):
-        data, text = step_execution_json(steps[number - 1], state.context)
-        if number < lowest and _is_reference(data):
-            lowest = number
-        updates.append((text, session_id, number))
-    yield Many("UPDATE steps SET data = ? WHERE session_id = ? AND number = ?", updates)
-    return lowest
-
-
-def _is_prefix(session_id: str, messages: Any, stored: int) -> Plan[bool]:
-    if stored == 0:
-        return True
-    if stored > len(messages):
+def _still_placed(
+    session_id: str,
+    place: _Layout,
+    stored_start: int,
+    conversation: History[Any],
+    buffer: History[Any],
+) -> Plan[bool]:
+    """Whether the log holds the buffer and the conversation where ``place`` says: the
+    positions fit, and the rows at the ends of each section are those messages (the
+    conversation's first one only when it moved since ``stored_start``)."""
+    size, start, first = place.size, place.conversation, place.buffer
+    if not 0 <= first <= start <= size or start - first != len(buffer):
         return False
-    row = yield Query(
-        "SELECT data FROM messages WHERE session_id = ? AND position = ?",
-        (session_id, stored - 1),
-        fetch="one",
+    if start + len(conversation) < size:  # the log holds more than the conversation
+        return False
+    wanted: dict[int, Any] = {}
+    if buffer:
+        wanted[first], wanted[start - 1] = buffer[0], buffer[len(buffer) - 1]
+    if size > start:
+        if start != stored_start:
+            wanted[start] = conversation[0]
+        wanted[size - 1] = conversation[size - 1 - start]
+    if not wanted:
+        return True
+    marks = ", ".join("?" * len(wanted))
+    rows = yield Query(
+        f"SELECT position, data FROM messages WHERE session_id = ? AND position IN ({marks})",
+        (session_id, *wanted),
+        fetch="all",
     )
-    return row is not None and row[0] == value_json(messages[stored - 1])
+    found = dict(rows)
+    return all(found.get(at) == value_json(message) for at, message in wanted.items())
+
+
+class _Positions:
+    """The log positions of the messages of the state being written (its buffer and
+    conversation), for the references of its step rows."""
+
+    def __init__(self, conversation: History[Any], buffer: History[Any], place: _Layout):
+        self.conversation, self.buffer, self.place = conversation, buffer, place
+        self._index: dict[int, int] | None = None
+
+    def of(self, message: Any) -> int | None:
+        """The position of this very message (by identity), if it is in the sections."""
+        if self._index is None:
+            index = {id(m): at for at, m in enumerate(self.buffer, start=self.place.buffer)}
+            start = self.place.conversation
+            index.update({id(m): at for at, m in enumerate(self.conversation, start=start)})
+            self._index = index
+        return self._index.get(id(message))
+
+    def reference(self, step: Any) -> dict[str, Any]:
+        """A step's input messages as a ``LogRef``: ranges of log positions (``[start,
+        end]``) and, for messages not in the log (the system prompt, a summary), the
+        messages themselves. The two usual shapes — the head then the conversation so far,
+        and the head then a window of it — are found without looking message by message."""
+        parts = _Parts()
+        messages = step.input_messages
+        head, body = messages.head, messages.body()
+        buffer, place = self.buffer, self.place
+        size = len(buffer)
+        if not size:
+            parts.literal(head)
+        elif len(head) >= size and head[len(head) - size :] == tuple(buffer):
+            parts.literal(head[: len(head) - size])
+            parts.span(place.buffer, place.conversation)
+        else:
+            parts.each(head, self)
+        conversation, start = self.conversation, place.conversation
+        length, known = len(body), step.conversation_length
+        if body.is_prefix_of(conversation):
+            parts.span(start, start + length)
+        elif (
+            known is not None
+            and length <= known <= len(conversation)
+            and tuple(itertools.islice(conversation.items_from(known - length), length))
+            == tuple(body)
+        ):
+            parts.span(start + known - length, start + known)
+        else:
+            parts.each(body, self)
+        return {"kind": "LogRef", "parts": parts.parts}
+
+
+class _Parts:
+    """A ``LogRef``'s parts as they are added: adjoining ranges merge."""
+
+    def __init__(self) -> None:
+        self.parts: list[Any] = []
+
+    def span(self, start: int, end: int) -> None:
+        if start == end:
+            return
+        last = self.parts[-1] if self.parts else None
+        if type(last) is list and last[1] == start:
+            last[1] = end
+        else:
+            self.parts.append([start, end])
+
+    def literal(self, messages: Any) -> None:
+        self.parts.extend(encode_value(message) for message in messages)
+
+    def each(self, messages: Any, positions: _Positions) -> None:
+        for message in messages:
+            at = positions.of(message)
+            if at is None:
+                self.parts.append(encode_value(message))
+            else:
+                self.span(at, at + 1)
 
 
 def _steps_prefix(session_id: str, state: AgentState, stored: int) -> Plan[bool]:
     """Whether the stored steps are the state's first ones, judged by the last stored one
-    apart from its input messages: those may refer to sections that changed since, which
-    ``_rewrite_references`` mends; anything else differing means another history."""
+    apart from its input messages (a reference, not compared)."""
     steps = state.step_executions
     if stored == 0:
         return True
@@ -297,11 +476,8 @@ def _steps_prefix(session_id: str, state: AgentState, stored: int) -> Plan[bool]
     )
     if row is None:
         return False
-    last = steps[stored - 1]  # encoded without its input, which is not compared (and may be long)
-    now = encode_step_execution(
-        last._evolve(step=last.step._evolve(input_messages=History())), state.context
-    )
-    return bool(_without_input(json.loads(row[0])) == _without_input(now))
+    last = steps[stored - 1]
+    return bool(_without_input(loads(row[0])) == _without_input(loads(step_row_json(last, None))))
 
 
 def _without_input(data: Any) -> Any:
@@ -329,13 +505,8 @@ def load_plan(path: str, session_id: str) -> Plan[Session]:
     version, parent, created_at, updated_at, head = row
     where = f"{path}: session {session_id!r}"
     try:
-        data = json.loads(head)
-        data.pop(_STORE_KEY, None)
-        data["context"]["store"]["messages"] = [json.loads(m[0]) for m in messages]
-        if data.get("execution") is not None:
-            data["execution"]["step_executions"] = [json.loads(s[0]) for s in steps]
-        state = from_dict(data, AgentState)
-    except (ValueError, KeyError, TypeError) as exc:
+        state = _state(loads(head), [m[0] for m in messages], [s[0] for s in steps])
+    except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise StateDecodeError(f"{where}: unreadable rows ({exc})", "$") from None
     except StateDecodeError as exc:
         raise StateDecodeError(f"{where}: {exc.reason}", exc.path) from None
@@ -347,6 +518,55 @@ def load_plan(path: str, session_id: str) -> Plan[Session]:
         created_at=_time(created_at),
         updated_at=_time(updated_at),
     )
+
+
+def _state(data: Any, messages: list[str], steps: list[str]) -> AgentState:
+    """The state a head, its message rows and its step rows describe. Every message of the
+    log is decoded once and shared by the sections and the step inputs that hold it."""
+    layout = data.pop(_STORE_KEY, None)
+    rows = [loads(text) for text in steps]
+    store = data["context"]["store"]
+    if not (isinstance(layout, dict) and "log" in layout):  # the first layout
+        store["messages"] = [loads(text) for text in messages]
+    else:
+        size, start, first = layout["log"], layout["conversation"], layout["buffer"]
+        if len(messages) != size or not 0 <= first <= start <= size:
+            raise ValueError(f"the message log has {len(messages)} rows, its layout {layout}")
+        log = decode_field(MessageStore, "messages", [loads(text) for text in messages])
+        store["messages"] = Prebuilt(History(log.items_from(start)))
+        store["buffer"] = Prebuilt(History(itertools.islice(log.items_from(first), start - first)))
+        for number, row in enumerate(rows, start=1):
+            step = row["step"]
+            held = step["input_messages"]
+            if type(held) is dict and held.get("kind") == "LogRef":
+                step["input_messages"] = Prebuilt(_resolved(held, log, number))
+    if data.get("execution") is not None:
+        data["execution"]["step_executions"] = rows
+    return from_dict(data, AgentState)
+
+
+def _resolved(reference: dict[str, Any], log: History[Any], number: int) -> History[Any]:
+    """A step's input messages from its ``LogRef``: ranges of the log and messages."""
+    parts = reference.get("parts")
+    if set(reference) != {"kind", "parts"} or type(parts) is not list:
+        raise StateDecodeError(
+            "a LogRef has exactly 'kind' and a list of 'parts'", f"step {number}"
+        )
+    items: list[Any] = []
+    for part in parts:
+        if type(part) is list:
+            if len(part) != 2 or not all(type(at) is int for at in part):
+                raise StateDecodeError("a LogRef range is [start, end]", f"step {number}")
+            begin, end = part
+            if not 0 <= begin < end <= len(log):
+                raise StateDecodeError(
+                    f"a LogRef range [{begin}, {end}] is outside the log ({len(log)} rows)",
+                    f"step {number}",
+                )
+            items.extend(itertools.islice(log.items_from(begin), end - begin))
+        else:
+            items.extend(decode_field(MessageStore, "messages", [part]))
+    return History(items)
 
 
 def list_plan() -> Plan[list[Session]]:
@@ -389,6 +609,7 @@ class SQLSessionStore:
         self._ids = ids or RandomIds()
         self._lock = threading.Lock()
         self._audit_logs: list[Any] = []  # anchored in every save's transaction
+        self._saved = _Written()
 
     def _transaction(self) -> AbstractContextManager[Handle]:
         raise NotImplementedError
@@ -416,7 +637,7 @@ class SQLSessionStore:
     def save(self, session: Session) -> Session:
         """Commit ``session.state`` if the stored version is still ``session.version`` (and,
         in the same transaction, the anchors of the audit logs attached to the store)."""
-        plan = save_plan(session, self._clock.now(), self._for_update)
+        plan = save_plan(session, self._clock.now(), self._for_update, self._saved)
         return self._written(_with_anchors(plan, self._audit_logs))
 
     def checkpoint(self, session: Session, step_execution: StepExecution) -> Session:
@@ -486,10 +707,12 @@ def _with_anchors(plan: Plan[T], logs: list[Any]) -> Plan[T]:
 
 
 def _head(state: AgentState) -> Any:
-    """The state without its conversation and archived steps (those have rows of their own)."""
+    """The state without its conversation, buffer and archived steps (those have rows of
+    their own)."""
     execution = state.execution
+    context = state.context
     light = state._evolve(
-        context=state.context.with_messages(()),
+        context=context.with_store(context.store._evolve(messages=History(), buffer=History())),
         execution=None if execution is None else execution._evolve(step_executions=()),
     )
     return to_dict(light)

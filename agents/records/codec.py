@@ -17,12 +17,14 @@ from typing import Any, Final
 
 from agents.records.decoding import (
     Document,
+    Prebuilt,
     decode_field,
     decode_step_execution,
     from_dict,
     from_json,
 )
 from agents.records.encoding import Encoding, encode_any, encoder_of
+from agents.records.frozen import History
 from agents.records.json_text import MAX_STATES, dumps, loads, nesting_position, parse_object
 from agents.records.redaction import REDACTED, is_secret_key, redact
 from agents.records.registry import (
@@ -49,6 +51,7 @@ __all__ = [
     "REFERENCES",
     "SCHEMA_VERSION",
     "Document",
+    "Prebuilt",
     "decode_field",
     "decode_step_execution",
     "encode_field",
@@ -64,6 +67,7 @@ __all__ = [
     "redact",
     "register",
     "step_execution_json",
+    "step_row_json",
     "to_dict",
     "to_json",
     "value_json",
@@ -105,6 +109,18 @@ def step_execution_json(step_execution: Any, context: Any) -> tuple[Any, str]:
     encoding = Encoding(Refs(context))
     data = encoder_of(type(step_execution))(step_execution, encoding)
     return data, dumps(data, exotic=encoding.odd)
+
+
+def step_row_json(step_execution: Any, input_messages: Any) -> str:
+    """A step execution's JSON text with its step's input messages written as the JSON
+    data ``input_messages`` (what a session store refers to them by), the rest as
+    ``to_json`` writes it."""
+    encoding = Encoding(None)
+    step = step_execution.step
+    bare = step_execution._evolve(step=step._evolve(input_messages=History()))
+    data = encoder_of(type(step_execution))(bare, encoding)
+    data["step"]["input_messages"] = input_messages
+    return dumps(data, exotic=encoding.odd)
 
 
 def value_json(value: Any) -> str:

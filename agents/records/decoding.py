@@ -139,8 +139,21 @@ def _optional(inner: Decoder) -> Decoder:
     return decode
 
 
+class Prebuilt:
+    """Records a store has already decoded, standing where their JSON array would in the
+    data given to ``from_dict`` (a session store shares one decoded message between the
+    conversation and every step input holding it). JSON text never produces one."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: History[Any]) -> None:
+        self.items = items
+
+
 def _sequence(inner: Decoder, build: Callable[[list[Any]], Any]) -> Decoder:
     def decode(value: Any, path: str, context: _Context) -> Any:
+        if type(value) is Prebuilt and build is to_history:
+            return value.items
         if not isinstance(value, list):
             raise StateDecodeError(f"expected an array, got {_type_name(value)}", path)
         if not context.paths:

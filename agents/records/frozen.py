@@ -39,6 +39,7 @@ EMPTY_MAP: Final[PMap[Any, Any]] = pmap()
 _PVECTOR_TYPE: Final = type(EMPTY_VECTOR)
 _PMAP_TYPE: Final = type(EMPTY_MAP)
 _CHUNK: Final = 32
+CHUNK: Final = _CHUNK  # items in a full chunk of a History
 _SCALARS: Final = frozenset({str, int, float, bool, type(None)})
 _new = object.__new__
 
@@ -288,6 +289,11 @@ class History(Sequence[T]):
             offset = 0
         if chunk <= len(self._chunks):
             yield from self._tail[offset if chunk == len(self._chunks) else 0 :]
+
+    def blocks(self) -> tuple[tuple[T, ...], ...]:
+        """The body's items in blocks, oldest first: the full chunks (shared by every
+        version holding them, so a block's identity says its items), then the tail."""
+        return (*self._chunks, self._tail) if self._tail else self._chunks
 
     # -- reading ----------------------------------------------------------------------------
 

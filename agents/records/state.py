@@ -403,7 +403,7 @@ class AgentState(Record):
                 store = _rewound(store, steps[index].step.compaction)
         length = following.conversation_length
         if length is None:  # the request sent the whole conversation
-            length = len(following.input_messages) - len(following.input_messages.head)
+            length = _sent_conversation(following.input_messages, store.messages)
         store = store._evolve(messages=store.messages.prefix(length))
         store = _rewound(store, following.compaction)
         continuation = (
@@ -474,6 +474,27 @@ def _as_message(item: str | Message) -> Message:
     if isinstance(item, str):
         return Message.user(item)
     raise TypeError(f"expected a str or Message, got {type(item).__name__}")
+
+
+def _sent_conversation(sent: History[Message], conversation: History[Message]) -> int:
+    """How many conversation messages a request that sent the whole conversation held:
+    its messages after the head (system prompt, summary, buffer). Judged by value, so
+    equal states rewind alike however their requests' histories are split into head and
+    body (a store builds them whole)."""
+    body = sent.body()
+    if body.is_prefix_of(conversation):  # split as the loop splits it: shares the chunks
+        return len(body)
+    items = tuple(sent)
+    first = conversation[0] if conversation else None
+    for start in range(len(items) + 1):
+        rest = len(items) - start
+        if rest == 0 or (
+            items[start] == first
+            and rest <= len(conversation)
+            and items[start:] == tuple(conversation.prefix(rest))
+        ):
+            return rest
+    return 0  # unreachable: an empty rest always matches
 
 
 def _rewound(store: MessageStore, compaction: Compaction | None) -> MessageStore:

@@ -74,9 +74,11 @@ def test_equal_states_encode_alike_however_they_were_made(stores, scenario, data
     reloaded = AgentState.from_json(chosen.to_json())
     assert reloaded == chosen
     derived = [chosen, reloaded]
+    rewound = _rewound(chosen)
     for name, store in stores.items():
         stored = _stored(store, chosen)
         assert stored == chosen, name
+        assert _rewound(stored) == rewound, name  # equal states rewind alike
         derived.append(stored)
-    derived += _rewound(chosen) + _rewound(derived[-1]) + _rewound(reloaded)
+    derived += rewound + _rewound(derived[-1]) + _rewound(reloaded)
     assert_equal_states_encode_alike(states + derived)
