@@ -371,3 +371,27 @@ def test_a_sub_agents_call_needing_approval_is_asked_through_the_parent():
         shown = child_call.value if child_call.ok else child_call.error.message
         assert expected in shown
         assert made == (["wire 5"] if action == "accept" else [])
+
+
+def test_inspect_and_report_say_which_questions_a_suspended_run_waits_for(tmp_path):
+    """A run file of a run waiting for an answer: ``agents inspect`` names the call and
+    its question (cut to one line), the HTML report says so at the top, escaped."""
+    from helpers import agents_cli
+
+    @tool
+    def probe(context: ToolContext) -> str:
+        """Ask something long and hostile."""
+        return context.ask("<b>Which</b> account?\n" + "x" * 200).content["name"]
+
+    state = make_loop(call("probe"), reply("done"), tools=[probe]).run(initial())
+    (tmp_path / "run.json").write_text(state.to_json())
+    shown = agents_cli("inspect", "run.json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    (line,) = [text for text in shown.stdout.splitlines() if "waiting for" in text]
+    assert "an answer to call " in line and "'<b>Which</b> account? xxx" in line
+    assert "x" * 100 not in line and "…" in line
+    report = agents_cli("report", "run.json", "-o", "out.html", cwd=tmp_path)
+    assert report.returncode == 0, report.stderr
+    page = (tmp_path / "out.html").read_text()
+    assert "waiting for an answer to call" in page
+    assert "&lt;b&gt;Which&lt;/b&gt;" in page and "<b>Which</b>" not in page

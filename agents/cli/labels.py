@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from agents.records.execution import ExecutionStatus
 
-__all__ = ["call_labels", "call_outcome", "describe_status"]
+__all__ = ["call_labels", "call_outcome", "describe_status", "waiting_for"]
+
+_QUESTION: Final = 80  # characters of a question shown on one line
 
 
 def call_outcome(execution: Any) -> str:
@@ -40,6 +42,20 @@ def describe_status(state: Any) -> str:
             "before the run finished)"
         )
     if status is ExecutionStatus.SUSPENDED:
-        waiting = ", ".join(f"{c.name} ({c.id})" for c in state.pending_approvals)
-        return f"{status.value} (waiting for approval: {waiting})"
+        return f"{status.value} (waiting for {'; '.join(waiting_for(state)) or 'nothing'})"
     return str(status.value)
+
+
+def waiting_for(state: Any) -> list[str]:
+    """What a suspended run waits for, one line each: the approvals of its calls, and the
+    answers to the questions its calls asked (a long question cut short)."""
+    waiting = []
+    approvals = ", ".join(f"{c.name} ({c.id})" for c in state.pending_approvals)
+    if approvals:
+        waiting.append(f"approval: {approvals}")
+    for request in state.pending_inputs:
+        text = " ".join(request.message.split())
+        if len(text) > _QUESTION:
+            text = text[: _QUESTION - 1] + "…"
+        waiting.append(f"an answer to call {request.call_id}: {text!r}")
+    return waiting

@@ -6,7 +6,7 @@ import html
 import json
 from typing import Any
 
-from agents.cli.labels import call_labels
+from agents.cli.labels import call_labels, waiting_for
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import deep_thaw
 from agents.records.state import AgentState
@@ -108,12 +108,10 @@ def _notices(state: AgentState) -> str:
             "going). What follows is the run as far as it was recorded.</p>"
         )
     elif status is ExecutionStatus.SUSPENDED:
-        waiting = ", ".join(
-            f"<code>{_e(c.name)}</code> ({_e(c.id)})" for c in state.pending_approvals
-        )
+        waiting = "; ".join(_e(line) for line in waiting_for(state))
         notices.append(
             f'<p class="notice" id="suspended">This run is <b>suspended</b>, waiting for '
-            f"approval of {waiting or 'nothing'}.</p>"
+            f"{waiting or 'nothing'}.</p>"
         )
     for label, css in (("blocked", "notice"), ("failed", "notice error")):
         steps: dict[int, None] = {}
