@@ -539,3 +539,39 @@ def test_describe_names_the_compaction_policy():
     assert loop.describe()["compaction"] == "Summarization(100, 50)"
     assert "- Compaction: `Summarization(100, 50)`" in loop.describe_markdown()
     assert make(ScriptedDriver([])).describe()["compaction"] is None
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    growth=st.lists(st.integers(min_value=0, max_value=6), min_size=1, max_size=40),
+    max_message=st.integers(min_value=1, max_value=30),
+    max_buffer=st.integers(min_value=0, max_value=20),
+    edit_at=st.integers(min_value=0, max_value=45),
+)
+def test_a_long_lived_policy_plans_what_a_fresh_one_plans(growth, max_message, max_buffer, edit_at):
+    """``Summarization`` counts a conversation from what its last plan left there when the
+    conversation starts with it: step after step (moves carried out, messages appended, one
+    conversation edited by hand on the way) it plans exactly what a new policy plans."""
+    lasting = Summarization(max_message, max_buffer, count=lambda m: len(m.content))
+    state = AgentState.initial("sys")
+    number = 0
+    for step, grown in enumerate(growth, start=1):
+        more = [Message.user("x" * ((number + k) % 7)) for k in range(grown)]
+        number += grown
+        context = state.context.with_messages([*state.context.store.messages, *more])
+        if step == edit_at and context.store.messages:  # a hook rewrote the conversation
+            context = context.with_messages([Message.user("edited"), *context.store.messages])
+        fresh = Summarization(max_message, max_buffer, count=lambda m: len(m.content))
+        planned = lasting.plan(context, step)
+        assert planned == fresh.plan(context, step), step
+        if planned is not None:  # carried out as the machine does (a summary empties the buffer)
+            store = context.store
+            messages = list(store.messages)
+            store = store.with_section("buffer", [*store.buffer, *messages[: planned.move]])
+            store = store.with_section("messages", messages[planned.move :])
+            if planned.request is not None:
+                store = store.with_section("buffer", ()).with_section(
+                    "summary", [Message.system("summary")]
+                )
+            context = context.with_store(store)
+        state = state.with_context(context)

@@ -131,6 +131,7 @@ class Summarization:
 
     __slots__ = (
         "_counted",
+        "_left",
         "count",
         "max_buffer_tokens",
         "max_message_tokens",
@@ -169,13 +170,18 @@ class Summarization:
         self.model = model
         self.count = count
         self._counted = CachedCount(count)
+        # what the last plan left in the conversation, with its tokens: the next request's
+        # conversation usually starts with exactly those messages (then grew)
+        self._left: tuple[tuple[Message, ...], int] | None = None
 
     def plan(self, context: AgentContext, step: int) -> CompactionPlan | None:
         """Move what overflows; summarise the buffer if it then overflows too."""
         store = context.store
         messages = store.messages
         count = self._counted
-        move = _cut(messages, count, count.total(messages), self.max_message_tokens)
+        items, total = self._tokens(messages)
+        move = _cut(messages, count, total, self.max_message_tokens)
+        self._left = (items[move:], total - sum(map(count, items[:move])))
         moved = messages.prefix(move)
         tokens = count.total(store.buffer) + count.total(moved)
         if not (store.buffer or moved) or tokens <= self.max_buffer_tokens:
@@ -192,6 +198,20 @@ class Summarization:
         else:
             request = summary_request(summary, buffer, prompt=self.prompt, model=self.model)
         return CompactionPlan(move, request)
+
+    def _tokens(self, messages: History[Message]) -> tuple[tuple[Message, ...], int]:
+        """The conversation's messages and tokens. Counted from what the last plan left
+        when the conversation starts with those very messages (compared at C speed, by
+        identity first; a move rebuilds the conversation's chunks, so counting by chunks
+        would look up every message again), else by chunks."""
+        items = tuple(messages)
+        left = self._left
+        if left is not None:
+            known, tokens = left
+            size = len(known)
+            if len(items) >= size and items[:size] == known:
+                return items, tokens + sum(map(self._counted, items[size:]))
+        return items, self._counted.total(messages)
 
     def __repr__(self) -> str:
         return f"Summarization({self.max_message_tokens}, {self.max_buffer_tokens})"
