@@ -36,6 +36,7 @@ from agents import (
     TokenWindowCompiler,
     ToolCall,
     hook,
+    tool,
 )
 from agents.testing import SequentialIds, TickingClock, call, calls, reply
 
@@ -693,3 +694,66 @@ def test_the_memory_stores_event_batches_are_appended_under_one_lock():
     assert numbers == [[1, 2], [1], [3]]
     assert held == ["enter"]
     assert store.events("a") == [(1, "1"), (2, "2"), (3, "4")]
+
+
+def test_a_forged_layout_or_renumbered_log_is_a_typed_error_on_load_and_save(tmp_path):
+    """A message log with a gap in its numbering fails the load; a layout that is not five
+    whole numbers fails a save based on it: typed errors, the stored rows unchanged."""
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(path)
+    final = make_loop(call("add", a=1, b=2), reply("done"), tools=[add]).run(initial())
+    session = store.create(final, session_id="s")
+    db = sqlite3.connect(path)
+    db.execute("UPDATE messages SET position = 99 WHERE position = 1")
+    db.commit()
+    with pytest.raises(StateDecodeError, match="numbered"):
+        store.load("s")
+    db.execute("UPDATE messages SET position = 1 WHERE position = 99")
+    db.execute("""UPDATE sessions SET head = replace(head, '"archived":[', '"archived":["x",')""")
+    db.commit()
+    heads = db.execute("SELECT head FROM sessions").fetchall()
+    with pytest.raises(StateDecodeError, match="layout"):
+        store.save(session.with_state(final.with_follow_up("more")))
+    assert db.execute("SELECT head FROM sessions").fetchall() == heads
+    db.close()
+    store.close()
+
+
+def test_a_step_suspended_after_compacting_is_stored_and_resumed_exactly(tmp_path):
+    """A step that compacted and then waits for approval: its compaction already moved the
+    sections, but the step is not archived yet. Saved suspended, then resumed and saved
+    again (the step archived, its compaction counted once), then a new run on the same
+    session: every save loads back as the state saved."""
+
+    @tool(requires_approval=True)
+    def pay(amount: int) -> str:
+        """Pay an amount."""
+        return f"paid {amount}"
+
+    answers = [*[[ToolCall(id=f"c{i}", name="add", arguments={"a": i, "b": 1})] for i in range(4)]]
+    answers += [[ToolCall(id="p", name="pay", arguments={"amount": 5})], "done", "again"]
+    script = iter(answers)
+
+    def model(request):
+        if request.messages[0].content.startswith("You compress"):
+            return InferenceResponse(content="a summary")
+        return next(script)
+
+    loop = compacting_loop(model, 3, 1).with_tools(pay)
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    session = store.create(AgentState.initial("sys", messages=["count"]), session_id="s")
+    for state in loop.iterate(session.state):
+        session = store.save(session.with_state(state))
+        assert store.load("s").state == state
+    assert state.status.value == "suspended"
+    assert state.execution.current_step.compaction is not None
+    for state in loop.iterate(store.load("s").state.with_approval("p", True)):
+        session = store.save(session.with_state(state))
+        assert store.load("s").state == state
+    assert state.final_response == "done"
+    done = state
+    for state in loop.iterate(done.with_user_message("more")):
+        session = store.save(session.with_state(state))
+        assert store.load("s").state == state
+    assert state.final_response == "again"
+    store.close()

@@ -214,14 +214,24 @@ def _write(
     execution_id = execution.execution_id if execution is not None else None
     stored = loads(stored_head) if stored_head else {}
     layout = _Layout.stored(stored.get(_STORE_KEY), stored_messages + stored_steps)
-    if layout is None:  # rows of the first layout (conversation rows, relative references)
+    another_run = execution_id != stored_execution
+    if (
+        layout is None
+        or (another_run and not layout.settled)
+        or not (
+            another_run
+            or (0 < stored_steps <= len(steps) and known_last is steps[stored_steps - 1])
+            or (yield from _steps_prefix(session_id, state, stored_steps))
+        )
+    ):
+        # rows of the first layout (conversation rows, relative references), a rewound
+        # run going on differently, or a new run after one left suspended mid-step: the
+        # stored positions cannot be moved on by the new steps' compactions, so the log
+        # starts again with the steps
         yield Query("DELETE FROM messages WHERE session_id = ?", (session_id,))
         yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
         layout, stored_steps = _Layout(), 0
-    elif execution_id != stored_execution or not (
-        (0 < stored_steps <= len(steps) and known_last is steps[stored_steps - 1])
-        or (yield from _steps_prefix(session_id, state, stored_steps))
-    ):
+    elif another_run:  # the log goes on under the new run's steps
         yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
         stored_steps = 0
     place, layout = yield from _log_messages(session_id, state, layout, stored_steps)
@@ -330,9 +340,23 @@ class _Layout(NamedTuple):
         """The layout a head records; a new one for a store with no rows yet, ``None``
         for rows of the first layout (no ``log`` recorded)."""
         if isinstance(data, dict) and "log" in data:
-            archived = data["archived"]
-            return cls(data["log"], data["conversation"], data["buffer"], tuple(archived))
+            found = [data.get("log"), data.get("conversation"), data.get("buffer")]
+            archived = data.get("archived")
+            if isinstance(archived, list) and len(archived) == 2:
+                found += archived
+            numbers = [n for n in found if type(n) is int]
+            if len(numbers) != 5 or len(found) != 5:
+                raise StateDecodeError(f"unreadable message log layout {data!r}", _STORE_KEY)
+            size, start, first, *rest = numbers
+            if not 0 <= first <= start <= size:
+                raise StateDecodeError(f"unreadable message log layout {data!r}", _STORE_KEY)
+            return cls(size, start, first, (rest[0], rest[1]))
         return cls() if rows == 0 else None
+
+    @property
+    def settled(self) -> bool:
+        """No suspended step's compaction is counted in the sections' positions."""
+        return (self.conversation, self.buffer) == self.archived
 
     def after(self, compaction: Any) -> _Layout:
         """Where the sections are after ``compaction`` (moved messages leave the
@@ -495,7 +519,7 @@ def load_plan(path: str, session_id: str) -> Plan[Session]:
     if row is None:
         raise SessionNotFound(f"no session {session_id!r}")
     messages = yield Query(
-        "SELECT data FROM messages WHERE session_id = ? ORDER BY position",
+        "SELECT position, data FROM messages WHERE session_id = ? ORDER BY position",
         (session_id,),
         fetch="all",
     )
@@ -505,7 +529,9 @@ def load_plan(path: str, session_id: str) -> Plan[Session]:
     version, parent, created_at, updated_at, head = row
     where = f"{path}: session {session_id!r}"
     try:
-        state = _state(loads(head), [m[0] for m in messages], [s[0] for s in steps])
+        if any(row[0] != at for at, row in enumerate(messages)):
+            raise ValueError("the message rows are not numbered 0, 1, 2...")
+        state = _state(loads(head), [m[1] for m in messages], [s[0] for s in steps])
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise StateDecodeError(f"{where}: unreadable rows ({exc})", "$") from None
     except StateDecodeError as exc:
