@@ -18,7 +18,15 @@ from typing import Any, Final
 from opentelemetry import trace
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-from agents.otel.spans import SpanPlan, plan_run, plan_run_span, plan_step
+from agents.otel.spans import (
+    SOURCES_KEY,
+    SpanPlan,
+    plan_run,
+    plan_run_span,
+    plan_step,
+    run_of,
+    run_prefix,
+)
 from agents.records.events import Event, ExecutionCompleted, StepCompleted
 from agents.records.execution import ExecutionStatus
 from agents.records.state import AgentState
@@ -73,25 +81,27 @@ def _tracer(provider: Any) -> Any:
     return tracer
 
 
+_SAMPLED: Final = TraceFlags(TraceFlags.SAMPLED)
+
+
 def emit(tracer: Any, plans: Iterable[SpanPlan]) -> None:
     """Start and end each planned span with its ids, parent, times and attributes."""
+    parents: dict[tuple[int, int], Any] = {}  # a step's spans mostly share their parent
     for plan in plans:
         parent = None
         if plan.parent_id is not None:
-            context = SpanContext(
-                plan.trace_id,
-                plan.parent_id,
-                is_remote=False,
-                trace_flags=TraceFlags(TraceFlags.SAMPLED),
-            )
-            parent = trace.set_span_in_context(trace.NonRecordingSpan(context))
+            key = (plan.trace_id, plan.parent_id)
+            parent = parents.get(key)
+            if parent is None:
+                context = SpanContext(*key, is_remote=False, trace_flags=_SAMPLED)
+                parent = parents[key] = trace.set_span_in_context(trace.NonRecordingSpan(context))
         token = _PLANNED.set((plan.trace_id, plan.span_id))
         try:
             span = tracer.start_span(
                 plan.name,
                 context=parent,
                 kind=_KINDS[plan.kind],
-                attributes=dict(plan.attributes),
+                attributes=plan.attributes,
                 start_time=plan.start,
             )
         finally:
@@ -124,16 +134,31 @@ class OTelListener:
             "conversation_id": conversation_id,
             "capture_content": capture_content,
         }
+        # the last run's shared span data, by its id prefix and its record of MCP servers
+        self._run: tuple[str, Any, Any] | None = None
 
     def __call__(self, event: Event) -> None:
         """Emit what the event completes (sub-agents' runs come with their parent's step)."""
         if isinstance(event, StepCompleted):
-            if DEPTH_KEY not in event.state.metadata:
-                emit(self._tracer, plan_step(event.state, event.step_execution, **self._options))
+            state = event.state
+            if DEPTH_KEY not in state.metadata:
+                plans = plan_step(state, event.step_execution, **self._options, run=self._of(state))
+                emit(self._tracer, plans)
         elif isinstance(event, ExecutionCompleted):
             state = event.state
             if DEPTH_KEY not in state.metadata and event.status is not ExecutionStatus.SUSPENDED:
                 emit(self._tracer, [plan_run_span(state, **self._options)])
+
+    def _of(self, state: AgentState) -> Any:
+        """The run's shared span data, made again when the run or its MCP servers change
+        (listeners of concurrent runs may interleave: then it is simply made again)."""
+        prefix, sources = run_prefix(state), state.metadata.get(SOURCES_KEY)
+        known = self._run
+        if known is not None and known[0] == prefix and known[1] is sources:
+            return known[2]
+        run = run_of(state, self._options["agent_name"], self._options["conversation_id"])
+        self._run = (prefix, sources, run)
+        return run
 
     def __repr__(self) -> str:
         return f"OTelListener(capture_content={self._options['capture_content']})"

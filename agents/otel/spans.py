@@ -135,6 +135,7 @@ class _Run:
     agent_name: str
     conversation: str
     mcp: Mapping[str, Mapping[str, Any]]  # tool name -> the MCP server that offered it
+    span_id: int = 0  # the run's own span (invoke_agent): the parent of its steps' spans
 
 
 def plan_run(
@@ -165,11 +166,20 @@ def plan_step(
     agent_name: str = "agent",
     conversation_id: str | None = None,
     capture_content: bool = False,
+    run: _Run | None = None,
 ) -> list[SpanPlan]:
     """The spans of one step of a top-level run (what a live listener emits as the step
-    completes): the same as ``plan_run`` plans for that step."""
-    run = _run_of(state, agent_name, conversation_id, None, None, None)
+    completes): the same as ``plan_run`` plans for that step. ``run``: what
+    ``run_of(state, ...)`` gave for an earlier step of the same run (a listener keeps it)."""
+    if run is None:
+        run = run_of(state, agent_name, conversation_id)
     return list(_step_spans(run, step_execution, _Texts(capture_content)))
+
+
+def run_of(state: AgentState, agent_name: str, conversation_id: str | None) -> _Run:
+    """What the spans of a top-level run share, for ``plan_step(run=)``: it stays the same
+    while the run's ids and its record of MCP servers (``SOURCES_KEY``) do."""
+    return _run_of(state, agent_name, conversation_id, None, None, None)
 
 
 def plan_run_span(
@@ -200,6 +210,7 @@ def _run_of(
         agent_name=agent_name,
         conversation=conversation_id or state.agent_id or "",
         mcp=_mcp_tools(state),
+        span_id=_id(f"{prefix}/run", 64),
     )
 
 
@@ -252,7 +263,7 @@ def _run_span(run: _Run, state: AgentState, texts: _Texts) -> SpanPlan:
         name=f"invoke_agent {run.agent_name}",
         kind="internal",
         trace_id=run.trace_id,
-        span_id=_id(f"{run.prefix}/run", 64),
+        span_id=run.span_id,
         parent_id=run.parent_id,
         start=_ns(execution.started_at if execution else state.created_at),
         end=_ns(execution.completed_at if execution else state.updated_at),
@@ -263,7 +274,7 @@ def _run_span(run: _Run, state: AgentState, texts: _Texts) -> SpanPlan:
 
 def _step_spans(run: _Run, step_execution: StepExecution, texts: _Texts) -> Iterator[SpanPlan]:
     number, step = step_execution.number, step_execution.step
-    run_span = _id(f"{run.prefix}/run", 64)
+    run_span = run.span_id
     start = _ns(step_execution.started_at)
     first_tool = min((_ns(e.started_at) for e in step.tool_executions), default=None)
     end = first_tool if first_tool is not None else _ns(step_execution.completed_at)
@@ -312,7 +323,7 @@ def _chat(
         kind="client",
         trace_id=run.trace_id,
         span_id=_id(f"{run.prefix}/step/{key}", 64),
-        parent_id=_id(f"{run.prefix}/run", 64),
+        parent_id=run.span_id,
         start=start,
         end=end,
         attributes=attributes,
