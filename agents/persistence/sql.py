@@ -3,7 +3,7 @@
 Layout: a session row holds the version and the state's *head* (everything but the
 conversation, the buffer and the archived steps); every message and every completed step
 is its own row. The message rows are the session's log, appended to and never rewritten:
-the conversation and the buffer are ranges of it (``_Layout``, kept in the head), and a
+the conversation and the buffer are ranges of it (``Layout``, kept in the head), and a
 step row refers to the messages its request sent by position (``LogRef``). A checkpoint
 therefore writes one step row, the new messages and the head: O(step), not O(history),
 compaction included (it moves positions, not rows). Every write is one transaction that
@@ -14,13 +14,12 @@ so a load racing a write never mixes two versions.
 
 from __future__ import annotations
 
-import itertools
 import json
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Any, Final, NamedTuple, TypeVar
+from typing import Any, Final, TypeVar
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
@@ -33,19 +32,15 @@ from agents.persistence.events import (
     last_event_plan,
     read_events_plan,
 )
+from agents.persistence.message_log import LAYOUT_KEY, Layout, Positions, log_messages, state_of
 from agents.persistence.plans import Handle, Many, Plan, Query, drive
 from agents.persistence.session import Session
 from agents.records.codec import (
-    Prebuilt,
-    decode_field,
     encode_value,
-    from_dict,
     loads,
     step_row_json,
     to_dict,
-    value_json,
 )
-from agents.records.context import MessageStore
 from agents.records.frozen import History
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
@@ -201,7 +196,7 @@ def _write(
 
     The ``messages`` rows are the session's message log, appended to and never rewritten:
     the conversation is the log from a position on, and the buffer the positions just
-    before it (``_Layout``). Context compaction moves messages from the conversation to
+    before it (``Layout``). Context compaction moves messages from the conversation to
     the buffer and summarises the buffer away: positions move, rows stay, so a step row
     can refer to the messages its request sent by position (``LogRef``) for good. Where
     the stored layout no longer describes the state (a conversation edited by hand, say),
@@ -213,7 +208,7 @@ def _write(
     steps = state.step_executions
     execution_id = execution.execution_id if execution is not None else None
     stored = loads(stored_head) if stored_head else {}
-    layout = _Layout.stored(stored.get(_STORE_KEY), stored_messages + stored_steps)
+    layout = Layout.stored(stored.get(LAYOUT_KEY), stored_messages + stored_steps)
     another_run = execution_id != stored_execution
     if (
         layout is None
@@ -230,12 +225,12 @@ def _write(
         # starts again with the steps
         yield Query("DELETE FROM messages WHERE session_id = ?", (session_id,))
         yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
-        layout, stored_steps = _Layout(), 0
+        layout, stored_steps = Layout(), 0
     elif another_run:  # the log goes on under the new run's steps
         yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
         stored_steps = 0
-    place, layout = yield from _log_messages(session_id, state, layout, stored_steps)
-    where = _Positions(conversation, buffer, place)
+    place, layout = yield from log_messages(session_id, state, layout, stored_steps)
+    where = Positions(conversation, buffer, place)
     yield Many(
         "INSERT INTO steps VALUES (?, ?, ?)",
         [
@@ -250,51 +245,12 @@ def _write(
         "archived": list(layout.archived),
     }
     columns = "head = ?, execution_id = ?, message_count = ?, step_count = ?"
-    values: list[Any] = [_json({**_head(state), _STORE_KEY: stored_layout}), execution_id]
+    values: list[Any] = [_json({**_head(state), LAYOUT_KEY: stored_layout}), execution_id]
     values += [len(conversation), len(steps)]
     if stamp is not None:  # a save: the new version and its time
         columns += ", version = ?, updated_at = ?"
         values += stamp
     yield Query(f"UPDATE sessions SET {columns} WHERE session_id = ?", (*values, session_id))
-
-
-def _log_messages(
-    session_id: str, state: AgentState, layout: _Layout, stored_steps: int
-) -> Plan[tuple[_Layout, _Layout]]:
-    """Append the state's new messages to the log; where its sections now sit, and the
-    layout as of its archived steps. The stored layout moved by the compactions of the
-    steps not stored yet (and of a suspended step) says where the buffer and the
-    conversation should be; where the log does not hold them there, they are appended
-    again (the log starts again when no stored step row refers to it)."""
-    context, execution = state.context, state.execution
-    conversation, buffer = context.store.messages, context.store.buffer
-    stored_start = layout.conversation
-    for step_execution in state.step_executions.items_from(stored_steps):
-        layout = layout.after(step_execution.step.compaction)
-    current = execution.current_step if execution is not None else None
-    place = layout.after(current.compaction if current is not None else None)
-    if not (yield from _still_placed(session_id, place, stored_start, conversation, buffer)):
-        if stored_steps == 0:  # no step row refers to the log: start it again
-            yield Query("DELETE FROM messages WHERE session_id = ?", (session_id,))
-            place = _Layout()
-        place = place.placed(len(buffer))
-        yield Many(
-            "INSERT INTO messages VALUES (?, ?, ?)",
-            [(session_id, place.size + k, value_json(m)) for k, m in enumerate(buffer)],
-        )
-        place = place._replace(size=place.conversation)
-        moved = current.compaction.moved if current and current.compaction else 0
-        layout = place._replace(archived=(place.conversation - moved, place.buffer))
-    yield Many(
-        "INSERT INTO messages VALUES (?, ?, ?)",
-        [
-            (session_id, position, value_json(message))
-            for position, message in enumerate(
-                conversation.items_from(place.size - place.conversation), start=place.size
-            )
-        ],
-    )
-    return place, layout
 
 
 class _Written:
@@ -318,171 +274,6 @@ class _Written:
         if len(self._last) >= self.size:
             self._last.clear()
         self._last[session_id] = (version, len(steps), steps.last())
-
-
-# Kept in the stored head beside the state's fields, removed before the state is decoded.
-_STORE_KEY: Final = "agents_store"
-
-
-class _Layout(NamedTuple):
-    """Where a session's sections sit in its message log: ``size`` rows; the conversation
-    from position ``conversation`` to the end, the buffer from ``buffer`` to the
-    conversation. ``archived`` is the pair as of the last archived step (the suspended
-    step's compaction is counted again when that step is archived)."""
-
-    size: int = 0
-    conversation: int = 0
-    buffer: int = 0
-    archived: tuple[int, int] = (0, 0)
-
-    @classmethod
-    def stored(cls, data: Any, rows: int) -> _Layout | None:
-        """The layout a head records; a new one for a store with no rows yet, ``None``
-        for rows of the first layout (no ``log`` recorded)."""
-        if isinstance(data, dict) and "log" in data:
-            found = [data.get("log"), data.get("conversation"), data.get("buffer")]
-            archived = data.get("archived")
-            if isinstance(archived, list) and len(archived) == 2:
-                found += archived
-            numbers = [n for n in found if type(n) is int]
-            if len(numbers) != 5 or len(found) != 5:
-                raise StateDecodeError(f"unreadable message log layout {data!r}", _STORE_KEY)
-            size, start, first, *rest = numbers
-            if not 0 <= first <= start <= size:
-                raise StateDecodeError(f"unreadable message log layout {data!r}", _STORE_KEY)
-            return cls(size, start, first, (rest[0], rest[1]))
-        return cls() if rows == 0 else None
-
-    @property
-    def settled(self) -> bool:
-        """No suspended step's compaction is counted in the sections' positions."""
-        return (self.conversation, self.buffer) == self.archived
-
-    def after(self, compaction: Any) -> _Layout:
-        """Where the sections are after ``compaction`` (moved messages leave the
-        conversation for the buffer; a summary empties the buffer)."""
-        if compaction is None:
-            return self._replace(conversation=self.archived[0], buffer=self.archived[1])
-        conversation = self.archived[0] + compaction.moved
-        buffer = conversation if compaction.summarizing else self.archived[1]
-        return self._replace(
-            conversation=conversation, buffer=buffer, archived=(conversation, buffer)
-        )
-
-    def placed(self, buffer: int) -> _Layout:
-        """The buffer and the conversation placed again at the end of the log."""
-        return self._replace(buffer=self.size, conversation=self.size + buffer)
-
-
-def _still_placed(
-    session_id: str,
-    place: _Layout,
-    stored_start: int,
-    conversation: History[Any],
-    buffer: History[Any],
-) -> Plan[bool]:
-    """Whether the log holds the buffer and the conversation where ``place`` says: the
-    positions fit, and the rows at the ends of each section are those messages (the
-    conversation's first one only when it moved since ``stored_start``)."""
-    size, start, first = place.size, place.conversation, place.buffer
-    if not 0 <= first <= start <= size or start - first != len(buffer):
-        return False
-    if start + len(conversation) < size:  # the log holds more than the conversation
-        return False
-    wanted: dict[int, Any] = {}
-    if buffer:
-        wanted[first], wanted[start - 1] = buffer[0], buffer[len(buffer) - 1]
-    if size > start:
-        if start != stored_start:
-            wanted[start] = conversation[0]
-        wanted[size - 1] = conversation[size - 1 - start]
-    if not wanted:
-        return True
-    marks = ", ".join("?" * len(wanted))
-    rows = yield Query(
-        f"SELECT position, data FROM messages WHERE session_id = ? AND position IN ({marks})",
-        (session_id, *wanted),
-        fetch="all",
-    )
-    found = dict(rows)
-    return all(found.get(at) == value_json(message) for at, message in wanted.items())
-
-
-class _Positions:
-    """The log positions of the messages of the state being written (its buffer and
-    conversation), for the references of its step rows."""
-
-    def __init__(self, conversation: History[Any], buffer: History[Any], place: _Layout):
-        self.conversation, self.buffer, self.place = conversation, buffer, place
-        self._index: dict[int, int] | None = None
-
-    def of(self, message: Any) -> int | None:
-        """The position of this very message (by identity), if it is in the sections."""
-        if self._index is None:
-            index = {id(m): at for at, m in enumerate(self.buffer, start=self.place.buffer)}
-            start = self.place.conversation
-            index.update({id(m): at for at, m in enumerate(self.conversation, start=start)})
-            self._index = index
-        return self._index.get(id(message))
-
-    def reference(self, step: Any) -> dict[str, Any]:
-        """A step's input messages as a ``LogRef``: ranges of log positions (``[start,
-        end]``) and, for messages not in the log (the system prompt, a summary), the
-        messages themselves. The two usual shapes — the head then the conversation so far,
-        and the head then a window of it — are found without looking message by message."""
-        parts = _Parts()
-        messages = step.input_messages
-        head, body = messages.head, messages.body()
-        buffer, place = self.buffer, self.place
-        size = len(buffer)
-        if not size:
-            parts.literal(head)
-        elif len(head) >= size and head[len(head) - size :] == tuple(buffer):
-            parts.literal(head[: len(head) - size])
-            parts.span(place.buffer, place.conversation)
-        else:
-            parts.each(head, self)
-        conversation, start = self.conversation, place.conversation
-        length, known = len(body), step.conversation_length
-        if body.is_prefix_of(conversation):
-            parts.span(start, start + length)
-        elif (
-            known is not None
-            and length <= known <= len(conversation)
-            and tuple(itertools.islice(conversation.items_from(known - length), length))
-            == tuple(body)
-        ):
-            parts.span(start + known - length, start + known)
-        else:
-            parts.each(body, self)
-        return {"kind": "LogRef", "parts": parts.parts}
-
-
-class _Parts:
-    """A ``LogRef``'s parts as they are added: adjoining ranges merge."""
-
-    def __init__(self) -> None:
-        self.parts: list[Any] = []
-
-    def span(self, start: int, end: int) -> None:
-        if start == end:
-            return
-        last = self.parts[-1] if self.parts else None
-        if type(last) is list and last[1] == start:
-            last[1] = end
-        else:
-            self.parts.append([start, end])
-
-    def literal(self, messages: Any) -> None:
-        self.parts.extend(encode_value(message) for message in messages)
-
-    def each(self, messages: Any, positions: _Positions) -> None:
-        for message in messages:
-            at = positions.of(message)
-            if at is None:
-                self.parts.append(encode_value(message))
-            else:
-                self.span(at, at + 1)
 
 
 def _steps_prefix(session_id: str, state: AgentState, stored: int) -> Plan[bool]:
@@ -531,7 +322,7 @@ def load_plan(path: str, session_id: str) -> Plan[Session]:
     try:
         if any(row[0] != at for at, row in enumerate(messages)):
             raise ValueError("the message rows are not numbered 0, 1, 2...")
-        state = _state(loads(head), [m[1] for m in messages], [s[0] for s in steps])
+        state = state_of(loads(head), [m[1] for m in messages], [s[0] for s in steps])
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise StateDecodeError(f"{where}: unreadable rows ({exc})", "$") from None
     except StateDecodeError as exc:
@@ -544,55 +335,6 @@ def load_plan(path: str, session_id: str) -> Plan[Session]:
         created_at=_time(created_at),
         updated_at=_time(updated_at),
     )
-
-
-def _state(data: Any, messages: list[str], steps: list[str]) -> AgentState:
-    """The state a head, its message rows and its step rows describe. Every message of the
-    log is decoded once and shared by the sections and the step inputs that hold it."""
-    layout = data.pop(_STORE_KEY, None)
-    rows = [loads(text) for text in steps]
-    store = data["context"]["store"]
-    if not (isinstance(layout, dict) and "log" in layout):  # the first layout
-        store["messages"] = [loads(text) for text in messages]
-    else:
-        size, start, first = layout["log"], layout["conversation"], layout["buffer"]
-        if len(messages) != size or not 0 <= first <= start <= size:
-            raise ValueError(f"the message log has {len(messages)} rows, its layout {layout}")
-        log = decode_field(MessageStore, "messages", [loads(text) for text in messages])
-        store["messages"] = Prebuilt(History(log.items_from(start)))
-        store["buffer"] = Prebuilt(History(itertools.islice(log.items_from(first), start - first)))
-        for number, row in enumerate(rows, start=1):
-            step = row["step"]
-            held = step["input_messages"]
-            if type(held) is dict and held.get("kind") == "LogRef":
-                step["input_messages"] = Prebuilt(_resolved(held, log, number))
-    if data.get("execution") is not None:
-        data["execution"]["step_executions"] = rows
-    return from_dict(data, AgentState)
-
-
-def _resolved(reference: dict[str, Any], log: History[Any], number: int) -> History[Any]:
-    """A step's input messages from its ``LogRef``: ranges of the log and messages."""
-    parts = reference.get("parts")
-    if set(reference) != {"kind", "parts"} or type(parts) is not list:
-        raise StateDecodeError(
-            "a LogRef has exactly 'kind' and a list of 'parts'", f"step {number}"
-        )
-    items: list[Any] = []
-    for part in parts:
-        if type(part) is list:
-            if len(part) != 2 or not all(type(at) is int for at in part):
-                raise StateDecodeError("a LogRef range is [start, end]", f"step {number}")
-            begin, end = part
-            if not 0 <= begin < end <= len(log):
-                raise StateDecodeError(
-                    f"a LogRef range [{begin}, {end}] is outside the log ({len(log)} rows)",
-                    f"step {number}",
-                )
-            items.extend(itertools.islice(log.items_from(begin), end - begin))
-        else:
-            items.extend(decode_field(MessageStore, "messages", [part]))
-    return History(items)
 
 
 def list_plan() -> Plan[list[Session]]:
