@@ -472,7 +472,7 @@ def test_a_conversation_edited_by_hand_is_placed_in_the_log_again(tmp_path):
 def _first_layout_store(path, session_id: str, state: AgentState) -> None:
     """A session stored the way version 1 of the store wrote it: the conversation as
     rows, each step's input as a ``MessagesRef`` into the state, no message log."""
-    from agents.records.codec import step_execution_json, to_dict, value_json
+    from agents.records.codec import encode_step_execution, to_dict, value_json
 
     SQLiteSessionStore(path).close()
     light = state._evolve(
@@ -500,7 +500,7 @@ def _first_layout_store(path, session_id: str, state: AgentState) -> None:
     db.executemany(
         "INSERT INTO steps VALUES (?, ?, ?)",
         [
-            (session_id, k + 1, step_execution_json(se, state.context)[1])
+            (session_id, k + 1, json.dumps(encode_step_execution(se, state.context)))
             for k, se in enumerate(state.step_executions)
         ],
     )

@@ -232,16 +232,16 @@ class _Parts:
 def state_of(data: Any, messages: list[str], steps: list[str]) -> AgentState:
     """The state a head, its message rows and its step rows describe. Every message of the
     log is decoded once and shared by the sections and the step inputs that hold it."""
-    layout = data.pop(LAYOUT_KEY, None)
+    layout = Layout.stored(data.pop(LAYOUT_KEY, None), len(messages) + len(steps))
     rows = [loads(text) for text in steps]
     store = data["context"]["store"]
-    if not (isinstance(layout, dict) and "log" in layout):  # the first layout
+    if layout is None:  # rows of the first layout: the conversation's
         store["messages"] = [loads(text) for text in messages]
     else:
-        size, start, first = layout["log"], layout["conversation"], layout["buffer"]
-        if len(messages) != size or not 0 <= first <= start <= size:
+        if len(messages) != layout.size:
             raise ValueError(f"the message log has {len(messages)} rows, its layout {layout}")
         log = decode_field(MessageStore, "messages", [loads(text) for text in messages])
+        start, first = layout.conversation, layout.buffer
         store["messages"] = Prebuilt(History(log.items_from(start)))
         store["buffer"] = Prebuilt(History(itertools.islice(log.items_from(first), start - first)))
         for number, row in enumerate(rows, start=1):

@@ -66,7 +66,6 @@ __all__ = [
     "parse_object",
     "redact",
     "register",
-    "step_execution_json",
     "step_row_json",
     "to_dict",
     "to_json",
@@ -102,13 +101,6 @@ def encode_step_execution(step_execution: Any, context: Any) -> Any:
     """A step execution as JSON whose input messages refer to ``context``'s conversation
     (``MessagesRef``) when they are a prefix of it, as inside an encoded ``AgentState``."""
     return encoder_of(type(step_execution))(step_execution, Encoding(Refs(context)))
-
-
-def step_execution_json(step_execution: Any, context: Any) -> tuple[Any, str]:
-    """``encode_step_execution`` and its JSON text, written as ``to_json`` writes."""
-    encoding = Encoding(Refs(context))
-    data = encoder_of(type(step_execution))(step_execution, encoding)
-    return data, dumps(data, exotic=encoding.odd)
 
 
 def step_row_json(step_execution: Any, input_messages: Any) -> str:
