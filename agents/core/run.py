@@ -65,6 +65,20 @@ class Machine:
     ids: IdFactory
     message_compiler: MessageCompiler | None = None  # None sends everything (the default)
     compactor: Any = None  # a Compactor (agents.core.compaction); None never compacts
+    # Derived once for every run (a run used to build them at its start):
+    schemas: Any = attrs.field(init=False, repr=False)  # offered to the model (no goal)
+    goal_schemas: Any = attrs.field(init=False, repr=False)  # ... while a goal is active
+    approval_tools: frozenset[str] = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self) -> None:
+        schemas = self.tools.schemas
+        derived = {
+            "schemas": to_pvector([s for s in schemas if s["name"] != COMPLETE_GOAL]),
+            "goal_schemas": to_pvector(schemas),
+            "approval_tools": frozenset(t.name for t in self.tools.values() if t.requires_approval),
+        }
+        for name, value in derived.items():
+            object.__setattr__(self, name, value)
 
 
 def run_hook_chain(hooks: tuple[Hook, ...], context: HookContext) -> HookContext:
@@ -194,16 +208,11 @@ class Run:
             self.detail_emit is not None or self.after_inference_hooks or self.finish_reasons
         )
         self.stop_on_tool_error = machine.stop_on_tool_error
-        schemas = machine.tools.schemas
         self.compiler = RequestCompiler(
-            to_pvector([s for s in schemas if s["name"] != COMPLETE_GOAL]),
-            to_pvector(schemas),
-            machine.message_compiler,
+            machine.schemas, machine.goal_schemas, machine.message_compiler
         )
         self.outputs = Outputs(machine.output_retries)
-        self.approval_tools = frozenset(
-            t.name for t in machine.tools.values() if t.requires_approval
-        )
+        self.approval_tools = machine.approval_tools
         self.on_error_ran = False
         self.stopping = False  # set by each phase: the run goes to AfterExecution
         self.resumed_step_id: str | None = None  # approvals decide calls of this step only

@@ -89,6 +89,9 @@ class AgentLoop:
     message_compiler: Any = None
     compaction: Any = None
     _machine: Machine = attrs.field(init=False, repr=False)
+    # What the async runners perform effects with, made at the first one (it depends on
+    # nothing but the loop): the inference chain and the tool performer.
+    _async_parts: Any = attrs.field(init=False, repr=False, default=None)
 
     def __attrs_post_init__(self) -> None:
         driver = self.driver
@@ -424,6 +427,14 @@ class AgentLoop:
     def event_loop_performer(self, emit: Callable[[Event], None] | None) -> EventLoopPerformer:
         """How the async runners perform this loop's effects (sync or async interceptors,
         tools as tasks)."""
+        parts = self._async_parts
+        if parts is None:
+            parts = self._make_async_parts()
+            object.__setattr__(self, "_async_parts", parts)
+        infer, tools = parts
+        return EventLoopPerformer(infer, tools, emit)
+
+    def _make_async_parts(self) -> tuple[Callable[[Any], Awaitable[Any]], AsyncTools]:
         driver = self.driver
         ainfer = getattr(driver, "ainfer", None)
         sync_infer = getattr(driver, "infer", None)
@@ -441,7 +452,7 @@ class AgentLoop:
         tools = AsyncTools(
             self._machine.tools, self._layers("intercept_tool"), self._machine.clock.now
         )
-        return EventLoopPerformer(infer, tools, emit)
+        return infer, tools
 
     def _sync_infer(self) -> Callable[[InferenceRequest], Any]:
         driver = self.driver

@@ -22,6 +22,7 @@ from agents.records.step import ToolExecution
 from agents.shell.reporting import Reporter, current_reporter, forwarding, reporting
 from agents.tools.bridge import run_coroutine
 from agents.tools.outcomes import stamp, unknown_tool_execution
+from agents.tools.threads import to_thread
 from agents.tools.tool import Tools
 
 __all__ = [
@@ -137,7 +138,7 @@ def _blocking(function: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Any]
 
 
 def threaded(function: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
-    return lambda value: asyncio.to_thread(function, value)
+    return lambda value: to_thread(function, value)
 
 
 def _interceptor_result(result: Any) -> ToolExecution:
@@ -280,8 +281,15 @@ class AsyncTools:
         invocations = effect.invocations
         now = self._now
         if len(invocations) == 1:
+            invocation = invocations[0]
             try:
-                return (stamp(await self._one(invocations[0]), now),)
+                if not self._layers:  # the common case: the tool itself, stamped as it ends
+                    tool = self._tools.get(invocation.tool_call.name)
+                    if tool is not None:
+                        if tool.inline:  # on the event loop: nothing to await
+                            return (tool.invoke(invocation, now),)
+                        return (await tool.ainvoke(invocation, now),)
+                return (stamp(await self._one(invocation), now),)
             except Exception as exc:
                 return Failed(ErrorInfo.from_exception(exc))
         if effect.sequential:
@@ -350,7 +358,7 @@ class EventLoopPerformer:
     """``BlockingPerformer`` for the async runners: awaits the interceptor chain and runs
     a parallel batch as tasks."""
 
-    __slots__ = ("_infer", "emit", "tools")
+    __slots__ = ("_infer", "emit", "invoke", "tools")
 
     def __init__(
         self,
@@ -361,6 +369,10 @@ class EventLoopPerformer:
         self._infer = infer
         self.tools = tools
         self.emit = emit
+        # The batch performer itself when nobody listens (a coroutine less per step).
+        self.invoke: Callable[[InvokeTools], Awaitable[tuple[ToolExecution, ...] | Failed]] = (
+            tools.perform if emit is None else self._forwarded
+        )
 
     async def infer(self, effect: Infer) -> InferenceResponse | Failed:
         """The model's answer, or the failure as data."""
@@ -374,10 +386,10 @@ class EventLoopPerformer:
         except Exception as exc:
             return Failed(ErrorInfo.from_exception(exc))
 
-    async def invoke(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
-        """The batch's executions in call order (or ``Failed``)."""
-        if self.emit is None:
-            return await self.tools.perform(effect)
+    async def _forwarded(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
+        """The batch's executions in call order (or ``Failed``); a sub-agent started by a
+        tool reports to this run's listeners."""
+        assert self.emit is not None
         with forwarding(self.emit):
             return await self.tools.perform(effect)
 

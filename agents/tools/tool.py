@@ -43,6 +43,7 @@ from agents.tools.outcomes import (
     timed_out,
     unknown_tool_execution,
 )
+from agents.tools.threads import to_thread
 
 __all__ = [
     "StopAgent",
@@ -149,6 +150,12 @@ class Tool:
             object.__setattr__(self, "_frozen", frozen)
         return frozen
 
+    @property
+    def inline(self) -> bool:
+        """Whether an async runner calls it on the event loop itself (a synchronous tool
+        built with ``thread=False``)."""
+        return not (self.thread or self.is_async)
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (handy in tests)."""
         return self.function(*args, **kwargs)
@@ -223,7 +230,7 @@ class Tool:
             elif not self.thread:  # quick and never blocking: on the event loop itself
                 return from_value(invocation, self.function(**prepared), completed)
             else:
-                awaitable = asyncio.to_thread(self.function, **prepared)
+                awaitable = to_thread(self.function, **prepared)
             if self.timeout is not None:
                 value = await asyncio.wait_for(awaitable, self.timeout)
             else:
