@@ -25,6 +25,7 @@ from agents.records.frozen import (
     deep_freeze,
     to_float,
     to_history,
+    to_optional_pvector,
     to_pmap,
     to_pvector,
 )
@@ -148,7 +149,9 @@ def optional_of(annotation: Any) -> Any:
 
 # -- decoders -----------------------------------------------------------------------------------
 
-_IDEMPOTENT: Final = frozenset({to_pmap, to_pvector, to_history, deep_freeze, to_float})
+_IDEMPOTENT: Final = frozenset(
+    {to_pmap, to_pvector, to_optional_pvector, to_history, deep_freeze, to_float}
+)
 """Converters that give back what the field decoders give them (already converted)."""
 
 

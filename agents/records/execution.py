@@ -11,7 +11,14 @@ from pyrsistent.typing import PVector
 
 from agents.records.codec import OPTIONAL
 from agents.records.error_info import ErrorInfo
-from agents.records.frozen import EMPTY_VECTOR, History, deep_freeze, to_history, to_pvector
+from agents.records.frozen import (
+    EMPTY_VECTOR,
+    History,
+    deep_freeze,
+    to_history,
+    to_optional_pvector,
+    to_pvector,
+)
 from agents.records.inputs import InputAnswer, InputRequest
 from agents.records.messages import ToolCall
 from agents.records.record import Record
@@ -75,10 +82,10 @@ class ExecutionState(Record):
     # Questions tool calls of ``current_step`` asked and no one answered yet, and the
     # answers given, for those calls to be made again with (None: none; written only then).
     pending_inputs: PVector[InputRequest] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(to_pvector), metadata={OPTIONAL: True}
+        default=None, converter=to_optional_pvector, metadata={OPTIONAL: True}
     )
     inputs: PVector[InputAnswer] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(to_pvector), metadata={OPTIONAL: True}
+        default=None, converter=to_optional_pvector, metadata={OPTIONAL: True}
     )
 
     @classmethod

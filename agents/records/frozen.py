@@ -28,6 +28,7 @@ __all__ = [
     "shallow_dict",
     "to_float",
     "to_history",
+    "to_optional_pvector",
     "to_pmap",
     "to_pvector",
 ]
@@ -51,6 +52,12 @@ def to_pvector(value: Iterable[Any]) -> PVectorT[Any]:
     if not value:  # an empty tuple or list; other iterables are truthy
         return EMPTY_VECTOR
     return pvector(value)
+
+
+def to_optional_pvector(value: Iterable[Any] | None) -> PVectorT[Any] | None:
+    """``to_pvector`` for a field that may be ``None`` (a named converter, unlike
+    ``attrs.converters.optional``: the codec knows it gives back what it is given)."""
+    return None if value is None else to_pvector(value)
 
 
 def to_float(value: Any) -> Any:

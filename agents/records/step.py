@@ -11,7 +11,14 @@ from pyrsistent.typing import PMap, PVector
 
 from agents.records.codec import MESSAGES_REF, OPTIONAL, RECORD
 from agents.records.error_info import ErrorInfo
-from agents.records.frozen import EMPTY_VECTOR, History, deep_freeze, to_history, to_pvector
+from agents.records.frozen import (
+    EMPTY_VECTOR,
+    History,
+    deep_freeze,
+    to_history,
+    to_optional_pvector,
+    to_pvector,
+)
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.inputs import InputAnswer
 from agents.records.messages import Message, ToolCall
@@ -62,7 +69,7 @@ class ToolExecution(Record):
     # What the call asked a human while it ran, with the answers, in the order asked (the
     # call was made again with them: SPEC §12). Written by the codec only when set.
     inputs: PVector[InputAnswer] | None = attrs.field(
-        default=None, converter=attrs.converters.optional(to_pvector), metadata={OPTIONAL: True}
+        default=None, converter=to_optional_pvector, metadata={OPTIONAL: True}
     )
 
     @property
