@@ -8,7 +8,9 @@ against raw DBOS (in a subprocess: DBOS is configured once per process).
 
 from __future__ import annotations
 
+import itertools
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -16,7 +18,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from bench_steps import ADD, _time_once, bare_run
 
@@ -75,8 +77,26 @@ COMPACTING: dict[str, dict[str, Any]] = {
 }
 
 
-def _session_step(store: Any, n: int, options: dict[str, Any]) -> float:
-    """µs per step of an ``n``-step session run, checkpointed every step."""
+class _Timed:
+    """A session store whose checkpoints note when they end: the time between two is one
+    step, the engine's part and the checkpoint's."""
+
+    def __init__(self, store: Any) -> None:
+        self.store = store
+        self.ends: list[float] = []
+
+    def checkpoint(self, session: Any, step_execution: Any) -> Any:
+        done = self.store.checkpoint(session, step_execution)
+        self.ends.append(time.perf_counter())
+        return done
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+def _session_step(store: Any, n: int, options: dict[str, Any]) -> tuple[float, list[float]]:
+    """µs per step of an ``n``-step session run, checkpointed every step, and each step's
+    µs (from the end of one checkpoint to the end of the next)."""
     calls = [[ToolCall(id=f"c{i}", name="add", arguments={"a": i, "b": 1})] for i in range(n - 1)]
     answers: list[Any] = ["done", *reversed(calls)]
 
@@ -85,8 +105,9 @@ def _session_step(store: Any, n: int, options: dict[str, Any]) -> float:
             return SUMMARY
         return answers.pop()
 
+    timed = _Timed(store)
     runtime = SessionRuntime(
-        store,
+        timed,
         lambda session: AgentLoop(FunctionDriver(model), tools=[ADD], max_steps=n, **options),
     )
     session_id = uuid.uuid4().hex
@@ -96,17 +117,32 @@ def _session_step(store: Any, n: int, options: dict[str, Any]) -> float:
     elapsed = time.perf_counter() - start
     assert final.state is not None
     assert final.state.step_count == n
-    return elapsed / n * 1e6
+    ends = [start, *timed.ends]
+    return elapsed / n * 1e6, [(b - a) * 1e6 for a, b in itertools.pairwise(ends)]
 
 
-def compacting_sessions(sizes: list[int]) -> dict[str, dict[int, float]]:
-    """µs per checkpointed step on SQLite, plain and compacting, at each size."""
-    out: dict[str, dict[int, float]] = {name: {} for name in COMPACTING}
+WINDOW: Final = 100  # steps: the stretches whose per-step cost the flatness check compares
+
+
+def compacting_sessions(sizes: list[int]) -> dict[str, dict[str, Any]]:
+    """µs per checkpointed step on SQLite, plain and compacting: the average over a run at
+    each size, and the mean of the run's last ``WINDOW`` steps at the largest size
+    and at a third of it (both past the token budget, which a run reaches after about 125
+    steps: before it nothing is compacted, so a run's average at N = 100 is a plain run's)."""
+    out: dict[str, dict[str, Any]] = {}
+    largest = sizes[-1]
+    early = max(largest // 3, 2 * WINDOW)
     with tempfile.TemporaryDirectory() as folder:
         store = SQLiteSessionStore(f"{folder}/sessions.sqlite")
-        for n in sizes:
-            for name, options in COMPACTING.items():
-                out[name][n] = min(_session_step(store, n, options) for _ in range(2))
+        for name, options in COMPACTING.items():
+            found: dict[str, Any] = {"average": {}, "late": {}}
+            for n in sorted({*sizes, early}):
+                runs = [_session_step(store, n, options) for _ in range(2)]
+                if n in sizes:
+                    found["average"][n] = min(average for average, _ in runs)
+                if n in (early, largest):  # steps n - WINDOW + 1 .. n
+                    found["late"][n] = min(statistics.fmean(s[-WINDOW:]) for _, s in runs)
+            out[name] = found
     return out
 
 
@@ -146,13 +182,4 @@ def _script(name: str, quick: bool) -> dict[str, Any] | str:
 
 def durable(quick: bool) -> dict[str, Any] | str:
     """``bench_durable.py --json`` in its own process: ours and raw DBOS per agent step."""
-    done = subprocess.run(
-        [sys.executable, str(HERE / "bench_durable.py"), "--json", *(["--quick"] if quick else [])],
-        capture_output=True,
-        text=True,
-        timeout=1800,
-    )
-    if done.returncode != 0:
-        return f"failed: {done.stderr.strip().splitlines()[-1:]}"
-    found: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return found
+    return _script("bench_durable.py", quick)

@@ -24,8 +24,10 @@ def test_random_ids_are_uuid4_and_distinct():
     ids = RandomIds()
     made = {ids.new_id("step") for _ in range(1_000)}
     assert len(made) == 1_000
-    parsed = uuid.UUID(next(iter(made)))
-    assert parsed.version == 4 and parsed.variant == uuid.RFC_4122
+    for text in made:  # each one canonical, version 4, RFC 4122's variant
+        parsed = uuid.UUID(text)
+        assert (str(parsed), parsed.version, parsed.variant) == (text, 4, uuid.RFC_4122)
+    assert {text[19] for text in made} == set("89ab")  # the variant keeps its two random bits
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
