@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from agents.audit import AuditLog
+from agents.audit.reading import read_run
 from agents.drivers.replay import RECORD_KIND
 from agents.errors import StateDecodeError
-from agents.records.codec import from_json
+from agents.records.codec import from_json, loads
 from agents.records.state import AgentState
 from agents.replaying import RunRecord
 
@@ -35,7 +34,7 @@ def load_record(path: str) -> RunRecord:
         raise StateDecodeError(f"{path}: empty file (a run file is an audit log or a state)")
     first = _json_or_none(data.split(b"\n", 1)[0])
     if isinstance(first, dict) and "seq" in first and "prev_hash" in first:
-        return AuditLog.read_run(file)
+        return read_run(file, data)
     document = first if first is not None and b"\n" not in data.strip() else _json_or_none(data)
     kind = document.get("kind") if isinstance(document, dict) else None
     if kind == "AgentState":
@@ -57,6 +56,6 @@ def load_record(path: str) -> RunRecord:
 
 def _json_or_none(data: bytes) -> Any:
     try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError, RecursionError):
+        return loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, StateDecodeError):
         return None

@@ -3,6 +3,7 @@ exactly from the records (formats 1 and 2)."""
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Any, TypeVar
 
@@ -19,6 +20,7 @@ from agents.records.codec import (
     encode_value,
     from_dict,
 )
+from agents.records.compiled import IDEMPOTENT
 from agents.records.context import SECTIONS
 from agents.records.messages import Message
 from agents.records.registry import field_plan
@@ -30,9 +32,11 @@ from agents.shell.subagents import DEPTH_KEY
 __all__ = ["read_run"]
 
 
-def read_run(path: str | os.PathLike[str]) -> RunRecord:
-    """The last run of the log at ``path`` (see ``AuditLog.read_run``)."""
-    data = read_bytes(path)
+def read_run(path: str | os.PathLike[str], data: bytes | None = None) -> RunRecord:
+    """The last run of the log at ``path`` (see ``AuditLog.read_run``); ``data``: its
+    bytes, when the caller has read them."""
+    if data is None:
+        data = read_bytes(path)
     lines = data.split(b"\n")
     torn = lines.pop()
     entries = [
@@ -80,6 +84,25 @@ class _Where:
 
 
 T = TypeVar("T")
+
+
+class _Heads:
+    """The head of the last context a step record was read against (``head()`` builds a
+    new system message each time; the steps of a run share one, as they did when run)."""
+
+    __slots__ = ("_head", "_key")
+
+    def __init__(self) -> None:
+        self._key: tuple[Any, ...] = ()
+        self._head: tuple[Any, ...] = ()
+
+    def of(self, context: Any) -> tuple[Any, ...]:
+        store = context.store
+        key = (context.system_prompt, store.summary, store.buffer)
+        known = self._key
+        if not (known and key[0] == known[0] and key[1] is known[1] and key[2] is known[2]):
+            self._key, self._head = key, context.head()
+        return self._head
 
 
 def _depth(data: Any) -> int:
@@ -145,6 +168,7 @@ def _segment(
         raise where.error("the run's starting state has no execution", "payload.state.execution")
     state = start
     described: dict[str, Any] | None = None  # the JSON of the state without its messages
+    heads = _Heads()
     for number, entry in entries:
         record = entry.get("record")
         if number <= first_line or record not in ("step", "end"):
@@ -157,10 +181,10 @@ def _segment(
             described = encode_value(stub_of(state))
         if record == "end":
             if entry.get("format") == 2:  # what changed since the last step
-                return start, _changed(state, where, False, described)[0], True
+                return start, _changed(state, where, False, described, heads)[0], True
             end = where.decode(where.get("payload", "state"), AgentState, "payload.state")
             return start, end, True
-        state, described = _after_step(state, where, described)
+        state, described = _after_step(state, where, described, heads)
         step = entry.get("step")
         shape = payload.get("request") if isinstance(payload, dict) else None
         if isinstance(shape, dict) and isinstance(step, int) and not isinstance(step, bool):
@@ -181,13 +205,13 @@ def _record_depth(payload: Any, where: _Where) -> int:
 
 
 def _after_step(
-    before: AgentState, where: _Where, described: dict[str, Any] | None
+    before: AgentState, where: _Where, described: dict[str, Any] | None, heads: _Heads
 ) -> tuple[AgentState, dict[str, Any] | None]:
     """The state after the step an audit record describes, from the state before it."""
     payload = where.get("payload")
     if not isinstance(payload, dict) or ("state" not in payload and "changes" not in payload):
         return _after_step_legacy(before, where), described  # before states were described
-    return _changed(before, where, True, described)
+    return _changed(before, where, True, described, heads)
 
 
 def _patched(described: dict[str, Any], where: _Where) -> dict[str, Any]:
@@ -235,10 +259,18 @@ def _applied(before: AgentState, where: _Where) -> AgentState:
                 raise ValueError("malformed change")
             owner = getattr(state, path[0]) if len(path) == 2 else state
             name = path[-1]
-            if not isinstance(name, str) or name not in _fields(type(owner)):
+            kind: type = type(owner)
+            if not isinstance(name, str) or name not in _fields(kind):
                 raise ValueError("no such field")
-            value = decode_field(type(owner), name, change[1]) if len(change) == 2 else None
-            changed = attrs.evolve(owner, **{name: value})
+            value = decode_field(kind, name, change[1]) if len(change) == 2 else None
+            settable = _settable(kind)
+            if name in settable:  # what __init__ would do to it: its validator, if any
+                changed = owner._evolve(**{name: value})
+                field = settable[name]
+                if field is not None:
+                    field.validator(changed, field, value)
+            else:
+                changed = attrs.evolve(owner, **{name: value})
             state = state._evolve(**{path[0]: changed}) if len(path) == 2 else changed
         return state
     except (StateDecodeError, ValueError, TypeError, AttributeError, IndexError, KeyError):
@@ -255,12 +287,31 @@ def _message(data: Any, field: str, where: _Where, document: Document) -> Messag
         raise where.error(exc.reason, field if exc.path == "$" else f"{field}.{exc.path}") from None
 
 
+@functools.cache
 def _fields(cls: type) -> frozenset[str]:
     return frozenset(field.name for field in field_plan(cls))
 
 
+@functools.cache
+def _settable(cls: type) -> dict[str, Any]:
+    """The fields of ``cls`` that ``__init__`` would only check (no post-init, a converter
+    that gives back what the field decoder gives), each with itself when it has a validator
+    (else ``None``): a change sets them without ``__init__``."""
+    if hasattr(cls, "__attrs_post_init__"):
+        return {}
+    return {
+        field.name: field if field.validator is not None else None
+        for field in attrs.fields(cls)
+        if field.converter is None or field.converter in IDEMPOTENT
+    }
+
+
 def _changed(
-    before: AgentState, where: _Where, step: bool, described: dict[str, Any] | None
+    before: AgentState,
+    where: _Where,
+    step: bool,
+    described: dict[str, Any] | None,
+    heads: _Heads,
 ) -> tuple[AgentState, dict[str, Any] | None]:
     """The state a record describes as a change from ``before``: its fields, its message
     sections' changes, and (``step``) one more step."""
@@ -303,7 +354,10 @@ def _changed(
     field = "payload.step_execution"
     try:
         step_execution = decode_step_execution(
-            where.get("payload", "step_execution"), context, document=document
+            where.get("payload", "step_execution"),
+            context,
+            document=document,
+            head=heads.of(context),
         )
     except StateDecodeError as exc:
         raise where.error(exc.reason, field if exc.path == "$" else f"{field}.{exc.path}") from None

@@ -32,6 +32,7 @@ from agents.records.frozen import (
 from agents.records.registry import RECORD, RECORDS_BY_TYPE, SHARED, data_fields, field_plan, hints
 
 __all__ = [
+    "IDEMPOTENT",
     "DecoderSource",
     "compiled",
     "element_of",
@@ -149,7 +150,7 @@ def optional_of(annotation: Any) -> Any:
 
 # -- decoders -----------------------------------------------------------------------------------
 
-_IDEMPOTENT: Final = frozenset(
+IDEMPOTENT: Final = frozenset(
     {to_pmap, to_pvector, to_optional_pvector, to_history, deep_freeze, to_float}
 )
 """Converters that give back what the field decoders give them (already converted)."""
@@ -167,7 +168,7 @@ def plain_init(cls: type) -> tuple[dict[str, Any], list[Any]] | None:
     for field in attrs.fields(cls):
         if isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
             return None
-        if field.converter is not None and field.converter not in _IDEMPOTENT:
+        if field.converter is not None and field.converter not in IDEMPOTENT:
             return None
         default = field.default
         if default is not attrs.NOTHING and field.converter is not None:

@@ -424,12 +424,17 @@ class Document:
 
 
 def decode_step_execution(
-    data: Any, context: Any, path: str = "$", document: Document | None = None
+    data: Any,
+    context: Any,
+    path: str = "$",
+    document: Document | None = None,
+    head: tuple[Any, ...] | None = None,
 ) -> Any:
     """The inverse of ``encode_step_execution``: a step execution whose ``MessagesRef``
     input refers to ``context``'s conversation (sharing what repeats with the other
-    records of ``document``). ``StateDecodeError`` names a bad field."""
-    refs, cls = Refs(context), RECORDS["StepExecution"]
+    records of ``document``; ``head``: ``context.head()``, when the caller has it).
+    ``StateDecodeError`` names a bad field."""
+    refs, cls = Refs(context, head), RECORDS["StepExecution"]
     optimistic = _Context(paths=False)
     optimistic.refs = refs
     if document is not None:

@@ -146,8 +146,9 @@ class Refs:
 
     __slots__ = ("encoded", "head", "messages")
 
-    def __init__(self, context: Any) -> None:  # an AgentContext
-        self.head: tuple[Any, ...] = context.head()
+    def __init__(self, context: Any, head: tuple[Any, ...] | None = None) -> None:
+        # an AgentContext, and its head() when the caller has it already
+        self.head: tuple[Any, ...] = context.head() if head is None else head
         self.messages: History[Any] = context.store.messages
         # SHARED records, each encoded once per state, by identity (the state keeps it alive)
         self.encoded: dict[int, dict[str, Any]] = {}
