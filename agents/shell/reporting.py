@@ -8,9 +8,10 @@ it; with nobody listening they cost one context-variable read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
+from typing import Any
 
 import attrs
 
@@ -84,14 +85,25 @@ def current_reporter() -> Reporter | None:
     return _CURRENT.get()
 
 
-@contextmanager
-def reporting(reporter: Reporter | None) -> Iterator[None]:
+class _Set:
+    """A context variable set for the code inside a ``with`` block (a class, not a
+    ``@contextmanager`` generator: the runners enter one per effect when someone listens)."""
+
+    __slots__ = ("_token", "_value", "_variable")
+
+    def __init__(self, variable: ContextVar[Any], value: Any) -> None:
+        self._variable, self._value = variable, value
+
+    def __enter__(self) -> None:
+        self._token = self._variable.set(self._value)
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._variable.reset(self._token)
+
+
+def reporting(reporter: Reporter | None) -> AbstractContextManager[None]:
     """Install ``reporter`` for the code inside the block."""
-    token = _CURRENT.set(reporter)
-    try:
-        yield
-    finally:
-        _CURRENT.reset(token)
+    return _Set(_CURRENT, reporter)
 
 
 def report_delta(content: str = "", attempt: int = 1, **tool: object) -> None:
@@ -117,11 +129,6 @@ def current_forward() -> Callable[[Event], None] | None:
     return _FORWARD.get()
 
 
-@contextmanager
-def forwarding(emit: Callable[[Event], None] | None) -> Iterator[None]:
+def forwarding(emit: Callable[[Event], None] | None) -> AbstractContextManager[None]:
     """Tool calls made in this block forward nested runs' events to ``emit``."""
-    token = _FORWARD.set(emit)
-    try:
-        yield
-    finally:
-        _FORWARD.reset(token)
+    return _Set(_FORWARD, emit)
