@@ -183,3 +183,36 @@ def test_a_forked_child_starts_its_own_workers():
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     pytest.fail("the forked child's call never came back")
+
+
+def test_a_stop_iteration_becomes_an_error_instead_of_a_hang():
+    """A future refuses ``StopIteration`` (``asyncio.to_thread`` leaves its waiter hanging):
+    the waiter gets a ``RuntimeError`` caused by it, and the calls beside it their results."""
+
+    def stops() -> None:
+        raise StopIteration
+
+    async def main() -> tuple[BaseException, list[int]]:
+        failed = asyncio.ensure_future(to_thread(stops))
+        others = await asyncio.wait_for(
+            asyncio.gather(*(to_thread(lambda x=x: x) for x in range(20))), 5
+        )
+        with pytest.raises(RuntimeError, match="StopIteration") as caught:
+            await asyncio.wait_for(failed, 5)
+        return caught.value, others
+
+    error, others = asyncio.run(main())
+    assert isinstance(error.__cause__, StopIteration)
+    assert others == list(range(20))
+
+
+def test_a_loop_that_takes_no_weak_reference_still_gets_its_results():
+    """Results are batched per loop in a table keyed weakly by loop; a loop type that takes
+    no weak reference gets its results one batch a call."""
+
+    class Unreferenceable:
+        __slots__ = ()
+
+    first, second = threads._returns_for(Unreferenceable()), threads._returns_for(Unreferenceable())  # type: ignore[arg-type]
+    assert isinstance(first, threads._Returns)
+    assert first is not second

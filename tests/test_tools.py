@@ -396,6 +396,22 @@ def test_under_arun_a_sync_tool_runs_on_a_thread_unless_thread_false():
     assert "on the event loop" in make_loop(reply("x"), tools=[inline]).describe_markdown()
 
 
+def test_under_arun_a_sync_tool_raising_stop_iteration_fails_its_call():
+    """``StopIteration`` from a synchronous tool on a worker thread is the call's error
+    (a future refuses it, so ``asyncio.to_thread`` left the run waiting for good)."""
+
+    @tool
+    def exhausted() -> int:
+        """Read the next item of an empty iterator."""
+        return next(iter([]))
+
+    loop = make_loop(call("exhausted"), reply("done"), tools=[exhausted])
+    final = asyncio.run(asyncio.wait_for(loop.arun(initial()), 10))
+    error = final.tool_executions[0].error
+    assert error is not None and "StopIteration" in error.message
+    assert final.final_response == "done"
+
+
 def test_a_sync_tool_without_a_thread_cannot_be_timed_out():
     """``thread=False`` with a ``timeout`` is refused when the tool is built."""
     with pytest.raises(ConfigurationError, match="cannot be timed out"):

@@ -58,7 +58,7 @@ class _Returns:
         with self._lock:
             ready, self._ready = self._ready, []
         for future, ok, value in ready:
-            if future.cancelled():
+            if future.done():  # its waiter was cancelled
                 continue
             if ok:
                 future.set_result(value)
@@ -106,6 +106,9 @@ class _Workers:
             del item
             try:
                 value, ok = context.run(function, *args, **kwargs), True
+            except StopIteration as exc:  # a future refuses it (a waiter would hang)
+                value, ok = RuntimeError(f"{function!r} raised StopIteration"), False
+                value.__cause__ = exc
             except BaseException as exc:  # handed to the awaiting task, as to_thread does
                 value, ok = exc, False
             returns.deliver(future, ok, value)
@@ -131,12 +134,17 @@ if hasattr(os, "register_at_fork"):
 
 
 def _returns_for(loop: asyncio.AbstractEventLoop) -> _Returns:
-    returns = _returns.get(loop)
-    if returns is None:
-        with _returns_lock:
-            returns = _returns.get(loop)
-            if returns is None:
-                returns = _returns[loop] = _Returns()
+    """The loop's batch of results (a loop that takes no weak reference gets one a call:
+    its results are handed back one by one)."""
+    try:
+        returns = _returns.get(loop)
+        if returns is None:
+            with _returns_lock:
+                returns = _returns.get(loop)
+                if returns is None:
+                    returns = _returns[loop] = _Returns()
+    except TypeError:  # cannot create weak reference to this loop's type
+        return _Returns()
     return returns
 
 
