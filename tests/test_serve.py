@@ -241,6 +241,24 @@ def test_a_dropped_stream_resumes_with_last_event_id(server):
         assert [e["data"] for e in everything] == [e["data"] for e in seen + rest]
 
 
+def test_a_slow_tools_start_is_streamed_while_it_runs(server):
+    """A tool's start reaches the stream as the call begins, not with the step's end (its
+    event is committed while the tool runs: the run does not wait for that commit)."""
+    with httpx.Client() as client:
+        session = new_session(client, server.url)
+        arrived: dict[str, float] = {}
+        with client.stream(
+            "POST",
+            f"{server.url}/sessions/{session}/messages",
+            json={"message": "slow"},
+            timeout=60,
+        ) as response:
+            for event in sse(response.iter_lines()):
+                arrived.setdefault(event["event"], time.monotonic())
+        assert list(arrived)[-1] == "RunEnded"
+        assert arrived["ToolCallCompleted"] - arrived["ToolCallStarted"] > 0.3  # the tool: 0.4 s
+
+
 def test_two_clients_racing_on_one_session(server):
     """Two messages at once on one session: one runs, the other is refused with 409."""
     with httpx.Client() as client:
@@ -723,3 +741,39 @@ def test_the_event_log_commits_runs_events_together_and_keeps_the_latest_run(tmp
     store.close()
     with pytest.raises(Exception, match="closed"):  # a failed write fails the run's write
         runs.log.write("s1", ['{"type":"StepStarted"}'])
+
+
+def test_a_writer_waits_at_the_steps_end_for_what_it_did_not_wait_for(tmp_path):
+    """A tool's start and streamed text are handed to the log without waiting for their
+    commit; the next write that waits (the step's end) returns once they are committed too,
+    in order, and raises the failure of one that could not be written."""
+    from agents import AgentLoop, SessionRuntime, SQLiteSessionStore
+    from agents.serve.runs import Runs, _Writer
+
+    store = SQLiteSessionStore(tmp_path / "events.sqlite")
+    runs = Runs(SessionRuntime(store, lambda session: AgentLoop(lambda request: "x")))
+    writer = _Writer(runs, "s1")
+    writer._held.append('{"type":"ToolCallStarted","step":1}')
+    writer.flush(wait=False)
+    writer._held.append('{"type":"InferenceDelta","step":1}')
+    writer.flush(wait=False)
+    writer.write({"type": "StepCompleted", "step": 1})
+    assert [event_type_of(text) for _, text in store.events("s1")] == [
+        "ToolCallStarted",
+        "InferenceDelta",
+        "StepCompleted",
+    ]
+    try:  # what the store raises for a batch that is not text
+        store.append_events("other", [None])  # type: ignore[list-item]
+    except Exception as exc:
+        refused = type(exc)
+    writer._held.append(None)  # type: ignore[arg-type]
+    writer.flush(wait=False)
+    with pytest.raises(refused):
+        writer.write({"type": "StepCompleted", "step": 2})
+    assert [n for n, _ in store.events("s1")] == [1, 2, 3, 4]  # the step's end got in alone
+    store.close()
+
+
+def event_type_of(text: str) -> str:
+    return str(json.loads(text)["type"])

@@ -261,6 +261,11 @@ def event_type(text: str) -> str:
 _AT_ONCE: Final = frozenset(
     {"InferenceDelta", "ToolCallStarted", "StepCompleted", "ExecutionCompleted"}
 )
+# ... of which the run goes on without waiting for the commit (the next write that waits,
+# at the step's end at the latest, waits for them too: the log commits in order). Only
+# committed events are streamed, so a crash before their commit loses none a client saw,
+# and the step they belong to runs again from the last checkpoint.
+_UNAWAITED: Final = frozenset({"InferenceDelta", "ToolCallStarted"})
 
 
 class _Writer:
@@ -270,22 +275,36 @@ class _Writer:
         self._runs = runs
         self._session_id = session_id
         self._held: list[str] = []
+        self._unawaited: list[_Pending] = []  # handed over, their commit not waited for
 
     def __call__(self, event: Event) -> None:
         data = event_data(event)
         self._held.append(_text(data))
-        if data["type"] in _AT_ONCE:
-            self.flush()
+        kind = data["type"]
+        if kind in _AT_ONCE:
+            self.flush(wait=kind not in _UNAWAITED)
 
     def write(self, data: dict[str, Any]) -> None:
         """Write a server's own event (and any held before it) now."""
         self._held.append(_text(data))
         self.flush()
 
-    def flush(self) -> None:
+    def flush(self, *, wait: bool = True) -> None:
+        """Hand the held events to the log; with ``wait``, return once they and the ones
+        handed over before them are committed (the first failure among them raised)."""
         if self._held:
             held, self._held = self._held, []
-            self._runs.log.write(self._session_id, held)
+            pending = self._runs.log.write(self._session_id, held, wait=wait)
+            if not wait:
+                self._unawaited.append(pending)
+                return
+        if wait and self._unawaited:
+            earlier, self._unawaited = self._unawaited, []
+            for pending in earlier:  # committed in order: done by now, or soon
+                pending.done.wait()
+            failed = next((p.error for p in earlier if p.error is not None), None)
+            if failed is not None:
+                raise failed
 
 
 def _text(data: dict[str, Any]) -> str:
@@ -324,9 +343,10 @@ class _EventLog:
         self._lock = threading.Lock()
         self._kept: OrderedDict[str, list[tuple[int, str]]] = OrderedDict()
 
-    def write(self, session_id: str, texts: list[str]) -> None:
-        """Append ``texts`` to the session's log; returns once they are committed (a
-        failure of the store is raised here, as a direct write would raise it)."""
+    def write(self, session_id: str, texts: list[str], *, wait: bool = True) -> _Pending:
+        """Append ``texts`` to the session's log; with ``wait``, returns once they are
+        committed (a failure of the store is raised here, as a direct write would raise
+        it); else at once, with what tells when they are."""
         pending = _Pending(session_id, texts)
         with self._cond:
             self._queue.append(pending)
@@ -336,9 +356,11 @@ class _EventLog:
                 )
                 self._thread.start()
             self._cond.notify()
-        pending.done.wait()
-        if pending.error is not None:
-            raise pending.error
+        if wait:
+            pending.done.wait()
+            if pending.error is not None:
+                raise pending.error
+        return pending
 
     def _serve(self) -> None:
         while True:
