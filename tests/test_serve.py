@@ -124,6 +124,19 @@ def send(client: httpx.Client, base: str, session: str, message: str) -> list[di
     return stream(client, "POST", f"{base}/sessions/{session}/messages", json={"message": message})
 
 
+@contextlib.contextmanager
+def posting(
+    client: httpx.Client, base: str, session: str, message: str
+) -> Iterator[Iterator[dict[str, Any]]]:
+    """POST a user message to a session; the run's events as they arrive (leaving the block
+    drops the stream)."""
+    with client.stream(
+        "POST", f"{base}/sessions/{session}/messages", json={"message": message}, timeout=60
+    ) as response:
+        assert response.status_code == 200, response.read()
+        yield sse(response.iter_lines())
+
+
 def new_session(client: httpx.Client, base: str) -> str:
     created = client.post(f"{base}/sessions", json={"system_prompt": "You help."})
     assert created.status_code == 201, created.text
@@ -217,13 +230,8 @@ def test_a_dropped_stream_resumes_with_last_event_id(server):
     with httpx.Client() as client:
         session = new_session(client, server.url)
         seen: list[dict[str, Any]] = []
-        with client.stream(
-            "POST",
-            f"{server.url}/sessions/{session}/messages",
-            json={"message": "slow"},
-            timeout=60,
-        ) as response:
-            for event in sse(response.iter_lines()):
+        with posting(client, server.url, session, "slow") as events:
+            for event in events:
                 seen.append(event)
                 if len(seen) == 3:
                     break  # the client goes away
@@ -247,13 +255,8 @@ def test_a_slow_tools_start_is_streamed_while_it_runs(server):
     with httpx.Client() as client:
         session = new_session(client, server.url)
         arrived: dict[str, float] = {}
-        with client.stream(
-            "POST",
-            f"{server.url}/sessions/{session}/messages",
-            json={"message": "slow"},
-            timeout=60,
-        ) as response:
-            for event in sse(response.iter_lines()):
+        with posting(client, server.url, session, "slow") as events:
+            for event in events:
                 arrived.setdefault(event["event"], time.monotonic())
         assert list(arrived)[-1] == "RunEnded"
         assert arrived["ToolCallCompleted"] - arrived["ToolCallStarted"] > 0.3  # the tool: 0.4 s
@@ -294,10 +297,8 @@ def test_a_killed_server_restarts_and_the_session_goes_on(tmp_path):
     with httpx.Client() as client:
         session = new_session(client, first.url)
         seen = []
-        with client.stream(
-            "POST", f"{first.url}/sessions/{session}/messages", json={"message": "slow"}, timeout=60
-        ) as response:
-            for event in sse(response.iter_lines()):
+        with posting(client, first.url, session, "slow") as events:
+            for event in events:
                 seen.append(event)
                 if event["event"] == "StepCompleted":
                     break
@@ -319,14 +320,9 @@ def test_steering_reaches_the_run_in_progress(server):
     inference."""
     with httpx.Client() as client:
         session = new_session(client, server.url)
-        with client.stream(
-            "POST",
-            f"{server.url}/sessions/{session}/messages",
-            json={"message": "slow"},
-            timeout=60,
-        ) as response:
+        with posting(client, server.url, session, "slow") as events:
             steered = False
-            for _event in sse(response.iter_lines()):
+            for _event in events:
                 if not steered:
                     answer = client.post(
                         f"{server.url}/sessions/{session}/steer", json={"message": "hurry up"}
