@@ -71,14 +71,12 @@ class Machine:
     approval_tools: frozenset[str] = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
-        schemas = self.tools.schemas
-        derived = {
-            "schemas": to_pvector([s for s in schemas if s["name"] != COMPLETE_GOAL]),
-            "goal_schemas": to_pvector(schemas),
-            "approval_tools": frozenset(t.name for t in self.tools.values() if t.requires_approval),
-        }
-        for name, value in derived.items():
-            object.__setattr__(self, name, value)
+        schemas, tools = self.tools.schemas, self.tools.values()
+        offered = to_pvector([s for s in schemas if s["name"] != COMPLETE_GOAL])
+        object.__setattr__(self, "schemas", offered)
+        object.__setattr__(self, "goal_schemas", to_pvector(schemas))
+        approval = frozenset(t.name for t in tools if t.requires_approval)
+        object.__setattr__(self, "approval_tools", approval)
 
 
 def run_hook_chain(hooks: tuple[Hook, ...], context: HookContext) -> HookContext:

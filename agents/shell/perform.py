@@ -286,8 +286,6 @@ class AsyncTools:
                 if not self._layers:  # the common case: the tool itself, stamped as it ends
                     tool = self._tools.get(invocation.tool_call.name)
                     if tool is not None:
-                        if tool.inline:  # on the event loop: nothing to await
-                            return (tool.invoke(invocation, now),)
                         return (await tool.ainvoke(invocation, now),)
                 return (stamp(await self._one(invocation), now),)
             except Exception as exc:

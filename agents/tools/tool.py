@@ -150,12 +150,6 @@ class Tool:
             object.__setattr__(self, "_frozen", frozen)
         return frozen
 
-    @property
-    def inline(self) -> bool:
-        """Whether an async runner calls it on the event loop itself (a synchronous tool
-        built with ``thread=False``)."""
-        return not (self.thread or self.is_async)
-
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (handy in tests)."""
         return self.function(*args, **kwargs)
