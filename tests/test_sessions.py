@@ -91,6 +91,24 @@ def test_save_bumps_the_version_and_stale_writes_conflict(store):
     assert [m.content for m in store.load("s-1").state.messages] == ["hello", "second"]
 
 
+def test_a_save_with_events_commits_both_or_neither(store):
+    """``save_with_events`` (the server's checkpoints): the session and its events in one
+    write, numbered after the events before; a conflicting save writes no event either."""
+    if not hasattr(store, "save_with_events"):
+        pytest.skip("the asyncio PostgreSQL store keeps no event logs")
+    session = store.create(initial(), session_id="s-1")
+    store.append_events("s-1", ['{"type":"A"}'])
+    state = session.state.with_user_message("second")
+    saved, numbers = store.save_with_events(session.with_state(state), ['{"type":"B"}', "{}"])
+    assert saved.version == 2 and list(numbers) == [2, 3]
+    assert store.load("s-1").state == state
+    with pytest.raises(SessionConflict):
+        store.save_with_events(session.with_state(state), ['{"type":"C"}'])
+    assert [text for _, text in store.events("s-1")] == ['{"type":"A"}', '{"type":"B"}', "{}"]
+    assert store.save_with_events(saved, [])[1] == []  # no events: a plain save
+    assert store.load("s-1").version == 3
+
+
 def test_unknown_sessions_and_duplicates(store):
     """Unknown ids raise SessionNotFound; creating an existing id conflicts."""
     with pytest.raises(SessionNotFound):

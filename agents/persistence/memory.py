@@ -54,21 +54,36 @@ class InMemorySessionStore:
 
     def save(self, session: Session) -> Session:
         with self._lock:
-            stored = self._sessions.get(session.session_id)
-            if stored is None:
-                raise SessionNotFound(f"no session {session.session_id!r}")
-            if stored.version != session.version:
-                raise SessionConflict(
-                    f"session {session.session_id!r} is at version {stored.version}; "
-                    f"the write was based on version {session.version}"
-                )
-            saved = session._evolve(version=session.version + 1, updated_at=self._clock.now())
-            self._sessions[session.session_id] = saved
-            heads = [log.anchor_head() for log in self._audit_logs]
-            for head in heads:
-                if head is not None:
-                    self._anchor_locked(*head)
-            return saved
+            return self._save_locked(session)
+
+    def save_with_events(
+        self,
+        session: Session,
+        events: Sequence[str],
+        step_execution: StepExecution | None = None,
+    ) -> tuple[Session, Sequence[int]]:
+        """``save`` and ``append_events`` of the session's ``events`` at once (a reader sees
+        both or neither): the saved session and the events' numbers."""
+        with self._lock:
+            saved = self._save_locked(session)
+            return saved, self._append_locked(session.session_id, events)
+
+    def _save_locked(self, session: Session) -> Session:
+        stored = self._sessions.get(session.session_id)
+        if stored is None:
+            raise SessionNotFound(f"no session {session.session_id!r}")
+        if stored.version != session.version:
+            raise SessionConflict(
+                f"session {session.session_id!r} is at version {stored.version}; "
+                f"the write was based on version {session.version}"
+            )
+        saved = session._evolve(version=session.version + 1, updated_at=self._clock.now())
+        self._sessions[session.session_id] = saved
+        heads = [log.anchor_head() for log in self._audit_logs]
+        for head in heads:
+            if head is not None:
+                self._anchor_locked(*head)
+        return saved
 
     def checkpoint(self, session: Session, step_execution: StepExecution) -> Session:
         return self.save(session)
@@ -116,14 +131,14 @@ class InMemorySessionStore:
     ) -> Sequence[Sequence[int]]:
         """Append several sessions' events at once (a reader sees all of them or none);
         their numbers, batch by batch."""
-        numbers = []
         with self._lock:
-            for session_id, texts in batches:
-                log = self._events.setdefault(session_id, [])
-                first = len(log) + 1
-                log.extend(texts)
-                numbers.append(list(range(first, first + len(texts))))
-        return numbers
+            return [self._append_locked(session_id, texts) for session_id, texts in batches]
+
+    def _append_locked(self, session_id: str, texts: Sequence[str]) -> Sequence[int]:
+        log = self._events.setdefault(session_id, [])
+        first = len(log) + 1
+        log.extend(texts)
+        return list(range(first, first + len(texts)))
 
     def last_event(self, session_id: str) -> int:
         """The number of a session's last event (0 for none)."""

@@ -36,6 +36,11 @@ class SessionRuntime:
         self.loop_factory = loop_factory
         self._ids = ids or RandomIds()
 
+    @property
+    def ids(self) -> IdFactory:
+        """Where the execution ids of its runs come from."""
+        return self._ids
+
     def create(
         self,
         state: AgentState | None = None,

@@ -414,6 +414,24 @@ class SQLSessionStore:
         check_checkpoint(session, step_execution)
         return self.save(session)
 
+    def save_with_events(
+        self,
+        session: Session,
+        events: Sequence[str],
+        step_execution: StepExecution | None = None,
+    ) -> tuple[Session, Sequence[int]]:
+        """``save`` (``checkpoint`` with ``step_execution``) and ``append_events`` of the
+        session's ``events``, in one transaction: both are committed or neither is. The
+        saved session and the events' numbers."""
+        if step_execution is not None:
+            check_checkpoint(session, step_execution)
+        plan = _with_events(
+            save_plan(session, self._clock.now(), self._for_update, self._saved),
+            session.session_id,
+            events,
+        )
+        return self._written(_with_anchors(plan, self._audit_logs))
+
     def load(self, session_id: str) -> Session:
         return self._got(load_plan(self.path, session_id))
 
@@ -462,6 +480,15 @@ class SQLSessionStore:
     ) -> Sequence[tuple[int, str]]:
         """A session's events numbered after ``after``: ``(number, JSON text)``."""
         return self._got(read_events_plan(session_id, after, limit))
+
+
+def _with_events(
+    plan: Plan[Session], session_id: str, events: Sequence[str]
+) -> Plan[tuple[Session, list[int]]]:
+    """``plan``, then ``events`` appended to the session's event log."""
+    saved = yield from plan
+    numbers = (yield from append_events_plan(session_id, events)) if events else []
+    return saved, numbers
 
 
 def _with_anchors(plan: Plan[T], logs: list[Any]) -> Plan[T]:
