@@ -27,6 +27,7 @@ from agents.records.codec import encode_value
 from agents.records.execution import ExecutionStatus
 from agents.records.state import AgentState
 from agents.serve.runs import Busy, Runs, event_type
+from agents.tools.threads import to_thread
 
 __all__ = ["MAX_BODY", "app", "run_server"]
 
@@ -337,9 +338,7 @@ def _agui(runtime: SessionRuntime, runs: Runs) -> Handler:
 
 
 async def _blocking(function: Callable[..., Any], *args: Any) -> Any:
-    import asyncio
-
-    return await asyncio.to_thread(function, *args)
+    return await to_thread(function, *args)  # the engine's worker threads: cheaper hand-offs
 
 
 def run_server(application: Any, host: str, port: int) -> None:

@@ -45,6 +45,7 @@ from agents.records.state import AgentState
 from agents.records.step import StepExecution
 from agents.shell.loop import AgentLoop
 from agents.shell.subagents import DEPTH_KEY
+from agents.tools.threads import to_thread
 
 __all__ = ["Busy", "Runs", "ended", "event_data", "event_type"]
 
@@ -235,13 +236,14 @@ class Runs:
         """``stream``'s events as they are read: several at a time (a run writes its events
         in groups), so that a response sends them in one piece."""
         last = after
-        while True:
-            woken = self.waiter(session_id)
-            try:
+        woken = self.waiter(session_id)
+        try:
+            while True:
+                woken.clear()  # before reading: what is written after wakes it again
                 running = self.running(session_id)  # before reading: a run ending after
                 found = self.log.kept(session_id, last)  # ... is seen
                 if found is None:
-                    found = await asyncio.to_thread(self.events, session_id, last)
+                    found = await to_thread(self.events, session_id, last)
                 for index, (_, text) in enumerate(found):
                     if ended(text):
                         yield found[: index + 1]
@@ -253,8 +255,8 @@ class Runs:
                 if not running:
                     return
                 await woken.wait()
-            finally:
-                self.forget(session_id, woken)
+        finally:
+            self.forget(session_id, woken)
 
 
 def ended(text: str) -> bool:
