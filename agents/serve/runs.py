@@ -8,8 +8,8 @@ Steering and follow-ups for a run in progress are handed to it between steps (a 
 run's loop takes them), so that they join its state, and its checkpoints, in order.
 
 A step's events are committed with its checkpoint, in the same transaction (the store's
-``save_with_events``; a run's last events with its last save), so the log never runs ahead
-of or behind the state a resumed run starts from. What must be streamed before the step
+``save_with_events``; a run's last events with its last save), so a step's end is in the
+log exactly when its checkpoint is in the store. What must be streamed before the step
 ends (streamed text, a tool's start) and a run's own last events are written by one thread
 (``_EventLog``), which commits what every run handed over meanwhile in one transaction
 (group commit); a tool's start is deferred a little, so that a quick tool's start goes into
