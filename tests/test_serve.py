@@ -727,9 +727,9 @@ def test_the_event_log_commits_runs_events_together_and_keeps_the_latest_run(tmp
     assert runs.log.kept("s0", 4) is None
     # One batch that cannot be written (a null where the log keeps text) spoils the group's
     # transaction: the others are written alone, only its run is told.
-    from agents.serve.runs import _Pending
+    from agents.serve.event_log import Pending
 
-    group = [_Pending("g1", ['{"type":"A"}']), _Pending("g2", [None]), _Pending("g3", ["{}"])]
+    group = [Pending("g1", ['{"type":"A"}']), Pending("g2", [None]), Pending("g3", ["{}"])]
     runs.log._commit(group)  # type: ignore[arg-type]
     assert [p.done.is_set() for p in group] == [True, True, True]
     assert [p.error is None for p in group] == [True, False, True]
@@ -744,11 +744,12 @@ def test_a_writer_waits_at_the_steps_end_for_what_it_did_not_wait_for(tmp_path):
     commit; the next write that waits (the step's end) returns once they are committed too,
     in order, and raises the failure of one that could not be written."""
     from agents import AgentLoop, SessionRuntime, SQLiteSessionStore
-    from agents.serve.runs import Runs, _Writer
+    from agents.serve.event_log import RunWriter
+    from agents.serve.runs import Runs
 
     store = SQLiteSessionStore(tmp_path / "events.sqlite")
     runs = Runs(SessionRuntime(store, lambda session: AgentLoop(lambda request: "x")))
-    writer = _Writer(runs, "s1")
+    writer = RunWriter(runs.log, runs.store, "s1")
     writer._held.append('{"type":"ToolCallStarted","step":1}')
     writer.flush(wait=False)
     writer._held.append('{"type":"InferenceDelta","step":1}')
