@@ -910,3 +910,35 @@ def test_served_runs_take_their_ids_from_the_runtime(tmp_path):
     state = store.load(session).state
     assert state is not None and state.execution is not None
     assert state.execution.execution_id == SequentialIds().new_id("execution")
+
+
+def test_a_run_started_as_the_last_one_ends_waits_for_it(tmp_path):
+    """A client that saw a run's last event may act at once (approve, send): the run is
+    still leaving its thread then, and the new one waits for it instead of being refused
+    as busy (the served example's approval failed so, now and then, with 409)."""
+    from agents import AgentLoop, AgentState, SessionRuntime, SQLiteSessionStore
+    from agents.serve.runs import Runs
+
+    store = SQLiteSessionStore(tmp_path / "ending.sqlite")
+    runtime = SessionRuntime(store, lambda s: AgentLoop(lambda r: "x"))
+    runs = Runs(runtime)
+    leave = runs._finish
+
+    def slow_to_leave(session_id: str) -> None:  # the run's thread scheduled late
+        time.sleep(0.3)
+        leave(session_id)
+
+    runs._finish = slow_to_leave  # type: ignore[method-assign]
+    session = runtime.create(AgentState.initial()).session_id
+    runs.start(session, lambda rt: rt.send(session, "one"))
+    deadline = time.monotonic() + 10
+    while not any(event_type_of(text) == "RunEnded" for _, text in store.events(session)):
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+    assert runs.running(session)  # its last event is out, its thread not gone yet
+    runs.start(session, lambda rt: rt.send(session, "two"))  # no Busy
+    while runs.running(session):
+        assert time.monotonic() < deadline + 10
+        time.sleep(0.01)
+    users = [m.content for m in store.load(session).state.messages if m.role.value == "user"]
+    assert users == ["one", "two"]

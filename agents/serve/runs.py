@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from agents.core.hooks import HookContext, HookTrigger, hook
 from agents.errors import SessionConflict
@@ -38,6 +38,9 @@ from agents.shell.loop import AgentLoop
 from agents.tools.threads import to_thread
 
 __all__ = ["ENDED", "Busy", "Runs", "ended", "event_data", "event_type"]
+
+
+_ENDING: Final = 5.0  # seconds a new run waits for one whose last event is being written
 
 
 class Busy(Exception):
@@ -68,6 +71,10 @@ class Runs:
         before the run (a stream starts after it). ``Busy`` if a run is in progress."""
         inbox = _Inbox()
         with self._lock:
+            earlier = self._active.get(session_id)
+        if earlier is not None and earlier.ending:  # its last event is out (a client may
+            earlier.ended.wait(_ENDING)  # have seen it and answered): it leaves at once
+        with self._lock:
             if session_id in self._active:
                 raise Busy(f"session {session_id!r} has a run in progress: steer it instead")
             self._active[session_id] = inbox
@@ -89,7 +96,7 @@ class Runs:
         store = RunStore(self.store, writer) if writer.merging else self.store
         runtime = SessionRuntime(store, loop_for, ids=self.runtime.ids)
         thread = threading.Thread(
-            target=self._run, args=(session_id, action, runtime, writer), daemon=True
+            target=self._run, args=(session_id, action, runtime, writer, inbox), daemon=True
         )
         thread.start()
         return before
@@ -100,6 +107,7 @@ class Runs:
         action: Callable[[SessionRuntime], Session],
         runtime: SessionRuntime,
         writer: RunWriter,
+        inbox: _Inbox,
     ) -> None:
         status = None
         try:
@@ -117,6 +125,7 @@ class Runs:
             kind = "Conflict" if isinstance(exc, SessionConflict) else type(exc).__name__
             writer.write({"type": "RunFailed", "step": None, "error": kind, "message": str(exc)})
         finally:
+            inbox.ending = True
             try:
                 writer.write({"type": ENDED, "step": None, "status": status})
             finally:
@@ -124,7 +133,9 @@ class Runs:
 
     def _finish(self, session_id: str) -> None:
         with self._lock:
-            self._active.pop(session_id, None)
+            inbox = self._active.pop(session_id, None)
+        if inbox is not None:
+            inbox.ended.set()
         self.notify(session_id)
 
     # -- steering a run in progress ------------------------------------------------------------
@@ -216,6 +227,8 @@ class _Inbox:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._items: list[tuple[str, str]] = []
+        self.ending = False  # the run is writing its last event
+        self.ended = threading.Event()  # ... and has left
 
         @hook(HookTrigger.BEFORE_STEP, name="agents_serve_inbox")
         def take(context: HookContext) -> HookContext:
