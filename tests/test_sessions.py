@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import random
 import sqlite3
@@ -11,6 +12,7 @@ import sys
 import tempfile
 import textwrap
 import threading
+import weakref
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,7 @@ from agents import (
     AgentState,
     AsyncPostgresSessionStore,
     FunctionDriver,
+    History,
     HookTrigger,
     InferenceResponse,
     InMemorySessionStore,
@@ -774,4 +777,143 @@ def test_a_step_suspended_after_compacting_is_stored_and_resumed_exactly(tmp_pat
         session = store.save(session.with_state(state))
         assert store.load("s").state == state
     assert state.final_response == "again"
+    store.close()
+
+
+# -- a save stores the state it is given, whatever part of it changed -------------------------
+
+
+SECRET = "sk-planted-7d1e0c"
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up."""
+    return f"{key}: {SECRET}" if key == "api" else f"{key}: nothing"
+
+
+@hook(HookTrigger.BEFORE_STEP)
+def scrub_history(context):
+    """Scrubs the secret from earlier messages, once the conversation has grown past it
+    (the edited message is then in the middle of the stored log)."""
+    state = context.state
+    messages = state.messages
+    if len(messages) > 5 and any(SECRET in m.content for m in messages):
+        scrubbed = [m.with_content(m.content.replace(SECRET, "***")) for m in messages]
+        state = state.with_messages(scrubbed)
+    return context.with_state(state)
+
+
+def test_a_hook_that_scrubs_history_leaves_no_secret_in_the_stored_conversation(store):
+    """A hook rewrites a message in the middle of the conversation during a run: each
+    checkpoint stores the state as it is, so the stored session is the final state and
+    its conversation holds no scrubbed secret (the rows' ends alone do not tell)."""
+    script = [call("lookup", key="api"), call("lookup", key="a"), call("lookup", key="b")]
+    runtime = SessionRuntime(
+        store,
+        lambda session: make_loop(*script, reply("done"), tools=[lookup], hooks=[scrub_history]),
+        ids=SequentialIds("rt-"),
+    )
+    runtime.create(AgentState.initial("sys"), session_id="scrubbed")
+    final = runtime.send("scrubbed", "go").state
+    assert final.final_response == "done"
+    assert "***" in final.messages[2].content
+    stored = runtime.get("scrubbed").state
+    assert stored == final
+    assert SECRET not in "".join(m.content for m in stored.messages)
+
+
+def test_a_message_edited_in_the_middle_and_an_earlier_step_edited_are_stored(store):
+    """Edits no spot check sees — a message in the middle of the conversation, same
+    length; an earlier step, the last one unchanged — are stored by the next save."""
+    final = make_loop(*[call("add", a=i, b=1) for i in range(4)], reply("done")).run(initial())
+    session = store.create(final, session_id="edited")
+    session = store.load("edited")
+    messages = list(session.state.messages)
+    messages[3] = messages[3].with_content("edited in the middle")
+    edited = session.state.with_messages(messages)
+    session = store.save(session.with_state(edited))
+    assert store.load("edited").state == edited
+    execution = edited.execution
+    steps = list(execution.step_executions)
+    steps[1] = steps[1]._evolve(completed_at=steps[1].started_at)
+    earlier = edited.with_execution(execution._evolve(step_executions=History(steps)))
+    store.save(session.with_state(earlier))
+    loaded = store.load("edited").state
+    assert loaded == earlier
+    assert loaded.to_json() == earlier.to_json()
+
+
+def test_a_store_that_did_not_write_the_rows_compares_all_of_them(tmp_path):
+    """A second store object on the same file (another process, say) knows nothing of
+    what the first wrote: it compares the state with every row, not with their ends."""
+    path = tmp_path / "s.db"
+    first = SQLiteSessionStore(path)
+    final = make_loop(*[call("add", a=i, b=1) for i in range(4)], reply("done")).run(initial())
+    session = first.create(final, session_id="s")
+    second = SQLiteSessionStore(path)
+    messages = list(final.messages)
+    messages[4] = messages[4].with_content("edited elsewhere")
+    edited = final.with_messages(messages)
+    second.save(session.with_state(edited))
+    assert first.load("s").state == edited
+    first.close()
+    second.close()
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    max_message=st.integers(min_value=2, max_value=8),
+    max_buffer=st.integers(min_value=0, max_value=6),
+    edits=st.lists(
+        st.none() | st.tuples(st.sampled_from(["messages", "buffer"]), st.integers(0, 40)),
+        min_size=12,
+        max_size=12,
+    ),
+)
+def test_any_edit_between_saves_of_a_compacting_session_loads_back_exactly(
+    max_message, max_buffer, edits
+):
+    """SQLite, a compacting session saved after every step, a message of the
+    conversation or the buffer edited before some saves: every save loads back as the
+    state saved (shown to fail while the store judged its rows by their ends)."""
+    loop = compacting_loop(counting_model(10), max_message, max_buffer)
+    with tempfile.TemporaryDirectory() as folder:
+        store = SQLiteSessionStore(Path(folder) / "s.db")
+        session = store.create(AgentState.initial("sys", messages=["count"]), session_id="s")
+        for number, state in enumerate(loop.iterate(session.state)):
+            edit = edits[number % len(edits)]
+            if edit is not None:
+                name, index = edit
+                section = list(state.context.store.section(name))
+                if section:
+                    at = index % len(section)
+                    section[at] = section[at].with_content(f"edited before save {number}")
+                    sections = state.context.store.with_section(name, section)
+                    state = state.with_context(state.context.with_store(sections))
+            session = store.save(session.with_state(state))
+            assert store.load("s").state == state, number
+        store.close()
+
+
+def test_checkpoints_read_no_row_back_and_the_store_keeps_no_history_alive(tmp_path):
+    """What a store knows its rows hold spares a checkpoint reading rows back (a run's
+    checkpoints select no message or step row); it holds the records weakly, so a session
+    nobody holds any more keeps nothing alive (its next save compares the rows instead)."""
+    store = SQLiteSessionStore(tmp_path / "s.db")
+    runtime = runtime_for(store, *[call("add", a=i, b=1) for i in range(5)], reply("done"))
+    runtime.create(session_id="chat")
+    statements: list[str] = []
+    store._db.set_trace_callback(statements.append)
+    final = runtime.send("chat", "go").state
+    store._db.set_trace_callback(None)
+    reads = [s for s in statements if s.startswith("SELECT") and "FROM sessions" not in s]
+    loads = [s for s in reads if "ORDER BY position" in s]
+    assert len(loads) == 1  # the load at the start of send, nothing after it
+    assert all("ORDER BY" in s for s in reads), reads  # (a load's three queries)
+    conversation = weakref.ref(final.context.store.messages)
+    session = runtime.get("chat")
+    del final, session
+    gc.collect()
+    assert conversation() is None
     store.close()

@@ -13,6 +13,7 @@ sections and every step input holding it.
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Any, Final, NamedTuple
 
 from agents.errors import StateDecodeError
@@ -22,7 +23,7 @@ from agents.records.context import MessageStore
 from agents.records.frozen import History
 from agents.records.state import AgentState
 
-__all__ = ["LAYOUT_KEY", "Layout", "Positions", "log_messages", "state_of"]
+__all__ = ["LAYOUT_KEY", "Known", "Layout", "Positions", "Rows", "log_messages", "state_of"]
 
 
 # Kept in the stored head beside the state's fields, removed before the state is decoded.
@@ -80,21 +81,21 @@ class Layout(NamedTuple):
 
 
 def log_messages(
-    session_id: str, state: AgentState, layout: Layout, stored_steps: int
+    session_id: str, state: AgentState, layout: Layout, stored_steps: int, rows: Rows | None
 ) -> Plan[tuple[Layout, Layout]]:
     """Append the state's new messages to the log; where its sections now sit, and the
     layout as of its archived steps. The stored layout moved by the compactions of the
     steps not stored yet (and of a suspended step) says where the buffer and the
     conversation should be; where the log does not hold them there, they are appended
-    again (the log starts again when no stored step row refers to it)."""
+    again (the log starts again when no stored step row refers to it). ``rows``: what
+    this store knows the rows hold, if it does."""
     context, execution = state.context, state.execution
     conversation, buffer = context.store.messages, context.store.buffer
-    stored_start = layout.conversation
     for step_execution in state.step_executions.items_from(stored_steps):
         layout = layout.after(step_execution.step.compaction)
     current = execution.current_step if execution is not None else None
     place = layout.after(current.compaction if current is not None else None)
-    if not (yield from _still_placed(session_id, place, stored_start, conversation, buffer)):
+    if not (yield from _still_placed(session_id, place, conversation, buffer, rows)):
         if stored_steps == 0:  # no step row refers to the log: start it again
             yield Query("DELETE FROM messages WHERE session_id = ?", (session_id,))
             place = Layout()
@@ -121,35 +122,111 @@ def log_messages(
 def _still_placed(
     session_id: str,
     place: Layout,
-    stored_start: int,
     conversation: History[Any],
     buffer: History[Any],
+    rows: Rows | None,
 ) -> Plan[bool]:
     """Whether the log holds the buffer and the conversation where ``place`` says: the
-    positions fit, and the rows at the ends of each section are those messages (the
-    conversation's first one only when it moved since ``stored_start``)."""
+    positions fit, and the rows from the buffer's position on are those messages — judged
+    by what this store knows they hold (``rows``), or else by reading them all. (Judging
+    by the rows at the ends of each section let a message edited in the middle go
+    unstored.)"""
     size, start, first = place.size, place.conversation, place.buffer
     if not 0 <= first <= start <= size or start - first != len(buffer):
         return False
     if start + len(conversation) < size:  # the log holds more than the conversation
         return False
-    wanted: dict[int, Any] = {}
-    if buffer:
-        wanted[first], wanted[start - 1] = buffer[0], buffer[len(buffer) - 1]
-    if size > start:
-        if start != stored_start:
-            wanted[start] = conversation[0]
-        wanted[size - 1] = conversation[size - 1 - start]
-    if not wanted:
-        return True
-    marks = ", ".join("?" * len(wanted))
-    rows = yield Query(
-        f"SELECT position, data FROM messages WHERE session_id = ? AND position IN ({marks})",
-        (session_id, *wanted),
+    if rows is not None:
+        return rows.hold(first, start, size, buffer, conversation)
+    found = yield Query(
+        "SELECT position, data FROM messages WHERE session_id = ? AND position >= ? "
+        "ORDER BY position",
+        (session_id, first),
         fetch="all",
     )
-    found = dict(rows)
-    return all(found.get(at) == value_json(message) for at, message in wanted.items())
+    wanted = list(itertools.chain(buffer, itertools.islice(conversation, size - start)))
+    if len(found) != len(wanted):
+        return False
+    return all(
+        at == position and data == value_json(message)
+        for position, ((at, data), message) in enumerate(zip(found, wanted, strict=True), first)
+    )
+
+
+class Rows(NamedTuple):
+    """What a session's rows hold at a stored version (and head), as the very records
+    written or read: the steps of its step rows, and its message log from the buffer's
+    position on (the buffer, then the conversation)."""
+
+    version: int
+    head: str
+    steps: History[Any]
+    buffer: History[Any]
+    conversation: History[Any]
+    buffer_at: int
+    conversation_at: int
+
+    def hold_steps(self, steps: History[Any], stored: int) -> bool:
+        """Whether the step rows are the first ``stored`` of ``steps`` (by identity, a
+        chunk of 32 at a time, where the state grew from these)."""
+        return len(self.steps) == stored and self.steps.is_prefix_of(steps)
+
+    def hold(
+        self, first: int, start: int, size: int, buffer: History[Any], conversation: History[Any]
+    ) -> bool:
+        """Whether the log holds ``buffer`` at ``[first, start)`` and the conversation's
+        first messages at ``[start, size)``."""
+        if first < self.buffer_at or size != self.conversation_at + len(self.conversation):
+            return False
+        if (first, start) == (self.buffer_at, self.conversation_at):  # nothing moved
+            return (buffer is self.buffer or buffer == self.buffer) and (
+                self.conversation.is_prefix_of(conversation)
+            )
+        logged = itertools.chain(self.buffer, self.conversation)
+        wanted = itertools.chain(buffer, conversation)
+        return tuple(itertools.islice(logged, first - self.buffer_at, None)) == tuple(
+            itertools.islice(wanted, size - first)
+        )
+
+
+class Known:
+    """The rows this store last wrote or read, session by session (up to ``size``
+    sessions): a save based on that version compares its state with them instead of
+    reading rows back. A version and head another writer made are not known. The records
+    are held weakly: once no state holds them (the run is over), the store knows nothing
+    of the session and keeps none of its history alive."""
+
+    def __init__(self, size: int = 1_024) -> None:
+        self.size = size
+        self._rows: dict[str, tuple[Any, ...]] = {}
+
+    def rows(self, session_id: str, version: int, head: str | None) -> Rows | None:
+        """What the session's rows hold, if they are at ``version`` with ``head`` as this
+        store last left or saw them, and the records are still held."""
+        found = self._rows.get(session_id)
+        if found is None or found[0] != version or found[1] != head:
+            return None
+        steps, buffer, conversation = found[2](), found[3](), found[4]()
+        if steps is None or buffer is None or conversation is None:
+            return None
+        return Rows(version, found[1], steps, buffer, conversation, found[5], found[6])
+
+    def note(self, session_id: str, rows: Rows) -> None:
+        if len(self._rows) >= self.size and session_id not in self._rows:
+            self._rows = {key: value for key, value in self._rows.items() if value[2]() is not None}
+            if len(self._rows) >= self.size:
+                self._rows.clear()
+        held = (weakref.ref(rows.steps), weakref.ref(rows.buffer), weakref.ref(rows.conversation))
+        self._rows[session_id] = (
+            rows.version,
+            rows.head,
+            *held,
+            rows.buffer_at,
+            rows.conversation_at,
+        )
+
+    def forget(self, session_id: str) -> None:
+        self._rows.pop(session_id, None)
 
 
 class Positions:
@@ -229,9 +306,10 @@ class _Parts:
                 self.span(at, at + 1)
 
 
-def state_of(data: Any, messages: list[str], steps: list[str]) -> AgentState:
-    """The state a head, its message rows and its step rows describe. Every message of the
-    log is decoded once and shared by the sections and the step inputs that hold it."""
+def state_of(data: Any, messages: list[str], steps: list[str]) -> tuple[AgentState, Layout | None]:
+    """The state a head, its message rows and its step rows describe, and the layout of
+    its log (``None`` for rows of the first layout). Every message of the log is decoded
+    once and shared by the sections and the step inputs that hold it."""
     layout = Layout.stored(data.pop(LAYOUT_KEY, None), len(messages) + len(steps))
     rows = [loads(text) for text in steps]
     store = data["context"]["store"]
@@ -251,7 +329,7 @@ def state_of(data: Any, messages: list[str], steps: list[str]) -> AgentState:
                 step["input_messages"] = Prebuilt(_resolved(held, log, number))
     if data.get("execution") is not None:
         data["execution"]["step_executions"] = rows
-    return from_dict(data, AgentState)
+    return from_dict(data, AgentState), layout
 
 
 def _resolved(reference: dict[str, Any], log: History[Any], number: int) -> History[Any]:

@@ -18,6 +18,7 @@ from typing import Any, Self
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, StateDecodeError
+from agents.persistence.message_log import Known
 from agents.persistence.plans import Handle, Many, Plan, Query, T
 from agents.persistence.session import Session
 from agents.persistence.sql import (
@@ -122,6 +123,7 @@ class AsyncPostgresSessionStore:
         self._clock = clock or SystemClock()
         self._ids = ids or RandomIds()
         self._lock = asyncio.Lock()
+        self._known = Known()  # what the rows hold, as this store wrote or read them
         self._db: Any = None
         self.path = redacted_dsn(dsn)
 
@@ -185,7 +187,8 @@ class AsyncPostgresSessionStore:
 
     async def save(self, session: Session) -> Session:
         """Commit ``session.state`` if the stored version is still ``session.version``."""
-        return await self._run(save_plan(session, self._clock.now(), self._for_update), write=True)
+        plan = save_plan(session, self._clock.now(), self._for_update, self._known)
+        return await self._run(plan, write=True)
 
     async def checkpoint(self, session: Session, step_execution: StepExecution) -> Session:
         """Commit a state whose last step is ``step_execution``: O(step)."""
@@ -193,12 +196,13 @@ class AsyncPostgresSessionStore:
         return await self.save(session)
 
     async def load(self, session_id: str) -> Session:
-        return await self._run(load_plan(self.path, session_id), write=False)
+        return await self._run(load_plan(self.path, session_id, self._known), write=False)
 
     async def list(self) -> list[Session]:
         return await self._run(list_plan(), write=False)
 
     async def delete(self, session_id: str) -> None:
+        self._known.forget(session_id)
         await self._run(delete_plan(session_id), write=True)
 
     def __repr__(self) -> str:

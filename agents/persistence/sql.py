@@ -32,7 +32,15 @@ from agents.persistence.events import (
     last_event_plan,
     read_events_plan,
 )
-from agents.persistence.message_log import LAYOUT_KEY, Layout, Positions, log_messages, state_of
+from agents.persistence.message_log import (
+    LAYOUT_KEY,
+    Known,
+    Layout,
+    Positions,
+    Rows,
+    log_messages,
+    state_of,
+)
 from agents.persistence.plans import Handle, Many, Plan, Query, drive
 from agents.persistence.session import Session
 from agents.records.codec import (
@@ -139,10 +147,10 @@ def create_plan(session: Session) -> Plan[Session]:
 
 
 def save_plan(
-    session: Session, now: datetime, for_update: str, written: _Written | None = None
+    session: Session, now: datetime, for_update: str, known: Known | None = None
 ) -> Plan[Session]:
     """Commit ``session.state`` if the stored version is still ``session.version``
-    (``written``: what this store wrote last, to spare re-reading it)."""
+    (``known``: what this store knows its rows hold, to spare reading them back)."""
     state = session.state
     if state is None:
         raise ValueError("save() needs a session with a state")
@@ -160,19 +168,19 @@ def save_plan(
             f"session {session.session_id!r} is at version {version}; the write was "
             f"based on version {session.version}"
         )
-    known = written.last(session.session_id, version, step_count) if written else None
-    yield from _write(
+    rows = known.rows(session.session_id, version, stored_head) if known else None
+    written = yield from _write(
         session.session_id,
         state,
         message_count,
         step_count,
         execution_id,
         stored_head,
-        known,
+        rows,
         (version + 1, encode_value(now)),
     )
-    if written is not None:
-        written.note(session.session_id, version + 1, state.step_executions)
+    if known is not None:
+        known.note(session.session_id, written._replace(version=version + 1))
     return session._evolve(version=session.version + 1, updated_at=now)
 
 
@@ -188,11 +196,13 @@ def _write(
     stored_steps: int,
     stored_execution: str | None,
     stored_head: str | None = None,
-    known_last: StepExecution | None = None,
+    rows: Rows | None = None,
     stamp: tuple[int, str] | None = None,
-) -> Plan[None]:
+) -> Plan[Rows]:
     """Write what changed since the stored counts: the new step rows, the messages new to
-    the log and the head.
+    the log and the head; what the rows hold then (at version 0: the caller knows its
+    number). ``rows``: what this store knows they hold now, if it does; else whether they
+    are the state's is read from them, every one.
 
     The ``messages`` rows are the session's message log, appended to and never rewritten:
     the conversation is the log from a position on, and the buffer the positions just
@@ -200,8 +210,8 @@ def _write(
     the buffer and summarises the buffer away: positions move, rows stay, so a step row
     can refer to the messages its request sent by position (``LogRef``) for good. Where
     the stored layout no longer describes the state (a conversation edited by hand, say),
-    the buffer and the conversation are appended to the log again. Whether the stored
-    steps are this state's is judged apart from their input messages."""
+    the buffer and the conversation are appended to the log again; where the stored steps
+    are not this state's first ones, the log starts again with the steps."""
     context = state.context
     conversation, buffer = context.store.messages, context.store.buffer
     execution = state.execution
@@ -213,11 +223,7 @@ def _write(
     if (
         layout is None
         or (another_run and not layout.settled)
-        or not (
-            another_run
-            or (0 < stored_steps <= len(steps) and known_last is steps[stored_steps - 1])
-            or (yield from _steps_prefix(session_id, state, stored_steps))
-        )
+        or not (another_run or (yield from _steps_held(session_id, steps, stored_steps, rows)))
     ):
         # rows of the first layout (conversation rows, relative references), a rewound
         # run going on differently, or a new run after one left suspended mid-step: the
@@ -225,11 +231,11 @@ def _write(
         # starts again with the steps
         yield Query("DELETE FROM messages WHERE session_id = ?", (session_id,))
         yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
-        layout, stored_steps = Layout(), 0
+        layout, stored_steps, rows = Layout(), 0, None
     elif another_run:  # the log goes on under the new run's steps
         yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
         stored_steps = 0
-    place, layout = yield from log_messages(session_id, state, layout, stored_steps)
+    place, layout = yield from log_messages(session_id, state, layout, stored_steps, rows)
     where = Positions(conversation, buffer, place)
     yield Many(
         "INSERT INTO steps VALUES (?, ?, ?)",
@@ -245,54 +251,37 @@ def _write(
         "archived": list(layout.archived),
     }
     columns = "head = ?, execution_id = ?, message_count = ?, step_count = ?"
-    values: list[Any] = [_json({**_head(state), LAYOUT_KEY: stored_layout}), execution_id]
-    values += [len(conversation), len(steps)]
+    head = _json({**_head(state), LAYOUT_KEY: stored_layout})
+    values: list[Any] = [head, execution_id, len(conversation), len(steps)]
     if stamp is not None:  # a save: the new version and its time
         columns += ", version = ?, updated_at = ?"
         values += stamp
     yield Query(f"UPDATE sessions SET {columns} WHERE session_id = ?", (*values, session_id))
+    return Rows(0, head, steps, buffer, conversation, place.buffer, place.conversation)
 
 
-class _Written:
-    """The last step each session's last save by this store wrote, with the version it
-    made: a save based on that version whose state holds that very step is known to
-    extend the stored steps (records are immutable), without reading the step row back."""
-
-    def __init__(self, size: int = 1_024) -> None:
-        self.size = size
-        self._last: dict[str, tuple[int, int, StepExecution | None]] = {}
-
-    def last(self, session_id: str, version: int, steps: int) -> StepExecution | None:
-        """The last step this store wrote, if the stored row is at ``version`` with
-        ``steps`` steps as that write left it."""
-        found = self._last.get(session_id)
-        if found is None or found[:2] != (version, steps):
-            return None
-        return found[2]
-
-    def note(self, session_id: str, version: int, steps: History[StepExecution]) -> None:
-        if len(self._last) >= self.size:
-            self._last.clear()
-        self._last[session_id] = (version, len(steps), steps.last())
-
-
-def _steps_prefix(session_id: str, state: AgentState, stored: int) -> Plan[bool]:
-    """Whether the stored steps are the state's first ones, judged by the last stored one
-    apart from its input messages (a reference, not compared)."""
-    steps = state.step_executions
+def _steps_held(
+    session_id: str, steps: History[StepExecution], stored: int, rows: Rows | None
+) -> Plan[bool]:
+    """Whether the stored step rows are the state's first steps: by what this store knows
+    they hold, or else read back, every one, and compared apart from their input
+    messages (a row holds them as a reference into the log, checked with the log)."""
     if stored == 0:
         return True
     if stored > len(steps):
         return False
-    row = yield Query(
-        "SELECT data FROM steps WHERE session_id = ? AND number = ?",
-        (session_id, stored),
-        fetch="one",
+    if rows is not None:
+        return rows.hold_steps(steps, stored)
+    found = yield Query(
+        "SELECT number, data FROM steps WHERE session_id = ? ORDER BY number",
+        (session_id,),
+        fetch="all",
     )
-    if row is None:
-        return False
-    last = steps[stored - 1]
-    return bool(_without_input(loads(row[0])) == _without_input(loads(step_row_json(last, None))))
+    return len(found) == stored and all(
+        number == expected
+        and _without_input(loads(data)) == _without_input(loads(step_row_json(step, None)))
+        for expected, ((number, data), step) in enumerate(zip(found, steps, strict=False), start=1)
+    )
 
 
 def _without_input(data: Any) -> Any:
@@ -300,7 +289,7 @@ def _without_input(data: Any) -> Any:
     return {**data, "step": step}
 
 
-def load_plan(path: str, session_id: str) -> Plan[Session]:
+def load_plan(path: str, session_id: str, known: Known | None = None) -> Plan[Session]:
     row = yield Query(
         "SELECT version, parent_session_id, created_at, updated_at, head "
         "FROM sessions WHERE session_id = ?",
@@ -322,11 +311,25 @@ def load_plan(path: str, session_id: str) -> Plan[Session]:
     try:
         if any(row[0] != at for at, row in enumerate(messages)):
             raise ValueError("the message rows are not numbered 0, 1, 2...")
-        state = state_of(loads(head), [m[1] for m in messages], [s[0] for s in steps])
+        state, layout = state_of(loads(head), [m[1] for m in messages], [s[0] for s in steps])
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise StateDecodeError(f"{where}: unreadable rows ({exc})", "$") from None
     except StateDecodeError as exc:
         raise StateDecodeError(f"{where}: {exc.reason}", exc.path) from None
+    if known is not None and layout is not None:
+        sections = state.context.store
+        known.note(
+            session_id,
+            Rows(
+                version,
+                head,
+                state.step_executions,
+                sections.buffer,
+                sections.messages,
+                layout.buffer,
+                layout.conversation,
+            ),
+        )
     return Session(
         session_id=session_id,
         version=version,
@@ -377,7 +380,7 @@ class SQLSessionStore:
         self._ids = ids or RandomIds()
         self._lock = threading.Lock()
         self._audit_logs: list[Any] = []  # anchored in every save's transaction
-        self._saved = _Written()
+        self._known = Known()
 
     def _transaction(self) -> AbstractContextManager[Handle]:
         raise NotImplementedError
@@ -405,7 +408,7 @@ class SQLSessionStore:
     def save(self, session: Session) -> Session:
         """Commit ``session.state`` if the stored version is still ``session.version`` (and,
         in the same transaction, the anchors of the audit logs attached to the store)."""
-        plan = save_plan(session, self._clock.now(), self._for_update, self._saved)
+        plan = save_plan(session, self._clock.now(), self._for_update, self._known)
         return self._written(_with_anchors(plan, self._audit_logs))
 
     def checkpoint(self, session: Session, step_execution: StepExecution) -> Session:
@@ -426,19 +429,20 @@ class SQLSessionStore:
         if step_execution is not None:
             check_checkpoint(session, step_execution)
         plan = _with_events(
-            save_plan(session, self._clock.now(), self._for_update, self._saved),
+            save_plan(session, self._clock.now(), self._for_update, self._known),
             session.session_id,
             events,
         )
         return self._written(_with_anchors(plan, self._audit_logs))
 
     def load(self, session_id: str) -> Session:
-        return self._got(load_plan(self.path, session_id))
+        return self._got(load_plan(self.path, session_id, self._known))
 
     def list(self) -> list[Session]:
         return self._got(list_plan())
 
     def delete(self, session_id: str) -> None:
+        self._known.forget(session_id)
         self._written(delete_plan(session_id))
 
     def attach_audit_log(self, log: Any) -> None:

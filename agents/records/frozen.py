@@ -187,7 +187,7 @@ class History(Sequence[T]):
     items shared by every version that contains them; ``tail`` holds the rest.
     """
 
-    __slots__ = ("_chunks", "_head", "_len", "_tail")
+    __slots__ = ("__weakref__", "_chunks", "_head", "_len", "_tail")
 
     _head: tuple[T, ...]
     _chunks: tuple[tuple[T, ...], ...]
