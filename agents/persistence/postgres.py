@@ -183,7 +183,7 @@ class AsyncPostgresSessionStore:
         self, state: AgentState, session_id: str | None = None, parent_session_id: str | None = None
     ) -> Session:
         session = new_session(state, session_id, parent_session_id, self._clock, self._ids)
-        return await self._run(create_plan(session), write=True)
+        return await self._run(create_plan(session, self._known), write=True)
 
     async def save(self, session: Session) -> Session:
         """Commit ``session.state`` if the stored version is still ``session.version``."""

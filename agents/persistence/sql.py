@@ -129,7 +129,7 @@ def new_session(
     )
 
 
-def create_plan(session: Session) -> Plan[Session]:
+def create_plan(session: Session, known: Known | None = None) -> Plan[Session]:
     assert session.state is not None
     assert session.created_at is not None
     exists = yield Query(
@@ -142,7 +142,9 @@ def create_plan(session: Session) -> Plan[Session]:
         "INSERT INTO sessions VALUES (?, 1, ?, ?, ?, '{}', NULL, 0, 0)",
         (session.session_id, session.parent_session_id, now, now),
     )
-    yield from _write(session.session_id, session.state, 0, 0, None)
+    written = yield from _write(session.session_id, session.state, 0, 0, None)
+    if known is not None:
+        known.note(session.session_id, written._replace(version=1))
     return session
 
 
@@ -403,7 +405,7 @@ class SQLSessionStore:
         self, state: AgentState, session_id: str | None = None, parent_session_id: str | None = None
     ) -> Session:
         session = new_session(state, session_id, parent_session_id, self._clock, self._ids)
-        return self._written(create_plan(session))
+        return self._written(create_plan(session, self._known))
 
     def save(self, session: Session) -> Session:
         """Commit ``session.state`` if the stored version is still ``session.version`` (and,
