@@ -910,7 +910,7 @@ def test_checkpoints_read_no_row_back_and_the_store_keeps_no_history_alive(tmp_p
     reads = [s for s in statements if s.startswith("SELECT") and "FROM sessions" not in s]
     loads = [s for s in reads if "ORDER BY position" in s]
     assert len(loads) == 1  # the load at the start of send, nothing after it
-    assert all("ORDER BY" in s for s in reads), reads  # (a load's three queries)
+    assert all("ORDER BY" in s for s in reads), reads  # a load's message and step rows
     conversation = weakref.ref(final.context.store.messages)
     session = runtime.get("chat")
     del final, session

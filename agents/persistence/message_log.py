@@ -13,17 +13,17 @@ sections and every step input holding it.
 from __future__ import annotations
 
 import itertools
-import weakref
 from typing import Any, Final, NamedTuple
 
 from agents.errors import StateDecodeError
+from agents.persistence.known import Rows
 from agents.persistence.plans import Many, Plan, Query
 from agents.records.codec import Prebuilt, decode_field, encode_value, from_dict, loads, value_json
 from agents.records.context import MessageStore
 from agents.records.frozen import History
 from agents.records.state import AgentState
 
-__all__ = ["LAYOUT_KEY", "Known", "Layout", "Positions", "Rows", "log_messages", "state_of"]
+__all__ = ["LAYOUT_KEY", "Layout", "Positions", "log_messages", "state_of"]
 
 
 # Kept in the stored head beside the state's fields, removed before the state is decoded.
@@ -151,82 +151,6 @@ def _still_placed(
         at == position and data == value_json(message)
         for position, ((at, data), message) in enumerate(zip(found, wanted, strict=True), first)
     )
-
-
-class Rows(NamedTuple):
-    """What a session's rows hold at a stored version (and head), as the very records
-    written or read: the steps of its step rows, and its message log from the buffer's
-    position on (the buffer, then the conversation)."""
-
-    version: int
-    head: str
-    steps: History[Any]
-    buffer: History[Any]
-    conversation: History[Any]
-    buffer_at: int
-    conversation_at: int
-
-    def hold_steps(self, steps: History[Any], stored: int) -> bool:
-        """Whether the step rows are the first ``stored`` of ``steps`` (by identity, a
-        chunk of 32 at a time, where the state grew from these)."""
-        return len(self.steps) == stored and self.steps.is_prefix_of(steps)
-
-    def hold(
-        self, first: int, start: int, size: int, buffer: History[Any], conversation: History[Any]
-    ) -> bool:
-        """Whether the log holds ``buffer`` at ``[first, start)`` and the conversation's
-        first messages at ``[start, size)``."""
-        if first < self.buffer_at or size != self.conversation_at + len(self.conversation):
-            return False
-        if (first, start) == (self.buffer_at, self.conversation_at):  # nothing moved
-            return (buffer is self.buffer or buffer == self.buffer) and (
-                self.conversation.is_prefix_of(conversation)
-            )
-        logged = itertools.chain(self.buffer, self.conversation)
-        wanted = itertools.chain(buffer, conversation)
-        return tuple(itertools.islice(logged, first - self.buffer_at, None)) == tuple(
-            itertools.islice(wanted, size - first)
-        )
-
-
-class Known:
-    """The rows this store last wrote or read, session by session (up to ``size``
-    sessions): a save based on that version compares its state with them instead of
-    reading rows back. A version and head another writer made are not known. The records
-    are held weakly: once no state holds them (the run is over), the store knows nothing
-    of the session and keeps none of its history alive."""
-
-    def __init__(self, size: int = 1_024) -> None:
-        self.size = size
-        self._rows: dict[str, tuple[Any, ...]] = {}
-
-    def rows(self, session_id: str, version: int, head: str | None) -> Rows | None:
-        """What the session's rows hold, if they are at ``version`` with ``head`` as this
-        store last left or saw them, and the records are still held."""
-        found = self._rows.get(session_id)
-        if found is None or found[0] != version or found[1] != head:
-            return None
-        steps, buffer, conversation = found[2](), found[3](), found[4]()
-        if steps is None or buffer is None or conversation is None:
-            return None
-        return Rows(version, found[1], steps, buffer, conversation, found[5], found[6])
-
-    def note(self, session_id: str, rows: Rows) -> None:
-        if len(self._rows) >= self.size and session_id not in self._rows:
-            self._rows = {key: value for key, value in self._rows.items() if value[2]() is not None}
-            if len(self._rows) >= self.size:
-                self._rows.clear()
-        held = (weakref.ref(rows.steps), weakref.ref(rows.buffer), weakref.ref(rows.conversation))
-        self._rows[session_id] = (
-            rows.version,
-            rows.head,
-            *held,
-            rows.buffer_at,
-            rows.conversation_at,
-        )
-
-    def forget(self, session_id: str) -> None:
-        self._rows.pop(session_id, None)
 
 
 class Positions:

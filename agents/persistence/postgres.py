@@ -18,7 +18,7 @@ from typing import Any, Self
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, StateDecodeError
-from agents.persistence.message_log import Known
+from agents.persistence.known import Known
 from agents.persistence.plans import Handle, Many, Plan, Query, T
 from agents.persistence.session import Session
 from agents.persistence.sql import (

@@ -32,15 +32,8 @@ from agents.persistence.events import (
     last_event_plan,
     read_events_plan,
 )
-from agents.persistence.message_log import (
-    LAYOUT_KEY,
-    Known,
-    Layout,
-    Positions,
-    Rows,
-    log_messages,
-    state_of,
-)
+from agents.persistence.known import Known, Rows
+from agents.persistence.message_log import LAYOUT_KEY, Layout, Positions, log_messages, state_of
 from agents.persistence.plans import Handle, Many, Plan, Query, drive
 from agents.persistence.session import Session
 from agents.records.codec import (
@@ -144,7 +137,7 @@ def create_plan(session: Session, known: Known | None = None) -> Plan[Session]:
     )
     written = yield from _write(session.session_id, session.state, 0, 0, None)
     if known is not None:
-        known.note(session.session_id, written._replace(version=1))
+        known.note(session.session_id, written)
     return session
 
 
@@ -182,7 +175,7 @@ def save_plan(
         (version + 1, encode_value(now)),
     )
     if known is not None:
-        known.note(session.session_id, written._replace(version=version + 1))
+        known.note(session.session_id, written)
     return session._evolve(version=session.version + 1, updated_at=now)
 
 
@@ -202,9 +195,9 @@ def _write(
     stamp: tuple[int, str] | None = None,
 ) -> Plan[Rows]:
     """Write what changed since the stored counts: the new step rows, the messages new to
-    the log and the head; what the rows hold then (at version 0: the caller knows its
-    number). ``rows``: what this store knows they hold now, if it does; else whether they
-    are the state's is read from them, every one.
+    the log and the head (a save's new version and time in ``stamp``; a new session's is
+    1); what the rows hold then. ``rows``: what this store knows they hold now, if it
+    does; else whether they are the state's is read from them, every one.
 
     The ``messages`` rows are the session's message log, appended to and never rewritten:
     the conversation is the log from a position on, and the buffer the positions just
@@ -259,7 +252,8 @@ def _write(
         columns += ", version = ?, updated_at = ?"
         values += stamp
     yield Query(f"UPDATE sessions SET {columns} WHERE session_id = ?", (*values, session_id))
-    return Rows(0, head, steps, buffer, conversation, place.buffer, place.conversation)
+    version = stamp[0] if stamp is not None else 1
+    return Rows(version, head, steps, buffer, conversation, place.buffer, place.conversation)
 
 
 def _steps_held(
