@@ -429,6 +429,16 @@ def test_the_serializer_refuses_what_only_pickle_could_store():
         serializer.serialize(object())
 
 
+def test_the_serializer_writes_a_lone_surrogate_as_its_escape():
+    """A tool's result holding text that is not Unicode (a file name decoded with
+    ``surrogateescape``) is stored as JSON's escape, which the database takes."""
+    serializer = CodecSerializer()
+    name = b"report-\xff.txt".decode("utf-8", "surrogateescape")
+    text = serializer.serialize({"result": name, "state": initial(name)})
+    text.encode("utf-8")
+    assert serializer.deserialize(text) == {"result": name, "state": initial(name)}
+
+
 def test_a_durable_agent_checks_its_arguments(durable):
     agents, _ = durable
     with pytest.raises(AgentError, match="AgentLoop"):

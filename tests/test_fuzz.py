@@ -119,7 +119,20 @@ def _mutate_bytes(data: bytes, rng: random.Random) -> bytes:
     if choice == 1:  # cut short
         return data[:where]
     if choice == 2:  # insert junk
-        junk = rng.choice([b"\x00", b"\xff\xfe", b'"', b"{", b"]", b"\n", b"\\u0000", b"NaN"])
+        junk = rng.choice(
+            [
+                b"\x00",
+                b"\xff\xfe",
+                b'"',
+                b"{",
+                b"]",
+                b"\n",
+                b"\\u0000",
+                b"NaN",
+                b"\\udcff",
+                b"\\ud800",
+            ]
+        )
         return data[:where] + junk * rng.randrange(1, 5) + data[where:]
     if choice == 3:  # delete a slice
         return data[:where] + data[where + rng.randrange(1, 64) :]
@@ -270,8 +283,10 @@ def _rng(seed: int, case: int) -> random.Random:
 
 
 def _written_back(state: AgentState) -> None:
-    """An accepted state must be writable and read back equal."""
-    assert AgentState.from_json(state.to_json()) == state
+    """An accepted state must be writable (as UTF-8: a lone surrogate as its escape) and
+    read back equal."""
+    text = state.to_json()
+    assert AgentState.from_json(text.encode("utf-8")) == state
 
 
 def _state_cases(data: bytes, start: int, stop: int) -> int:

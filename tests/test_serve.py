@@ -371,6 +371,67 @@ def test_the_token_and_bad_input(tmp_path):
         server.stop()
 
 
+def test_text_that_is_not_unicode_and_odd_numbers(tmp_path):
+    """A message holding a lone surrogate (JSON's ``"\\ud800"``) runs, is stored and comes
+    back as that escape; an id no store can keep or no URL can name is 422; an event
+    number in digits ``int`` refuses ("²", 5,000 of them) is 400 — each one line, and the
+    server logs no traceback."""
+    server = Server(tmp_path / "s.sqlite").start()
+    try:
+        _not_unicode_and_odd_numbers(server)
+        assert server.process is not None
+        server.process.terminate()
+        _, errors = server.process.communicate(timeout=10)
+        assert b"Traceback" not in errors, errors.decode()
+    finally:
+        server.stop()
+
+
+def _not_unicode_and_odd_numbers(server: Server) -> None:
+    with httpx.Client() as client:
+        session = client.post(f"{server.url}/sessions", json={}).json()["session_id"]
+        url = f"{server.url}/sessions/{session}"
+        with client.stream(
+            "POST", f"{url}/messages", content=b'{"message": "hi \\ud800"}', timeout=60
+        ) as response:
+            events = list(sse(response.iter_lines()))
+        assert events[-1]["data"] == {"type": "RunEnded", "step": None, "status": "completed"}
+        stored = client.get(url)
+        assert '"you said: hi \\ud800"' in stored.text
+        assert json.loads(stored.text)["context"]["store"]["messages"][0]["content"] == "hi \ud800"
+        assert client.get(f"{url}/timeline").status_code == 200
+        for bad in ('"\\ud800"', '"a\\u0000b"', '"a/b"'):
+            body = f'{{"session_id": {bad}}}'.encode()
+            refused = client.post(f"{server.url}/sessions", content=body)
+            assert refused.status_code == 422, refused.text
+            assert set(refused.json()) == {"error"}
+        for header in (b"\xb2", b"9" * 5_000):
+            odd = client.get(f"{url}/events", headers={"Last-Event-ID": header})
+            assert odd.status_code == 400 and odd.json() == {
+                "error": "Last-Event-ID must be an event number"
+            }
+        events_url = f"{url}/events?after=" + "9" * 5_000
+        assert client.get(events_url).status_code == 400
+        thread = run_input("t-\udcff", "r", [{"id": "u", "role": "user", "content": "x"}])
+        refused = client.post(f"{server.url}/ag-ui", content=_escaped(thread))
+        assert refused.status_code == 422 and "threadId" in refused.json()["error"]
+        said = run_input("t-odd", "r", [{"id": "u", "role": "user", "content": "x \udcff"}])
+        with client.stream(
+            "POST", f"{server.url}/ag-ui", content=_escaped(said), timeout=60
+        ) as response:
+            lines = [line for line in response.iter_lines() if line.startswith("data: ")]
+        from ag_ui.core import Event
+        from pydantic import TypeAdapter
+
+        parsed = [TypeAdapter(Event).validate_json(line.removeprefix("data: ")) for line in lines]
+        assert parsed[-1].type.value == "RUN_FINISHED"
+        assert parsed[-1].result == "you said: x \ufffd"  # AG-UI is for display
+
+
+def _escaped(data: dict[str, Any]) -> bytes:
+    return json.dumps(data).encode()  # ensure_ascii: a lone surrogate as its escape
+
+
 # -- AG-UI --------------------------------------------------------------------------------------
 
 

@@ -917,3 +917,36 @@ def test_checkpoints_read_no_row_back_and_the_store_keeps_no_history_alive(tmp_p
     gc.collect()
     assert conversation() is None
     store.close()
+
+
+# -- text that is not Unicode (tests/test_lone_surrogates.py) -------------------------------------
+
+
+@tool
+def newest_file() -> str:
+    """The newest file's name, as os.listdir gives one that is not UTF-8."""
+    return b"report-\xff.txt".decode("utf-8", "surrogateescape")
+
+
+def _file_loop() -> AgentLoop:
+    return make_loop(call("newest_file"), reply("found \ud800 it"), tools=[newest_file])
+
+
+def test_sessions_store_such_text_and_load_it_back(store):
+    runtime = SessionRuntime(store, lambda session: _file_loop())
+    session = runtime.create(AgentState.initial("You find files."))
+    final = runtime.send(session.session_id, "which file? \udcfe and \x00")
+    assert final.state.final_response == "found \ud800 it"
+    loaded = store.load(session.session_id)
+    assert loaded.state == final.state
+    assert loaded.state.to_json() == final.state.to_json()
+
+
+@pytest.mark.parametrize("bad", ["a\x00b", "\ud800", "s-\udcff"])
+def test_an_id_no_store_can_keep_is_refused_and_never_found(store, bad):
+    with pytest.raises(ValueError, match="cannot be stored"):
+        store.create(AgentState.initial(), bad)
+    with pytest.raises(SessionNotFound):
+        store.load(bad)
+    with pytest.raises(SessionNotFound):
+        store.delete(bad)

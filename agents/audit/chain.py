@@ -21,7 +21,7 @@ from typing import Any, Final, NamedTuple
 
 from agents.audit.keys import PublicKey, signature_valid
 from agents.errors import AuditLogTampered, StateDecodeError
-from agents.records.json_text import loads
+from agents.records.json_text import loads, utf8_safe
 
 __all__ = [
     "BOUNDARIES",
@@ -72,10 +72,13 @@ class Checked(NamedTuple):
 
 
 def canonical(record: dict[str, Any]) -> bytes:
-    """Canonical JSON of a record: sorted keys, no spaces, UTF-8."""
-    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
-        "utf-8"
-    )
+    """Canonical JSON of a record: sorted keys, no spaces, UTF-8 (a lone surrogate as its
+    escape, ``utf8_safe``)."""
+    text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return utf8_safe(text).encode("utf-8")
 
 
 def line_of(body: bytes, digest: str, sig: str | None) -> bytes:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import io
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -242,6 +243,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     from agents.errors import AgentError
 
+    for stream in (sys.stdout, sys.stderr):
+        # Text that is not Unicode (a lone surrogate: an argument or a file name that is
+        # not UTF-8, as Python decodes it) is shown as its escape, not a crash.
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     parser = _parser()
     args = parser.parse_args(argv)
     found = _COMMANDS.get(args.command or "")

@@ -32,14 +32,15 @@ def file_mode() -> int:
 
 def write_atomically(path: str, text: str) -> None:
     """Write ``text`` to ``path`` only once all of it is ready (no partial output file),
-    with the mode any new file gets under the umask. A failure names ``path``."""
+    with the mode any new file gets under the umask (a lone surrogate as its escape, as
+    the command line prints it). A failure names ``path``."""
     directory = os.path.dirname(os.path.abspath(path))
     try:
         handle, temporary = tempfile.mkstemp(dir=directory, prefix=".agents-", suffix=".tmp")
     except OSError as exc:
         raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
+        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as file:
             file.write(text)
         os.chmod(temporary, file_mode())
         os.replace(temporary, path)

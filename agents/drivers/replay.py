@@ -24,6 +24,7 @@ from agents.errors import StateDecodeError
 from agents.records.codec import from_dict, from_json, to_dict
 from agents.records.error_info import ErrorInfo, ReplayDivergence
 from agents.records.inference import InferenceRequest, InferenceResponse
+from agents.records.json_text import utf8_safe
 from agents.records.messages import Message
 from agents.records.state import AgentState
 from agents.records.step import AgentStep
@@ -42,7 +43,7 @@ RECORD_KIND: Final = "InferenceRecord"
 
 
 def _canonical(data: Any) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return utf8_safe(json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 
 
 def request_hash(request: InferenceRequest) -> str:

@@ -38,6 +38,7 @@ from agents.persistence.session import SessionStore
 from agents.records.codec import RECORDS, from_dict, to_dict
 from agents.records.effects import Failed, Infer, InvokeTools, ToolInvocation
 from agents.records.frozen import deep_thaw
+from agents.records.json_text import utf8_safe
 from agents.records.record import Record
 from agents.records.state import AgentState
 from agents.records.step import ToolExecution
@@ -74,7 +75,8 @@ class CodecSerializer(Serializer):
     store is refused with a ``TypeError`` naming its type."""
 
     def serialize(self, data: Any) -> str:
-        return json.dumps(_encode(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        text = json.dumps(_encode(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        return utf8_safe(text)
 
     def deserialize(self, serialized_data: str) -> Any:
         return _decode(json.loads(serialized_data))

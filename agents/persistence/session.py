@@ -3,15 +3,30 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from agents.records.json_text import has_lone_surrogate
 from agents.records.record import Record
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 
-__all__ = ["Session", "SessionStore"]
+__all__ = ["Session", "SessionStore", "storable_id"]
+
+
+def storable_id(session_id: str) -> bool:
+    """Whether a store can keep ``session_id``: text without NUL (PostgreSQL refuses it) or
+    a lone surrogate (UTF-8 cannot hold one: a database, a file or a URL would refuse it)."""
+    return "\x00" not in session_id and not has_lone_surrogate(session_id)
+
+
+def _check_id(_: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if isinstance(value, str) and not storable_id(value):
+        raise ValueError(
+            f"{attribute.name} {value!r} cannot be stored: a session id has no NUL and no "
+            "lone surrogate"
+        )
 
 
 @attrs.frozen(kw_only=True)
@@ -19,10 +34,10 @@ class Session(Record):
     """A stored conversation: its id, its version (1 on creation, +1 per committed write),
     its state (``None`` in listings), and where it was forked from."""
 
-    session_id: str
+    session_id: str = attrs.field(validator=_check_id)
     version: int
     state: AgentState | None
-    parent_session_id: str | None = None
+    parent_session_id: str | None = attrs.field(default=None, validator=_check_id)
     created_at: datetime
     updated_at: datetime
 

@@ -35,7 +35,7 @@ from agents.persistence.events import (
 from agents.persistence.known import Known, Rows
 from agents.persistence.message_log import LAYOUT_KEY, Layout, Positions, log_messages, state_of
 from agents.persistence.plans import Handle, Many, Plan, Query, drive
-from agents.persistence.session import Session
+from agents.persistence.session import Session, storable_id
 from agents.records.codec import (
     encode_value,
     loads,
@@ -43,6 +43,7 @@ from agents.records.codec import (
     to_dict,
 )
 from agents.records.frozen import History
+from agents.records.json_text import utf8_safe
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 
@@ -80,7 +81,7 @@ CREATE TABLE IF NOT EXISTS steps (
 
 
 def _json(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return utf8_safe(json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
 
 
 # -- plans ------------------------------------------------------------------------------------
@@ -286,6 +287,8 @@ def _without_input(data: Any) -> Any:
 
 
 def load_plan(path: str, session_id: str, known: Known | None = None) -> Plan[Session]:
+    if not storable_id(session_id):  # no session has it (and the database would refuse it)
+        raise SessionNotFound(f"no session {session_id!r}")
     row = yield Query(
         "SELECT version, parent_session_id, created_at, updated_at, head "
         "FROM sessions WHERE session_id = ?",
@@ -356,6 +359,8 @@ def list_plan() -> Plan[list[Session]]:
 
 
 def delete_plan(session_id: str) -> Plan[None]:
+    if not storable_id(session_id):
+        raise SessionNotFound(f"no session {session_id!r}")
     deleted = yield Query("DELETE FROM sessions WHERE session_id = ?", (session_id,), fetch="count")
     if not deleted:
         raise SessionNotFound(f"no session {session_id!r}")

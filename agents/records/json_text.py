@@ -5,6 +5,7 @@ and written canonically: compact, with orjson where it writes what ``json.dumps`
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -18,10 +19,12 @@ __all__ = [
     "MAX_STATES",
     "dumps",
     "exact",
+    "has_lone_surrogate",
     "loads",
     "nesting_position",
     "parse_object",
     "timestamp",
+    "utf8_safe",
 ]
 
 MAX_STATES: Final = 16
@@ -32,6 +35,7 @@ tool execution, and so on): deeper documents are refused with a ``StateDecodeErr
 _DIGITS: Final = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
 _LONG_NUMBER: Final = b"0" * 19  # after _DIGITS, 19 digits in a row: an integer past 64 bits?
 _BY_JSON: Final = object()
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def loads(text: str | bytes) -> Any:
@@ -72,13 +76,36 @@ def dumps(data: Any, *, exotic: bool = False) -> str:
     separators=(",", ":"), allow_nan=False)``, written by orjson (about 15x faster) unless
     the data is ``exotic`` — holds a float the two write differently (Python writes
     ``1e-05`` and ``1e+16``, orjson ``1e-5`` and ``1e16``; ``redaction.odd_float``) — or
-    orjson refuses it (integers past 64 bits, lone surrogates): ``json`` writes those."""
+    orjson refuses it (integers past 64 bits, lone surrogates): ``json`` writes those, with
+    each lone surrogate escaped (``utf8_safe``), so that the text is UTF-8 as SPEC §2 says."""
     if not exotic:
         try:
             return orjson.dumps(data).decode()
         except orjson.JSONEncodeError:
             pass
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return utf8_safe(json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
+
+
+def utf8_safe(text: str) -> str:
+    """JSON text that UTF-8 can hold: each lone surrogate in it written as the escape
+    JSON reads back as the same character (``"\\udcff"``, as ``json.dumps`` escapes it),
+    the rest as it is.
+
+    A lone surrogate is not Unicode, yet Python text holds one wherever bytes were decoded
+    with ``surrogateescape`` (a file name from ``os.listdir``, a command-line argument that
+    is not UTF-8) or JSON said ``"\\ud800"``; written raw, a file, a database or a hash
+    refuses it. (Two lone surrogates that happen to make a pair read back as the one
+    character they encode: no JSON text tells them apart.)"""
+    return _LONE_SURROGATE.sub(_escaped, text) if has_lone_surrogate(text) else text
+
+
+def has_lone_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a lone surrogate (see ``utf8_safe``)."""
+    return not text.isascii() and _LONE_SURROGATE.search(text) is not None
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
 
 
 def exact(data: Any) -> bytes | None:

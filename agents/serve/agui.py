@@ -17,8 +17,9 @@ declines, else the question is dismissed).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Final
 
 from ag_ui.core import (
     Interrupt,
@@ -40,11 +41,14 @@ from pydantic import ValidationError
 
 from agents.errors import SessionNotFound
 from agents.persistence.runtime import SessionRuntime
+from agents.persistence.session import storable_id
 from agents.records.frozen import deep_thaw
 from agents.records.state import AgentState
 from agents.serve.runs import ENDED, Runs
 
 __all__ = ["AgUiInputError", "agui_run"]
+
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 class AgUiInputError(Exception):
@@ -109,6 +113,8 @@ async def agui_run(
     """The AG-UI events (SSE ``data:`` lines) of the run ``data`` asks for."""
     run_input = parse_input(data)
     thread, run_id = run_input.thread_id, run_input.run_id
+    if not storable_id(thread):
+        raise AgUiInputError("threadId cannot be a session id: it holds NUL or a lone surrogate")
     try:
         session = await blocking(runtime.get, thread)
     except SessionNotFound:
@@ -215,7 +221,14 @@ def _make(model: Any, **fields: Any) -> Any:
 
 
 def _line(event: Any) -> str:
-    return f"data: {event.model_dump_json(by_alias=True, exclude_none=True)}\n\n"
+    try:
+        text = event.model_dump_json(by_alias=True, exclude_none=True)
+    except ValueError:  # a lone surrogate (text that is not Unicode): shown as U+FFFD, since
+        # AG-UI is for display and its own types refuse the escape (the session keeps it)
+        data = event.model_dump(mode="json", by_alias=True, exclude_none=True)
+        raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        text = _LONE_SURROGATE.sub("\ufffd", raw)
+    return f"data: {text}\n\n"
 
 
 class _Translator:

@@ -18,13 +18,15 @@ from typing import Any, Final
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
 from agents.persistence.runtime import SessionRuntime
+from agents.persistence.session import storable_id
 from agents.records.codec import encode_value
 from agents.records.execution import ExecutionStatus
+from agents.records.json_text import dumps
 from agents.records.state import AgentState
 from agents.serve.runs import Busy, Runs, event_type
 from agents.tools.threads import to_thread
@@ -42,8 +44,22 @@ class _BadRequest(Exception):
         self.message = message
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": " ".join(message.split())}, status_code=status)
+def _json(data: Any, status: int = 200) -> Response:
+    """A JSON response, written as the codec writes JSON (a lone surrogate in the text as
+    its escape, where Starlette's ``JSONResponse`` would fail)."""
+    return Response(dumps(data), status_code=status, media_type="application/json")
+
+
+def _error(status: int, message: str) -> Response:
+    return _json({"error": " ".join(message.split())}, status)
+
+
+def _number(raw: str) -> int | None:
+    """A decimal number of ASCII digits (``str.isdigit`` also takes "²"), or
+    ``None``; past 18 digits it is too large for anything counted here."""
+    if raw.isascii() and raw.isdigit() and len(raw) <= 18:
+        return int(raw)
+    return None
 
 
 async def _body(
@@ -52,7 +68,8 @@ async def _body(
     """The request's JSON object, checked: only ``fields`` (``None``: any), of their types;
     ``required`` present."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
+    size = None if declared is None else _number(declared)
+    if size is not None and size > MAX_BODY:
         raise _BadRequest(413, f"the body is larger than {MAX_BODY} bytes")
     raw = b""
     async for chunk in request.stream():
@@ -175,11 +192,14 @@ def _handler(work: Callable[[Request], Awaitable[Response]]) -> Handler:
 def _create(runtime: SessionRuntime) -> Handler:
     async def create(request: Request) -> Response:
         body = await _body(request, {"system_prompt": str, "session_id": str}, set())
+        session_id = body.get("session_id", "")
+        if not storable_id(session_id) or "/" in session_id:
+            raise _BadRequest(
+                422, "field 'session_id' holds NUL, a lone surrogate or '/' (no URL could name it)"
+            )
         state = AgentState.initial(body.get("system_prompt", ""))
         session = await _blocking(runtime.create, state, body.get("session_id"))
-        return JSONResponse(
-            {"session_id": session.session_id, "version": session.version}, status_code=201
-        )
+        return _json({"session_id": session.session_id, "version": session.version}, 201)
 
     return _handler(create)
 
@@ -199,7 +219,7 @@ def _timeline(runtime: SessionRuntime) -> Handler:
         session = await _blocking(runtime.get, request.path_params["session_id"])
         assert session.state is not None
         rows = [encode_value(row) for row in session.state.timeline()]
-        return JSONResponse({"rows": rows, "status": _status(session.state)})
+        return _json({"rows": rows, "status": _status(session.state)})
 
     return _handler(timeline)
 
@@ -236,7 +256,8 @@ def _events(runtime: SessionRuntime, runs: Runs) -> Handler:
         session_id = request.path_params["session_id"]
         session = await _blocking(runtime.get, session_id)
         raw = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
-        if not raw.isdigit():
+        after = _number(raw)
+        if after is None:
             raise _BadRequest(400, "Last-Event-ID must be an event number")
         state = session.state
         unfinished = state is not None and state.status in _UNFINISHED
@@ -245,7 +266,7 @@ def _events(runtime: SessionRuntime, runs: Runs) -> Handler:
             # committed step, and the stream with it.
             with contextlib.suppress(Busy):
                 await _blocking(runs.start, session_id, lambda rt: rt.resume(session_id))
-        return _sse(runs.batches(session_id, int(raw)))
+        return _sse(runs.batches(session_id, after))
 
     return _handler(events)
 
@@ -265,7 +286,7 @@ def _approvals(runtime: SessionRuntime, runs: Runs) -> Handler:
         before = await _blocking(
             runs.start, session_id, lambda rt: rt.approve(session_id, call_id, approved, reason)
         )
-        return JSONResponse({"accepted": True, "events_after": before}, status_code=202)
+        return _json({"accepted": True, "events_after": before}, 202)
 
     return _handler(approvals)
 
@@ -290,7 +311,7 @@ def _inputs(runtime: SessionRuntime, runs: Runs) -> Handler:
             session_id,
             lambda rt: rt.answer(session_id, call_id, content, action=action),
         )
-        return JSONResponse({"accepted": True, "events_after": before}, status_code=202)
+        return _json({"accepted": True, "events_after": before}, 202)
 
     return _handler(inputs)
 
@@ -300,7 +321,7 @@ def _handed(runtime: SessionRuntime, runs: Runs, kind: str) -> Handler:
         session_id = request.path_params["session_id"]
         body = await _body(request, {"message": str}, {"message"})
         if runs.hand(session_id, kind, body["message"]):
-            return JSONResponse({"accepted": True, "to": "the run in progress"}, status_code=202)
+            return _json({"accepted": True, "to": "the run in progress"}, 202)
         session = await _blocking(runtime.get, session_id)
         assert session.state is not None
         state = session.state
@@ -310,7 +331,7 @@ def _handed(runtime: SessionRuntime, runs: Runs, kind: str) -> Handler:
             else state.with_follow_up(body["message"])
         )
         await _blocking(runtime.store.save, session.with_state(state))
-        return JSONResponse({"accepted": True, "to": "the session's next run"}, status_code=202)
+        return _json({"accepted": True, "to": "the session's next run"}, 202)
 
     return _handler(handed)
 

@@ -28,7 +28,7 @@ import attrs
 from agents.persistence.session import Session
 from agents.records.codec import encode_value
 from agents.records.events import LIVE_FIELDS, Event, ExecutionCompleted, StepCompleted
-from agents.records.json_text import dumps
+from agents.records.json_text import dumps, utf8_safe
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 from agents.shell.subagents import DEPTH_KEY
@@ -236,7 +236,7 @@ def _text(data: dict[str, Any]) -> str:
     try:
         return dumps(data)  # orjson, as json.dumps would write it
     except (TypeError, ValueError):  # something that is not plain JSON: as text
-        return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+        return utf8_safe(json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str))
 
 
 _TYPED: Final = '{"type":"'  # how every event the log keeps begins
