@@ -594,6 +594,29 @@ def test_mcp_serve_answers_the_official_client_over_stdio(tmp_path):
     assert AuditLog.read(tmp_path / "served.jsonl").final_response == "you said: hello there"
 
 
+def test_mcp_serve_answers_text_that_is_not_unicode_with_the_replacement_character(tmp_path):
+    """An answer holding a lone surrogate (a file name that is not UTF-8, say), which MCP's
+    own types refuse to write (the server process died of it): the client gets U+FFFD in
+    its place, the audit log the text itself."""
+    from mcp.client.stdio import StdioServerParameters
+
+    agent = ECHO_AGENT.replace('"you said: "', '"file report-\\udcff.txt; you said: "')
+    (tmp_path / "echo_agent.py").write_text(agent)
+    parameters = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            *("-m", "agents", "mcp-serve", "echo_agent:loop", "--name", "echoer"),
+            *("--audit-log", str(tmp_path / "served.jsonl")),
+        ],
+        cwd=str(tmp_path),
+        env={"PYTHONPATH": str(tmp_path), "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+    text, _ = official_client_call(parameters, "hi")
+    assert text == "file report-\ufffd.txt; you said: hi"
+    recorded = AuditLog.read(tmp_path / "served.jsonl").final_response
+    assert recorded == "file report-\udcff.txt; you said: hi"
+
+
 def test_mcp_serve_answers_the_official_client_over_streamable_http(tmp_path):
     """``agents mcp-serve ... --transport http``: the official client on 127.0.0.1."""
     (tmp_path / "echo_agent.py").write_text(ECHO_AGENT)

@@ -13,6 +13,7 @@ from agents.audit import AuditLog
 from agents.errors import AgentError
 from agents.mcp import sdk
 from agents.records.execution import ExecutionStatus
+from agents.records.json_text import replace_lone_surrogates
 from agents.records.state import AgentState
 from agents.shell.loop import AgentLoop
 
@@ -39,11 +40,14 @@ def serve(
     runner = loop.with_listeners(log) if log is not None else loop
 
     async def ask(message: str) -> str:
+        # MCP's own types refuse a lone surrogate (text that is not Unicode): the answer
+        # shows U+FFFD for one; the audit log keeps the text.
         final = await runner.arun(first.with_user_message(message))
         if final.status is ExecutionStatus.FAILED:
             error = final.execution.error if final.execution is not None else None
-            raise AgentError(error.describe() if error is not None else "the run failed")
-        return final.final_response or ""
+            described = error.describe() if error is not None else "the run failed"
+            raise AgentError(replace_lone_surrogates(described))
+        return replace_lone_surrogates(final.final_response or "")
 
     server: Any = sdk.agent_server(name, description, ask)
     try:

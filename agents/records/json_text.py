@@ -23,6 +23,7 @@ __all__ = [
     "loads",
     "nesting_position",
     "parse_object",
+    "replace_lone_surrogates",
     "timestamp",
     "utf8_safe",
 ]
@@ -97,6 +98,13 @@ def utf8_safe(text: str) -> str:
     refuses it. (Two lone surrogates that happen to make a pair read back as the one
     character they encode: no JSON text tells them apart.)"""
     return _LONE_SURROGATE.sub(_escaped, text) if has_lone_surrogate(text) else text
+
+
+def replace_lone_surrogates(text: str) -> str:
+    """``text`` with each lone surrogate (see ``utf8_safe``) as U+FFFD, the replacement
+    character: for protocols whose own types refuse the escape (MCP, AG-UI), which show
+    the text rather than keep it."""
+    return _LONE_SURROGATE.sub("\ufffd", text) if has_lone_surrogate(text) else text
 
 
 def has_lone_surrogate(text: str) -> bool:

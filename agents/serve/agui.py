@@ -17,9 +17,8 @@ declines, else the question is dismissed).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import AsyncIterator, Iterator
-from typing import Any, Final
+from typing import Any
 
 from ag_ui.core import (
     Interrupt,
@@ -43,12 +42,11 @@ from agents.errors import SessionNotFound
 from agents.persistence.runtime import SessionRuntime
 from agents.persistence.session import storable_id
 from agents.records.frozen import deep_thaw
+from agents.records.json_text import replace_lone_surrogates
 from agents.records.state import AgentState
 from agents.serve.runs import ENDED, Runs
 
 __all__ = ["AgUiInputError", "agui_run"]
-
-_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 class AgUiInputError(Exception):
@@ -227,7 +225,7 @@ def _line(event: Any) -> str:
         # AG-UI is for display and its own types refuse the escape (the session keeps it)
         data = event.model_dump(mode="json", by_alias=True, exclude_none=True)
         raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-        text = _LONE_SURROGATE.sub("\ufffd", raw)
+        text = replace_lone_surrogates(raw)
     return f"data: {text}\n\n"
 
 
