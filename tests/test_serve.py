@@ -432,6 +432,23 @@ def _escaped(data: dict[str, Any]) -> bytes:
     return json.dumps(data).encode()  # ensure_ascii: a lone surrogate as its escape
 
 
+def test_a_port_out_of_range_and_a_libpq_connection_string_on_the_command_line(tmp_path):
+    """``--port 99999`` is one line and exit 2 (uvicorn hung with it); libpq's ``key=value``
+    connection string is PostgreSQL, not the name of a new SQLite file holding the
+    password (as it was): a server that cannot be reached is one line without it."""
+    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    command = [sys.executable, "-m", "agents", "serve", "serve_agent:loop"]
+    conninfo = "host=127.0.0.1 port=1 user=u password=planted-pw-77 dbname=x"
+    for options in (["--port", "99999"], ["--port", "²"], ["--database", conninfo]):
+        done = subprocess.run(
+            [*command, *options], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 2, done
+        assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+        assert "planted-pw-77" not in done.stderr + done.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
 # -- AG-UI --------------------------------------------------------------------------------------
 
 

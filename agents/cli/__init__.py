@@ -44,6 +44,13 @@ class _Parser(argparse.ArgumentParser):
 
 
 @functools.cache  # building it reads argparse's translations from disk: ~4 ms a call
+def _port(text: str) -> int:
+    """A TCP port for ``--port`` (0: any free one)."""
+    if text.isascii() and text.isdigit() and int(text) <= 65_535:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"not a port (0 to 65535): {text!r}")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="agents", description="Run, inspect, verify and report agents built on agents."
@@ -92,7 +99,7 @@ def _parser() -> argparse.ArgumentParser:
         "postgresql:// URL",
     )
     http.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (this machine only)")
-    http.add_argument("--port", type=int, default=8000)
+    http.add_argument("--port", type=_port, default=8000)
     http.add_argument(
         "--token",
         help="require 'Authorization: Bearer TOKEN' (default: $AGENTS_SERVE_TOKEN, if set)",
@@ -108,7 +115,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("target", metavar="MODULE:ATTR|FILE", help="the agent to serve")
     serve.add_argument("--transport", choices=("stdio", "http"), default="stdio")
     serve.add_argument("--host", default="127.0.0.1", help="for http (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, default=8000, help="for http (default 8000)")
+    serve.add_argument("--port", type=_port, default=8000, help="for http (default 8000)")
     serve.add_argument("--name", default="agent", help="the tool's name (default: agent)")
     serve.add_argument("--audit-log", metavar="FILE", help="record every run in this audit log")
     serve.add_argument(

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any, TextIO
+import re
+from typing import Any, Final, TextIO
 
 from agents.cli.common import OK, load_attribute
 
 __all__ = ["serve", "store_of"]
 
 TOKEN_VARIABLE = "AGENTS_SERVE_TOKEN"
+
+
+# libpq's "key=value ..." connection string, which would otherwise name a SQLite file (one
+# whose name holds the password).
+_CONNINFO: Final = re.compile(r"\s*[A-Za-z_]+\s*=")
 
 
 def serve(args: argparse.Namespace, out: TextIO) -> int:
@@ -64,9 +70,12 @@ def loop_factory(target: str, registry: str | None) -> Any:
 
 
 def store_of(database: str | None) -> Any:
-    """A session store: PostgreSQL for a ``postgresql://`` URL, else a SQLite file (by
-    default ``agents-sessions.sqlite`` here)."""
-    if database and database.startswith(("postgresql://", "postgres://")):
+    """A session store: PostgreSQL for a ``postgresql://`` URL or libpq's ``key=value``
+    connection string (``host=... dbname=...``), else a SQLite file (by default
+    ``agents-sessions.sqlite`` here)."""
+    if database and (
+        database.startswith(("postgresql://", "postgres://")) or _CONNINFO.match(database)
+    ):
         from agents.persistence.postgres import PostgresSessionStore
 
         return PostgresSessionStore(database)
