@@ -38,7 +38,7 @@ from agents.persistence.session import SessionStore
 from agents.records.codec import RECORDS, from_dict, to_dict
 from agents.records.effects import Failed, Infer, InvokeTools, ToolInvocation
 from agents.records.frozen import deep_thaw
-from agents.records.json_text import utf8_safe
+from agents.records.json_text import dumps
 from agents.records.record import Record
 from agents.records.state import AgentState
 from agents.records.step import ToolExecution
@@ -75,8 +75,7 @@ class CodecSerializer(Serializer):
     store is refused with a ``TypeError`` naming its type."""
 
     def serialize(self, data: Any) -> str:
-        text = json.dumps(_encode(data), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        return utf8_safe(text)
+        return dumps(_encode(data), exotic=True)  # as json writes it
 
     def deserialize(self, serialized_data: str) -> Any:
         return _decode(json.loads(serialized_data))

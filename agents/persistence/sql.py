@@ -14,7 +14,6 @@ so a load racing a write never mixes two versions.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
@@ -43,7 +42,7 @@ from agents.records.codec import (
     to_dict,
 )
 from agents.records.frozen import History
-from agents.records.json_text import utf8_safe
+from agents.records.json_text import dumps
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 
@@ -78,10 +77,6 @@ CREATE TABLE IF NOT EXISTS steps (
     PRIMARY KEY (session_id, number)
 );
 """
-
-
-def _json(data: Any) -> str:
-    return utf8_safe(json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
 
 
 # -- plans ------------------------------------------------------------------------------------
@@ -247,7 +242,7 @@ def _write(
         "archived": list(layout.archived),
     }
     columns = "head = ?, execution_id = ?, message_count = ?, step_count = ?"
-    head = _json({**_head(state), LAYOUT_KEY: stored_layout})
+    head = dumps({**_head(state), LAYOUT_KEY: stored_layout}, exotic=True)  # as json writes it
     values: list[Any] = [head, execution_id, len(conversation), len(steps)]
     if stamp is not None:  # a save: the new version and its time
         columns += ", version = ?, updated_at = ?"
