@@ -3,6 +3,7 @@ line starts it) and a real HTTP client (httpx)."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -1020,3 +1021,26 @@ def test_a_run_started_as_the_last_one_ends_waits_for_it(tmp_path):
         time.sleep(0.01)
     users = [m.content for m in store.load(session).state.messages if m.role.value == "user"]
     assert users == ["one", "two"]
+
+
+def test_a_finished_stream_leaves_nothing_behind(tmp_path):
+    """A long-lived server streams thousands of sessions: once a stream is over, nothing
+    of it stays in the table of waiting streams (an empty entry per session streamed was
+    kept for good)."""
+    from agents import AgentLoop, AgentState, SessionRuntime, SQLiteSessionStore
+    from agents.serve.runs import Runs
+
+    store = SQLiteSessionStore(tmp_path / "streams.sqlite")
+    runtime = SessionRuntime(store, lambda s: AgentLoop(lambda r: "x"))
+    runs = Runs(runtime)
+
+    async def streamed(session_id: str) -> list[str]:
+        before = runs.start(session_id, lambda rt: rt.send(session_id, "hi"))
+        return [event_type_of(text) async for _, text in runs.stream(session_id, before)]
+
+    for _ in range(3):
+        session = runtime.create(AgentState.initial()).session_id
+        assert asyncio.run(streamed(session))[-1] == "RunEnded"
+        while runs.running(session):
+            time.sleep(0.01)
+    assert runs._waiting == {}

@@ -175,8 +175,11 @@ class Runs:
 
     def forget(self, session_id: str, woken: asyncio.Event) -> None:
         with self._lock:
-            waiting = self._waiting.get(session_id, [])
-            self._waiting[session_id] = [(lp, w) for lp, w in waiting if w is not woken]
+            waiting = [(lp, w) for lp, w in self._waiting.get(session_id, []) if w is not woken]
+            if waiting:
+                self._waiting[session_id] = waiting
+            else:  # a long-lived server keeps no entry for every session it ever streamed
+                self._waiting.pop(session_id, None)
 
     def notify(self, session_id: str) -> None:
         with self._lock:
