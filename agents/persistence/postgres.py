@@ -22,7 +22,6 @@ from agents.persistence.known import Known
 from agents.persistence.plans import Handle, Many, Plan, Query, T
 from agents.persistence.session import Session
 from agents.persistence.sql import (
-    SQLSessionStore,
     check_checkpoint,
     create_plan,
     delete_plan,
@@ -32,6 +31,7 @@ from agents.persistence.sql import (
     save_plan,
     schema_plan,
 )
+from agents.persistence.sql_store import SQLSessionStore
 from agents.records.redaction import REDACTED, dsn_secrets, environment_secrets, redacted_dsn, scrub
 from agents.records.state import AgentState
 from agents.records.step import StepExecution

@@ -10,30 +10,27 @@ compaction included (it moves positions, not rows). Every write is one transacti
 first checks the version (``SessionConflict`` changes nothing), and every read sees one
 snapshot (a deferred SQLite transaction; a REPEATABLE READ, READ ONLY one in PostgreSQL),
 so a load racing a write never mixes two versions.
+
+The layout is written here once, as sans-IO plans (``agents.persistence.plans``); the
+blocking stores drive them through ``agents.persistence.sql_store``, the asynchronous
+PostgreSQL store on its own connection (``agents.persistence.postgres``).
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
-from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
-from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
+from agents.core.clock import Clock, IdFactory
 from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
-from agents.persistence.anchors import ANCHORS_TABLE, anchor_plan, read_anchor_plan
+from agents.persistence.anchors import ANCHORS_TABLE
 from agents.persistence.events import (
     EVENTS_TABLE,
-    append_event_batches_plan,
-    append_events_plan,
     delete_events_plan,
-    last_event_plan,
-    read_events_plan,
 )
 from agents.persistence.known import Known, Rows
 from agents.persistence.message_log import LAYOUT_KEY, Layout, Positions, log_messages, state_of
-from agents.persistence.plans import Handle, Many, Plan, Query, drive
+from agents.persistence.plans import Many, Plan, Query
 from agents.persistence.session import Session, storable_id
 from agents.records.codec import (
     encode_value,
@@ -46,7 +43,17 @@ from agents.records.json_text import dumps
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 
-__all__ = ["SCHEMA_VERSION", "SQLSessionStore"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "check_checkpoint",
+    "create_plan",
+    "delete_plan",
+    "list_plan",
+    "load_plan",
+    "new_session",
+    "save_plan",
+    "schema_plan",
+]
 
 T = TypeVar("T")
 
@@ -362,143 +369,6 @@ def delete_plan(session_id: str) -> Plan[None]:
     yield Query("DELETE FROM messages WHERE session_id = ?", (session_id,))
     yield Query("DELETE FROM steps WHERE session_id = ?", (session_id,))
     yield from delete_events_plan(session_id)
-
-
-class SQLSessionStore:
-    """Sessions in SQL tables through blocking connections; subclasses connect and run
-    transactions."""
-
-    path: str
-    _for_update = ""  # row locks where the database has them
-
-    def __init__(self, *, clock: Clock | None = None, ids: IdFactory | None = None) -> None:
-        self._clock = clock or SystemClock()
-        self._ids = ids or RandomIds()
-        self._lock = threading.Lock()
-        self._audit_logs: list[Any] = []  # anchored in every save's transaction
-        self._known = Known()
-
-    def _transaction(self) -> AbstractContextManager[Handle]:
-        raise NotImplementedError
-
-    def _read(self) -> AbstractContextManager[Handle]:
-        raise NotImplementedError
-
-    def _check_schema(self, db: Handle) -> None:
-        drive(schema_plan(self.path), db)
-
-    def _written(self, plan: Plan[T]) -> T:
-        with self._transaction() as db:
-            return drive(plan, db)
-
-    def _got(self, plan: Plan[T]) -> T:
-        with self._read() as db:
-            return drive(plan, db)
-
-    def create(
-        self, state: AgentState, session_id: str | None = None, parent_session_id: str | None = None
-    ) -> Session:
-        session = new_session(state, session_id, parent_session_id, self._clock, self._ids)
-        return self._written(create_plan(session, self._known))
-
-    def save(self, session: Session) -> Session:
-        """Commit ``session.state`` if the stored version is still ``session.version`` (and,
-        in the same transaction, the anchors of the audit logs attached to the store)."""
-        plan = save_plan(session, self._clock.now(), self._for_update, self._known)
-        return self._written(_with_anchors(plan, self._audit_logs))
-
-    def checkpoint(self, session: Session, step_execution: StepExecution) -> Session:
-        """Commit a state whose last step is ``step_execution``: one step row, the new
-        messages and the head."""
-        check_checkpoint(session, step_execution)
-        return self.save(session)
-
-    def save_with_events(
-        self,
-        session: Session,
-        events: Sequence[str],
-        step_execution: StepExecution | None = None,
-    ) -> tuple[Session, Sequence[int]]:
-        """``save`` (``checkpoint`` with ``step_execution``) and ``append_events`` of the
-        session's ``events``, in one transaction: both are committed or neither is. The
-        saved session and the events' numbers."""
-        if step_execution is not None:
-            check_checkpoint(session, step_execution)
-        plan = _with_events(
-            save_plan(session, self._clock.now(), self._for_update, self._known),
-            session.session_id,
-            events,
-        )
-        return self._written(_with_anchors(plan, self._audit_logs))
-
-    def load(self, session_id: str) -> Session:
-        return self._got(load_plan(self.path, session_id, self._known))
-
-    def list(self) -> list[Session]:
-        return self._got(list_plan())
-
-    def delete(self, session_id: str) -> None:
-        self._known.forget(session_id)
-        self._written(delete_plan(session_id))
-
-    def attach_audit_log(self, log: Any) -> None:
-        """Anchor ``log`` (an ``AuditLog`` opened with ``anchor=`` this store) in each save's
-        transaction, with the step row it records (``AuditLog.anchor_head``)."""
-        self._audit_logs.append(log)
-
-    def detach_audit_log(self, log: Any) -> None:
-        """Stop anchoring ``log`` (it was closed)."""
-        if log in self._audit_logs:
-            self._audit_logs.remove(log)
-
-    def anchor_audit_log(self, log_id: str, records: int, head: str) -> None:
-        """Keep an audit log's anchor (``agents.persistence.anchors``)."""
-        self._written(anchor_plan(log_id, records, head))
-
-    def audit_anchor(self, log_id: str) -> tuple[int, str] | None:
-        """An audit log's anchor: its record count and last hash."""
-        return self._got(read_anchor_plan(log_id))
-
-    def append_events(self, session_id: str, events: Sequence[str]) -> Sequence[int]:
-        """Append events (JSON texts) to a session's event log, in one transaction; their
-        numbers (``agents.persistence.events``)."""
-        return self._written(append_events_plan(session_id, events))
-
-    def append_event_batches(
-        self, batches: Sequence[tuple[str, Sequence[str]]]
-    ) -> Sequence[Sequence[int]]:
-        """Append several sessions' events (``(session_id, texts)`` each) in one
-        transaction; their numbers, batch by batch."""
-        return self._written(append_event_batches_plan(batches))
-
-    def last_event(self, session_id: str) -> int:
-        """The number of a session's last event (0 for none)."""
-        return self._got(last_event_plan(session_id))
-
-    def events(
-        self, session_id: str, after: int = 0, limit: int = 1000
-    ) -> Sequence[tuple[int, str]]:
-        """A session's events numbered after ``after``: ``(number, JSON text)``."""
-        return self._got(read_events_plan(session_id, after, limit))
-
-
-def _with_events(
-    plan: Plan[Session], session_id: str, events: Sequence[str]
-) -> Plan[tuple[Session, list[int]]]:
-    """``plan``, then ``events`` appended to the session's event log."""
-    saved = yield from plan
-    numbers = (yield from append_events_plan(session_id, events)) if events else []
-    return saved, numbers
-
-
-def _with_anchors(plan: Plan[T], logs: list[Any]) -> Plan[T]:
-    """``plan``, then the anchors of ``logs``, in one transaction."""
-    result = yield from plan
-    for log in list(logs):
-        head = log.anchor_head()
-        if head is not None:
-            yield from anchor_plan(*head)
-    return result
 
 
 def _head(state: AgentState) -> Any:

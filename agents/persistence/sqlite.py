@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from agents.core.clock import Clock, IdFactory
 from agents.errors import StateDecodeError
 from agents.persistence.plans import Handle
-from agents.persistence.sql import SQLSessionStore
+from agents.persistence.sql_store import SQLSessionStore
 
 __all__ = ["SQLiteSessionStore"]
 
