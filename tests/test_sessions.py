@@ -94,6 +94,21 @@ def test_save_bumps_the_version_and_stale_writes_conflict(store):
     assert [m.content for m in store.load("s-1").state.messages] == ["hello", "second"]
 
 
+def test_a_write_based_on_a_session_deleted_and_created_again_conflicts(store):
+    """Versions start at 1 again when a session is deleted and created again with the same
+    id: a write based on the old session's version is refused (it wrote over the new
+    session before) and the new session stays as it is."""
+    old = store.create(initial(), session_id="s-1")
+    store.delete("s-1")
+    new = store.create(AgentState.initial(messages=["another"]), session_id="s-1")
+    assert new.version == old.version
+    with pytest.raises(SessionConflict, match="deleted and created again"):
+        store.save(old.with_state(old.state.with_user_message("stale")))
+    assert [m.content for m in store.load("s-1").state.messages] == ["another"]
+    newer = store.save(new.with_state(new.state.with_user_message("more")))
+    assert newer.version == 2
+
+
 def test_a_save_with_events_commits_both_or_neither(store):
     """``save_with_events`` (the server's checkpoints): the session and its events in one
     write, numbered after the events before; a conflicting save writes no event either."""
@@ -859,6 +874,24 @@ def test_a_store_that_did_not_write_the_rows_compares_all_of_them(tmp_path):
     assert first.load("s").state == edited
     first.close()
     second.close()
+
+
+def test_a_session_created_again_by_another_store_is_not_mixed_with_the_old_one(tmp_path):
+    """Another process deletes a session and creates it again, to the same version: this
+    store's write based on the old session is refused. (It was accepted, and as this store
+    took the rows for the ones it wrote, it stored the new session's messages followed by
+    the old one's new message: a state nobody wrote.)"""
+    path = tmp_path / "s.db"
+    here, elsewhere = SQLiteSessionStore(path), SQLiteSessionStore(path)
+    mine = here.create(AgentState.initial(messages=["mine"]), session_id="s")
+    elsewhere.delete("s")
+    elsewhere.create(AgentState.initial(messages=["theirs"]), session_id="s")
+    with pytest.raises(SessionConflict, match="deleted and created again"):
+        here.save(mine.with_state(mine.state.with_user_message("more of mine")))
+    for store in (here, elsewhere):
+        assert [m.content for m in store.load("s").state.messages] == ["theirs"]
+    here.close()
+    elsewhere.close()
 
 
 @settings(max_examples=30, deadline=None)

@@ -8,7 +8,7 @@ from typing import Any
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, SessionNotFound
-from agents.persistence.session import Session
+from agents.persistence.session import Session, recreated
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 
@@ -77,6 +77,8 @@ class InMemorySessionStore:
                 f"session {session.session_id!r} is at version {stored.version}; "
                 f"the write was based on version {session.version}"
             )
+        if stored.created_at != session.created_at:
+            raise SessionConflict(recreated(session.session_id))
         saved = session._evolve(version=session.version + 1, updated_at=self._clock.now())
         self._sessions[session.session_id] = saved
         heads = [log.anchor_head() for log in self._audit_logs]

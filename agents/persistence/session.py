@@ -12,7 +12,7 @@ from agents.records.record import Record
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 
-__all__ = ["Session", "SessionStore", "storable_id"]
+__all__ = ["Session", "SessionStore", "recreated", "storable_id"]
 
 
 def storable_id(session_id: str) -> bool:
@@ -67,3 +67,12 @@ class SessionStore(Protocol):
     def list(self) -> list[Session]: ...
 
     def delete(self, session_id: str) -> None: ...
+
+
+def recreated(session_id: str) -> str:
+    """Why a write based on a session deleted and created again since is refused: its
+    version counts the writes of another session that has the same id (the stored rows are
+    not the ones the write was based on; writing on them would mix two sessions)."""
+    return (
+        f"session {session_id!r} was deleted and created again since the write's version was read"
+    )

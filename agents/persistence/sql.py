@@ -31,7 +31,7 @@ from agents.persistence.events import (
 from agents.persistence.known import Known, Rows
 from agents.persistence.message_log import LAYOUT_KEY, Layout, Positions, log_messages, state_of
 from agents.persistence.plans import Many, Plan, Query
-from agents.persistence.session import Session, storable_id
+from agents.persistence.session import Session, recreated, storable_id
 from agents.records.codec import (
     encode_value,
     loads,
@@ -153,19 +153,21 @@ def save_plan(
     if state is None:
         raise ValueError("save() needs a session with a state")
     row = yield Query(
-        "SELECT version, execution_id, message_count, step_count, head FROM sessions "
-        "WHERE session_id = ?" + for_update,
+        "SELECT version, execution_id, message_count, step_count, head, created_at "
+        "FROM sessions WHERE session_id = ?" + for_update,
         (session.session_id,),
         fetch="one",
     )
     if row is None:
         raise SessionNotFound(f"no session {session.session_id!r}")
-    version, execution_id, message_count, step_count, stored_head = row
+    version, execution_id, message_count, step_count, stored_head, created_at = row
     if version != session.version:
         raise SessionConflict(
             f"session {session.session_id!r} is at version {version}; the write was "
             f"based on version {session.version}"
         )
+    if _time(created_at) != session.created_at:
+        raise SessionConflict(recreated(session.session_id))
     rows = known.rows(session.session_id, version, stored_head) if known else None
     written = yield from _write(
         session.session_id,
