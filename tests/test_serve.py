@@ -802,7 +802,7 @@ def test_the_event_log_commits_runs_events_together_and_keeps_the_latest_run(tmp
     assert runs.log.kept("s0", 0) is None  # not all in memory: the store is read
     assert runs.log.kept("s0", 4) == [(5, '{"type":"RunEnded","step":null}')]
     assert runs.last("s0") == 5
-    runs.log.start("s0")  # a new run forgets the last one's events
+    runs.log.forget("s0")  # a run starting or ending forgets the events
     assert runs.log.kept("s0", 4) is None
     # One batch that cannot be written (a null where the log keeps text) spoils the group's
     # transaction: the others are written alone, only its run is told.
@@ -900,6 +900,14 @@ def test_a_steps_events_are_committed_with_its_checkpoint(tmp_path):
     store = Counted(tmp_path / "events.sqlite")
     runtime = SessionRuntime(store, lambda session: AgentLoop(FunctionDriver(answer), tools=[add]))
     runs = Runs(runtime)
+    held = []  # what memory holds of the session's events when the run starts and ends
+    forget = runs.log.forget
+
+    def looked_at(session_id: str) -> None:
+        held.append(runs.log.kept(session_id, 0))
+        forget(session_id)
+
+    runs.log.forget = looked_at  # type: ignore[method-assign]
     session = runtime.create(AgentState.initial()).session_id
     run_served(runs, session, "go")
     checkpoints = [(steps, kinds) for steps, kinds in store.saves if "StepCompleted" in kinds]
@@ -917,7 +925,8 @@ def test_a_steps_events_are_committed_with_its_checkpoint(tmp_path):
     assert kinds.count("ToolCallStarted") == 3 and kinds.count("StepCompleted") == 4
     calls = [k for k in kinds if k.startswith("ToolCall")]  # each start before its end,
     assert calls == ["ToolCallStarted", "ToolCallCompleted"] * 3  # whoever committed it
-    assert runs.log.kept(session, 0) == logged  # what this process keeps is what it wrote
+    assert held == [None, logged]  # what this process kept is what it wrote
+    assert runs.log.kept(session, 0) is None  # until the run's end
 
 
 def test_a_step_whose_checkpoint_fails_still_logs_its_events(tmp_path):
@@ -1044,3 +1053,22 @@ def test_a_finished_stream_leaves_nothing_behind(tmp_path):
         while runs.running(session):
             time.sleep(0.01)
     assert runs._waiting == {}
+
+
+def test_a_session_created_again_streams_none_of_the_deleted_ones_events(server):
+    """A deleted session's events are gone with it: a session created again with the same
+    id streams only its own (the server kept the old run's events in memory and streamed
+    them — another conversation's text — to the new session's readers)."""
+    with httpx.Client() as client:
+        created = client.post(f"{server.url}/sessions", json={"session_id": "reused"})
+        assert created.status_code == 201
+        old = send(client, server.url, "reused", "add 2 3")
+        assert old[-2]["data"]["final_response"] == "tool said: 5"
+        assert client.delete(f"{server.url}/sessions/reused").status_code == 204
+        again = client.post(f"{server.url}/sessions", json={"session_id": "reused"})
+        assert again.status_code == 201
+        events = stream(client, "GET", f"{server.url}/sessions/reused/events?after=0")
+        assert events == []
+        new = send(client, server.url, "reused", "hello")
+        assert [int(event["id"]) for event in new] == list(range(1, len(new) + 1))
+        assert "tool said: 5" not in json.dumps(new)

@@ -9,8 +9,10 @@ ends (streamed text, a tool's start) and a run's own last events are written by 
 tool's start is deferred a little, so that a quick tool's start goes into its step's
 checkpoint instead. With a store that cannot commit events with a state, a run hands every
 step's events over and waits until they are committed, before its checkpoint. The events
-this process wrote for a session's latest run are also kept in memory, so that a stream
-following the run reads them from there, not from the store.
+this process writes for a session's run in progress are also kept in memory, so that a
+stream following the run reads them from there, not from the store; they go when the run
+ends (a session deleted and created again with the same id, here or by another process,
+numbers its events from 1 again: memory would give its readers another conversation's).
 """
 
 from __future__ import annotations
@@ -241,7 +243,7 @@ def _text(data: dict[str, Any]) -> str:
 
 _TYPED: Final = '{"type":"'  # how every event the log keeps begins
 _ENDED_TEXT: Final = _text({"type": ENDED})[:-1] + ","  # how every run's last event begins
-_KEPT_SESSIONS: Final = 512  # finished runs whose events stay in memory for late readers
+_KEPT_SESSIONS: Final = 512  # runs whose events memory holds (past it, streams read the store)
 
 
 class Pending:
@@ -257,7 +259,7 @@ class Pending:
 
 class EventLog:
     """The session event logs as this process writes them: one thread committing every
-    run's events (group commit), and the events of each session's latest run kept."""
+    run's events (group commit), and the events of each session's run in progress kept."""
 
     def __init__(self, store: Any, notify: Callable[[str], None]) -> None:
         self._store = store
@@ -379,8 +381,9 @@ class EventLog:
             while len(self._kept) > _KEPT_SESSIONS:
                 self._kept.popitem(last=False)
 
-    def start(self, session_id: str) -> None:
-        """A run of the session starts here: what was kept of its earlier runs goes."""
+    def forget(self, session_id: str) -> None:
+        """What memory holds of the session's events goes (a run of it starts or ends
+        here)."""
         with self._lock:
             self._kept.pop(session_id, None)
 

@@ -7,9 +7,9 @@ sharing the store — and streams wake when an event arrives.
 Steering and follow-ups for a run in progress are handed to it between steps (a hook of the
 run's loop takes them), so that they join its state, and its checkpoints, in order.
 
-How the events are written, and kept in memory for the streams that follow a run, is
-``agents.serve.event_log``'s; a stream reads anything else (an older run, another
-process's) from the store.
+How the events are written, and kept in memory for the streams that follow a run in
+progress, is ``agents.serve.event_log``'s; a stream reads anything else (a run that has
+ended, another process's) from the store.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class Runs:
                 raise Busy(f"session {session_id!r} has a run in progress: steer it instead")
             self._active[session_id] = inbox
         try:
-            self.log.start(session_id)
+            self.log.forget(session_id)
             before = self.last(session_id)
         except BaseException:
             self._finish(session_id)
@@ -132,6 +132,7 @@ class Runs:
                 self._finish(session_id)
 
     def _finish(self, session_id: str) -> None:
+        self.log.forget(session_id)  # before another run of the session can start
         with self._lock:
             inbox = self._active.pop(session_id, None)
         if inbox is not None:
