@@ -127,6 +127,49 @@ def test_a_save_with_events_commits_both_or_neither(store):
     assert store.load("s-1").version == 3
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_writers_of_one_sessions_events_on_two_connections_take_turns(kind, tmp_path, request):
+    """Two processes append events to one session's log at once (two servers, say): every
+    append is written, numbered one after the other. (PostgreSQL's writers read the same
+    last number and collided on the log's key: the loser's events were refused, as a
+    "concurrent write", though nothing conflicted.)"""
+
+    def opened() -> SQLiteSessionStore | PostgresSessionStore:
+        if kind == "postgres":
+            return PostgresSessionStore(request.getfixturevalue("postgres_dsn"))
+        return SQLiteSessionStore(tmp_path / "events.db")
+
+    first, second = opened(), opened()
+    session = first.create(initial(), session_id="s").session_id
+    failures: list[BaseException] = []
+
+    def append(store: SQLiteSessionStore | PostgresSessionStore, tag: str) -> None:
+        for index in range(60):
+            try:
+                if index % 2:
+                    store.append_events(session, [f'{{"type":"{tag}{index}"}}', "{}"])
+                else:
+                    batch = [(session, [f'{{"type":"{tag}{index}"}}', "{}"])]
+                    store.append_event_batches(batch)
+            except BaseException as exc:  # every failure reported below
+                failures.append(exc)
+
+    writers = [
+        threading.Thread(target=append, args=(s, t)) for s, t in ((first, "A"), (second, "B"))
+    ]
+    try:
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join()
+        assert failures == []
+        numbers = [number for number, _ in first.events(session, limit=1000)]
+        assert numbers == list(range(1, 241))
+    finally:
+        first.close()
+        second.close()
+
+
 def test_unknown_sessions_and_duplicates(store):
     """Unknown ids raise SessionNotFound; creating an existing id conflicts."""
     with pytest.raises(SessionNotFound):

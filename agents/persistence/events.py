@@ -40,8 +40,14 @@ class SessionEvents(Protocol):
     ) -> list[tuple[int, str]]: ...
 
 
-def append_events_plan(session_id: str, events: Sequence[str]) -> Plan[list[int]]:
-    """Append ``events`` (JSON texts) to the session's log; their numbers."""
+def append_events_plan(
+    session_id: str, events: Sequence[str], for_update: str = ""
+) -> Plan[list[int]]:
+    """Append ``events`` (JSON texts) to the session's log; their numbers. With
+    ``for_update`` (row locks, where the database has them), the writers of one session take
+    turns on its row (``lock_sessions_plan``)."""
+    if for_update:
+        yield from lock_sessions_plan([session_id], for_update)
     row = yield Query(
         "SELECT MAX(seq) FROM agents_session_events WHERE session_id = ?",
         (session_id,),
@@ -57,14 +63,26 @@ def append_events_plan(session_id: str, events: Sequence[str]) -> Plan[list[int]
 
 
 def append_event_batches_plan(
-    batches: Sequence[tuple[str, Sequence[str]]],
+    batches: Sequence[tuple[str, Sequence[str]]], for_update: str = ""
 ) -> Plan[list[list[int]]]:
     """Append each batch of events (``(session_id, texts)``) in turn, in one transaction
     (a server writing the events of many sessions' runs at once); their numbers."""
+    if for_update:  # every session's row at once, in one order: two writers cannot deadlock
+        yield from lock_sessions_plan(sorted({session_id for session_id, _ in batches}), for_update)
     numbers = []
     for session_id, events in batches:
         numbers.append((yield from append_events_plan(session_id, events)))
     return numbers
+
+
+def lock_sessions_plan(session_ids: Sequence[str], for_update: str) -> Plan[None]:
+    """Lock the sessions' rows until the transaction ends. An event's number is the last
+    one's plus one: two transactions of PostgreSQL (READ COMMITTED) reading the same last
+    number collided on the log's key, and the one that lost failed its events. Holding the
+    row, a writer reads the last number after the other's commit. (SQLite's transactions
+    take turns anyway: ``for_update`` is empty there.)"""
+    for session_id in session_ids:
+        yield Query("SELECT 1 FROM sessions WHERE session_id = ?" + for_update, (session_id,))
 
 
 def last_event_plan(session_id: str) -> Plan[int]:

@@ -136,14 +136,14 @@ class SQLSessionStore:
     def append_events(self, session_id: str, events: Sequence[str]) -> Sequence[int]:
         """Append events (JSON texts) to a session's event log, in one transaction; their
         numbers (``agents.persistence.events``)."""
-        return self._written(append_events_plan(session_id, events))
+        return self._written(append_events_plan(session_id, events, self._for_update))
 
     def append_event_batches(
         self, batches: Sequence[tuple[str, Sequence[str]]]
     ) -> Sequence[Sequence[int]]:
         """Append several sessions' events (``(session_id, texts)`` each) in one
         transaction; their numbers, batch by batch."""
-        return self._written(append_event_batches_plan(batches))
+        return self._written(append_event_batches_plan(batches, self._for_update))
 
     def last_event(self, session_id: str) -> int:
         """The number of a session's last event (0 for none)."""
