@@ -19,7 +19,7 @@ PostgreSQL store on its own connection (``agents.persistence.postgres``).
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from agents.core.clock import Clock, IdFactory
 from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
@@ -54,8 +54,6 @@ __all__ = [
     "save_plan",
     "schema_plan",
 ]
-
-T = TypeVar("T")
 
 SCHEMA_VERSION: Final = 2
 """2: the ``messages`` rows are an append-only log (``_write``). A version-1 store is
