@@ -138,6 +138,20 @@ def posting(
         yield sse(response.iter_lines())
 
 
+def dropped_after(
+    client: httpx.Client, base: str, session: str, message: str, count: int
+) -> list[dict[str, Any]]:
+    """POST a user message and read ``count`` events of the run; then the client goes away
+    (the run goes on)."""
+    seen: list[dict[str, Any]] = []
+    with posting(client, base, session, message) as events:
+        for event in events:
+            seen.append(event)
+            if len(seen) == count:
+                break
+    return seen
+
+
 def new_session(client: httpx.Client, base: str) -> str:
     created = client.post(f"{base}/sessions", json={"system_prompt": "You help."})
     assert created.status_code == 201, created.text
@@ -230,12 +244,7 @@ def test_a_dropped_stream_resumes_with_last_event_id(server):
     on, and it gets every later event once, none lost, none repeated."""
     with httpx.Client() as client:
         session = new_session(client, server.url)
-        seen: list[dict[str, Any]] = []
-        with posting(client, server.url, session, "slow") as events:
-            for event in events:
-                seen.append(event)
-                if len(seen) == 3:
-                    break  # the client goes away
+        seen = dropped_after(client, server.url, session, "slow", 3)
         last = seen[-1]["id"]
         rest = stream(
             client,
@@ -1121,12 +1130,7 @@ def test_a_stream_dropped_on_one_server_resumes_on_another_while_the_run_goes_on
     try:
         with httpx.Client() as client:
             session = new_session(client, first.url)
-            seen: list[dict[str, Any]] = []
-            with posting(client, first.url, session, "slow") as events:
-                for event in events:
-                    seen.append(event)
-                    if len(seen) == 3:
-                        break  # the client goes away; the run goes on in the first server
+            seen = dropped_after(client, first.url, session, "slow", 3)  # goes on in the first
             rest = stream(
                 client,
                 "GET",
