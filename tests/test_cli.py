@@ -342,3 +342,12 @@ def test_the_demo_hints_at_commands_that_work_outside_a_venv(tmp_path):
     ).stdout
     hint = next(line for line in via_script.splitlines() if line.startswith("next:"))
     assert hint.split()[1] == str(script)
+
+
+def test_the_parser_is_built_once():
+    """Building the command line's parser reads argparse's translations from disk (~4 ms):
+    ``main`` builds it once a process, not once a call (a decorator meant for it had slid
+    onto the port check written above it)."""
+    from agents.cli import _parser
+
+    assert _parser() is _parser()

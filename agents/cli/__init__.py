@@ -43,7 +43,6 @@ class _Parser(argparse.ArgumentParser):
         self.exit(BAD_INPUT, f"{self.prog}: {message}\n")
 
 
-@functools.cache  # building it reads argparse's translations from disk: ~4 ms a call
 def _port(text: str) -> int:
     """A TCP port for ``--port`` (0: any free one)."""
     if text.isascii() and text.isdigit() and int(text) <= 65_535:
@@ -51,6 +50,7 @@ def _port(text: str) -> int:
     raise argparse.ArgumentTypeError(f"not a port (0 to 65535): {text!r}")
 
 
+@functools.cache  # building it reads argparse's translations from disk: ~4 ms a call
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="agents", description="Run, inspect, verify and report agents built on agents."
