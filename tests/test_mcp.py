@@ -366,7 +366,9 @@ def test_failures_are_failed_tool_executions_never_a_hang():
         reply("done"),
     ]
     started = time.monotonic()
-    final = loop_of(*script, tools=[server]).run(initial())
+    # One call after another: a count beside the crash in parallel was answered before
+    # the process died now and then (3 runs in 40), and the test failed.
+    final = loop_of(*script, tools=[server], tool_execution="sequential").run(initial())
     took = time.monotonic() - started
     errors = [e.error for e in final.tool_executions]
     assert all(error is not None for error in errors)
