@@ -1117,30 +1117,97 @@ def test_two_servers_share_one_postgresql_database(postgres_dsn):
         second.stop()
 
 
-@pytest.mark.xfail(
-    reason="open defect (closing note of 2026-12-04): a server rejoining a stream resumes an "
-    "unfinished run that another live process is still running (no run lease across "
-    "processes), so the run is made twice and its events repeated",
-    strict=True,
-)
-def test_a_stream_dropped_on_one_server_resumes_on_another_while_the_run_goes_on(postgres_dsn):
+@pytest.fixture(params=["sqlite", "postgresql"])
+def shared_database(request: Any, tmp_path: Path) -> Any:
+    """A database two server processes share: a SQLite file, or a PostgreSQL URL."""
+    if request.param == "sqlite":
+        return tmp_path / "shared.sqlite"
+    return request.getfixturevalue("postgres_dsn")
+
+
+@pytest.fixture
+def two_servers(shared_database: Any) -> Iterator[tuple[Server, Server]]:
+    first, second = Server(shared_database).start(), Server(shared_database).start()
+    yield first, second
+    first.stop()
+    second.stop()
+
+
+def test_a_stream_dropped_on_one_server_resumes_on_another_while_the_run_goes_on(two_servers):
     """The issue's promise: a dropped stream resumes with ``Last-Event-ID`` on another
-    server process while the run goes on in the first — every later event once."""
-    first, second = Server(postgres_dsn).start(), Server(postgres_dsn).start()  # type: ignore[arg-type]
-    try:
-        with httpx.Client() as client:
-            session = new_session(client, first.url)
-            seen = dropped_after(client, first.url, session, "slow", 3)  # goes on in the first
-            rest = stream(
-                client,
-                "GET",
-                f"{second.url}/sessions/{session}/events",
-                headers={"Last-Event-ID": seen[-1]["id"]},
-            )
-            kinds = [e["event"] for e in seen + rest]
-            assert kinds.count("ExecutionStarted") == 1 and kinds[-1] == "RunEnded"
-            numbers = [int(e["id"]) for e in seen + rest]
-            assert numbers == list(range(1, len(numbers) + 1))
-    finally:
-        first.stop()
-        second.stop()
+    server process while the run goes on in the first — every later event once (the second
+    process resumed the run too, so it was made twice and its events repeated)."""
+    first, second = two_servers
+    with httpx.Client() as client:
+        session = new_session(client, first.url)
+        seen = dropped_after(client, first.url, session, "slow", 3)  # goes on in the first
+        rest = stream(
+            client,
+            "GET",
+            f"{second.url}/sessions/{session}/events",
+            headers={"Last-Event-ID": seen[-1]["id"]},
+        )
+        kinds = [e["event"] for e in seen + rest]
+        assert kinds.count("ExecutionStarted") == 1 and kinds[-1] == "RunEnded"
+        assert kinds.count("RunEnded") == 1
+        numbers = [int(e["id"]) for e in seen + rest]
+        assert numbers == list(range(1, len(numbers) + 1))
+        assert rest[-2]["data"]["final_response"] == "tool said: done"
+        everything = stream(client, "GET", f"{first.url}/sessions/{session}/events")
+        assert [e["data"] for e in everything] == [e["data"] for e in seen + rest]
+
+
+def test_a_run_in_progress_on_one_server_is_busy_on_the_other(two_servers):
+    """While one process runs a session, another refuses what would start or change a run
+    of it — a message, a deletion, a steering message — with 409 and says why; once the
+    run is over, it takes them."""
+    first, second = two_servers
+    with httpx.Client() as client:
+        session = new_session(client, first.url)
+        seen = dropped_after(client, first.url, session, "slow", 3)
+        assert seen[-1]["event"] != "RunEnded"
+        base = f"{second.url}/sessions/{session}"
+        refused = [
+            client.post(f"{base}/messages", json={"message": "add 1 1"}),
+            client.delete(base),
+            client.post(f"{base}/steer", json={"message": "hurry"}),
+        ]
+        for answer in refused:
+            assert answer.status_code == 409, answer.text
+            assert "another server process" in answer.json()["error"]
+        stream(client, "GET", f"{base}/events", headers={"Last-Event-ID": seen[-1]["id"]})
+        after = send(client, second.url, session, "add 1 1")
+        assert after[-2]["data"]["final_response"] == "tool said: 2"
+        assert client.delete(base).status_code == 204
+
+
+def test_resuming_a_session_whose_run_is_over_writes_nothing(tmp_path):
+    """A stream that finds a session unfinished asks for its run to go on; when that run
+    ended meanwhile (in another process, say) nothing runs and its log gets no second
+    ``RunEnded``; an unfinished one goes on from its last checkpoint."""
+    from agents import AgentLoop, AgentState, SessionRuntime, SQLiteSessionStore
+    from agents.records.execution import ExecutionState
+    from agents.serve.runs import Runs
+    from agents.testing import FunctionDriver
+
+    store = SQLiteSessionStore(tmp_path / "resume.sqlite")
+    runtime = SessionRuntime(store, lambda s: AgentLoop(FunctionDriver(lambda r: "x")))
+    runs = Runs(runtime)
+    done = runtime.create(AgentState.initial()).session_id
+    runtime.send(done, "hi")
+    runs.resume(done)
+    while runs.running(done):
+        time.sleep(0.01)
+    assert store.events(done) == []
+    left = runtime.create(AgentState.initial())  # a run committed, then its process died
+    assert left.state is not None
+    pending = left.state.with_user_message("hi").with_execution(ExecutionState.pending("e1"))
+    store.save(left.with_state(pending))
+    runs.resume(left.session_id)
+    while runs.running(left.session_id):
+        time.sleep(0.01)
+    kinds = [event_type_of(text) for _, text in store.events(left.session_id)]
+    assert kinds[-1] == "RunEnded" and kinds.count("RunEnded") == 1
+    assert store.load(left.session_id).state.final_response == "x"
+    runs.close()
+    store.close()

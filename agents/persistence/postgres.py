@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Self
@@ -19,6 +20,7 @@ from typing import Any, Self
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, StateDecodeError
 from agents.persistence.known import Known
+from agents.persistence.leases import lease_key
 from agents.persistence.plans import Handle, Many, Plan, Query, T
 from agents.persistence.session import Session
 from agents.persistence.sql import (
@@ -36,7 +38,7 @@ from agents.records.redaction import REDACTED, dsn_secrets, environment_secrets,
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 
-__all__ = ["AsyncPostgresSessionStore", "PostgresSessionStore"]
+__all__ = ["AsyncPostgresSessionStore", "PostgresRunLeases", "PostgresSessionStore"]
 
 
 _SNAPSHOT = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
@@ -74,6 +76,7 @@ class PostgresSessionStore(SQLSessionStore):
 
         self._errors = psycopg.errors
         self.path = redacted_dsn(dsn)
+        self._dsn = _Hidden(dsn)
         failure = None
         try:
             self._db: Any = psycopg.connect(dsn, autocommit=True)
@@ -100,6 +103,11 @@ class PostgresSessionStore(SQLSessionStore):
             self._db.execute(_SNAPSHOT)
             yield Handle(self._db, "%s")
 
+    def run_leases(self) -> PostgresRunLeases:
+        """Leases telling the processes sharing this database which of them runs a
+        session (``agents.persistence.leases``), on a connection of their own."""
+        return PostgresRunLeases(self._dsn.value)
+
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
@@ -107,6 +115,82 @@ class PostgresSessionStore(SQLSessionStore):
 
     def __repr__(self) -> str:
         return f"PostgresSessionStore({self.path!r})"
+
+
+class PostgresRunLeases:
+    """Run leases as PostgreSQL advisory locks (session-level, a 63-bit key for each
+    session id and schema) held on a connection of their own: the server releases them
+    when the connection goes, with the process. If that connection is lost, so are the
+    leases: the next call connects again (a run going on meanwhile may be resumed by
+    another process; its own store connection is then lost too, as a rule, and the run
+    fails at its next checkpoint)."""
+
+    def __init__(self, dsn: str) -> None:
+        import psycopg
+
+        self._psycopg = psycopg
+        self._dsn = _Hidden(dsn)
+        self.path = redacted_dsn(dsn)
+        self._lock = threading.Lock()
+        self._db: Any = None
+        self._mine: set[str] = set()
+        self._schema = ""
+        self._closed = False
+
+    def _call(self, text: str, session_id: str) -> bool:
+        """Run the lock function ``text`` on the session's lock (the caller holds
+        ``_lock``)."""
+        if self._closed:
+            raise RuntimeError(f"the run leases on {self.path} are closed")
+        failure = None
+        try:
+            if self._db is None or self._db.closed or self._db.broken:
+                self._mine.clear()  # a lost connection took its locks with it
+                self._db = self._psycopg.connect(self._dsn.value, autocommit=True)
+                # advisory locks are the database's: the schema the sessions are in
+                # tells the stores sharing one database apart
+                self._schema = str(self._db.execute("SELECT current_schema()").fetchone()[0])
+            key = lease_key(f"{self._schema}\0{session_id}")
+            row = self._db.execute(text, (key,)).fetchone()
+        except self._psycopg.Error as exc:
+            failure = _unusable(self.path, self._dsn.value, exc)
+        if failure is not None:  # the driver's error (and the DSN) not chained
+            raise failure
+        return bool(row[0])
+
+    def acquire(self, session_id: str) -> bool:
+        with self._lock:
+            if session_id in self._mine:  # advisory locks nest within a connection: not twice
+                return False
+            taken = self._call("SELECT pg_try_advisory_lock(%s)", session_id)
+            if taken:
+                self._mine.add(session_id)
+            return taken
+
+    def release(self, session_id: str) -> None:
+        with self._lock:
+            if session_id in self._mine:
+                self._mine.discard(session_id)
+                self._call("SELECT pg_advisory_unlock(%s)", session_id)
+
+    def held(self, session_id: str) -> bool:
+        with self._lock:
+            if session_id in self._mine:
+                return False
+            if not self._call("SELECT pg_try_advisory_lock(%s)", session_id):
+                return True
+            self._call("SELECT pg_advisory_unlock(%s)", session_id)
+            return False
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._mine.clear()
+            if self._db is not None:
+                self._db.close()  # the server releases every lock of the connection
+
+    def __repr__(self) -> str:
+        return f"PostgresRunLeases({self.path!r})"
 
 
 class AsyncPostgresSessionStore:

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 
 from agents.core.clock import Clock, IdFactory
 from agents.errors import StateDecodeError
+from agents.persistence.leases import FileRunLeases
 from agents.persistence.plans import Handle
 from agents.persistence.sql_store import SQLSessionStore
 
@@ -66,6 +67,17 @@ class SQLiteSessionStore(SQLSessionStore):
                 yield Handle(self._db, "?")
             finally:
                 self._db.execute("COMMIT")
+
+    def run_leases(self) -> FileRunLeases | None:
+        """Leases telling the processes sharing this file which of them runs a session
+        (``agents.persistence.leases``): locks in the file ``<path>-runs``. ``None`` for
+        a database in memory (one process) or where the system has no ``fcntl``."""
+        if self.path in ("", ":memory:"):
+            return None
+        try:
+            return FileRunLeases(self.path + "-runs")
+        except ImportError:
+            return None
 
     def close(self) -> None:
         """Close the database."""

@@ -25,16 +25,14 @@ from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
 from agents.persistence.runtime import SessionRuntime
 from agents.persistence.session import storable_id
 from agents.records.codec import encode_value
-from agents.records.execution import ExecutionStatus
 from agents.records.json_text import dumps
 from agents.records.state import AgentState
-from agents.serve.runs import Busy, Runs, event_type
+from agents.serve.runs import UNFINISHED, Busy, Runs, event_type
 from agents.tools.threads import to_thread
 
 __all__ = ["MAX_BODY", "app", "run_server"]
 
 MAX_BODY: Final = 1_000_000  # bytes a request body may have
-_UNFINISHED: Final = frozenset({ExecutionStatus.IN_PROGRESS, ExecutionStatus.PENDING})
 
 
 class _BadRequest(Exception):
@@ -148,7 +146,15 @@ def app(
     routes.append(Route("/ag-ui", _agui(runtime, runs), methods=["POST"]))
     if page is not None:
         routes.append(Route("/", lambda request: Response(page, media_type="text/html")))
-    application = Starlette(routes=routes)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            runs.close()  # the process's run leases go (as they would with it)
+
+    application = Starlette(routes=routes, lifespan=lifespan)
     return _Guard(application, token)  # type: ignore[return-value]
 
 
@@ -231,9 +237,7 @@ def _status(state: AgentState) -> str | None:
 def _delete(runtime: SessionRuntime, runs: Runs) -> Handler:
     async def delete(request: Request) -> Response:
         session_id = request.path_params["session_id"]
-        if runs.running(session_id):
-            raise Busy(f"session {session_id!r} has a run in progress")
-        await _blocking(runtime.delete, session_id)
+        await _blocking(_holding, runs, session_id, runtime.delete, session_id)
         return Response(status_code=204)
 
     return _handler(delete)
@@ -260,12 +264,11 @@ def _events(runtime: SessionRuntime, runs: Runs) -> Handler:
         if after is None:
             raise _BadRequest(400, "Last-Event-ID must be an event number")
         state = session.state
-        unfinished = state is not None and state.status in _UNFINISHED
+        unfinished = state is not None and state.status in UNFINISHED
         if unfinished and not runs.running(session_id):
-            # A run that a stopped process left unfinished: it goes on from its last
-            # committed step, and the stream with it.
-            with contextlib.suppress(Busy):
-                await _blocking(runs.start, session_id, lambda rt: rt.resume(session_id))
+            # A run that a stopped process left unfinished goes on from its last committed
+            # step, and the stream with it (one another process runs is followed there).
+            await _blocking(runs.resume, session_id)
         return _sse(runs.batches(session_id, after))
 
     return _handler(events)
@@ -330,7 +333,7 @@ def _handed(runtime: SessionRuntime, runs: Runs, kind: str) -> Handler:
             if kind == "steer"
             else state.with_follow_up(body["message"])
         )
-        await _blocking(runtime.store.save, session.with_state(state))
+        await _blocking(_holding, runs, session_id, runtime.store.save, session.with_state(state))
         return _json({"accepted": True, "to": "the session's next run"}, 202)
 
     return _handler(handed)
@@ -356,6 +359,13 @@ def _agui(runtime: SessionRuntime, runs: Runs) -> Handler:
         return StreamingResponse(everything(), media_type="text/event-stream", headers=headers)
 
     return _handler(agui)
+
+
+def _holding(runs: Runs, session_id: str, function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)`` while no run of the session can start (``Busy`` if one is in
+    progress, here or in another process)."""
+    with runs.holding(session_id):
+        return function(*args)
 
 
 async def _blocking(function: Callable[..., Any], *args: Any) -> Any:

@@ -7,6 +7,11 @@ sharing the store — and streams wake when an event arrives.
 Steering and follow-ups for a run in progress are handed to it between steps (a hook of the
 run's loop takes them), so that they join its state, and its checkpoints, in order.
 
+Where the store offers run leases (``run_leases()``: the SQLite and PostgreSQL stores), a
+process holds a session's lease while it runs it, so that the processes sharing the store
+never run one session twice: another process refuses a new run of it as busy, and a stream
+there follows the run from the store until its last event.
+
 How the events are written, and kept in memory for the streams that follow a run in
 progress, is ``agents.serve.event_log``'s; a stream reads anything else (a run that has
 ended, another process's) from the store.
@@ -15,12 +20,14 @@ ended, another process's) from the store.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Final
 
 from agents.core.hooks import HookContext, HookTrigger, hook
 from agents.errors import SessionConflict
+from agents.persistence.leases import RunLeases
 from agents.persistence.runtime import SessionRuntime
 from agents.persistence.session import Session
 from agents.records.codec import encode_value
@@ -37,14 +44,16 @@ from agents.serve.event_log import (
 from agents.shell.loop import AgentLoop
 from agents.tools.threads import to_thread
 
-__all__ = ["ENDED", "Busy", "Runs", "ended", "event_data", "event_type"]
+__all__ = ["ENDED", "UNFINISHED", "Busy", "Runs", "ended", "event_data", "event_type"]
 
 
 _ENDING: Final = 5.0  # seconds a new run waits for one whose last event is being written
+_POLL: Final = 0.1  # seconds between reads of a log another process's run writes
+UNFINISHED: Final = frozenset({ExecutionStatus.IN_PROGRESS, ExecutionStatus.PENDING})
 
 
 class Busy(Exception):
-    """The session has a run in progress in this process."""
+    """The session has a run in progress (in this process or another one)."""
 
 
 class Runs:
@@ -58,6 +67,13 @@ class Runs:
         self._active: dict[str, _Inbox] = {}
         self._waiting: dict[str, list[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
         self.log = EventLog(self.store, self.notify)
+        leases = getattr(self.store, "run_leases", None)
+        self.leases: RunLeases | None = leases() if leases is not None else None
+
+    def close(self) -> None:
+        """Give back the run leases (the process's runs are over)."""
+        if self.leases is not None:
+            self.leases.close()
 
     # -- starting runs -----------------------------------------------------------------------
 
@@ -65,19 +81,13 @@ class Runs:
         with self._lock:
             return session_id in self._active
 
-    def start(self, session_id: str, action: Callable[[SessionRuntime], Session]) -> int:
+    def start(self, session_id: str, action: Callable[[SessionRuntime], Session | None]) -> int:
         """Run ``action`` (``runtime.send(...)``, ``runtime.approve(...)``…) on a thread,
         with a runtime whose loops report to the event log; the number of the last event
-        before the run (a stream starts after it). ``Busy`` if a run is in progress."""
+        before the run (a stream starts after it). ``Busy`` if a run is in progress. An
+        action returning ``None`` ran nothing: no event is written."""
         inbox = _Inbox()
-        with self._lock:
-            earlier = self._active.get(session_id)
-        if earlier is not None and earlier.ending:  # its last event is out (a client may
-            earlier.ended.wait(_ENDING)  # have seen it and answered): it leaves at once
-        with self._lock:
-            if session_id in self._active:
-                raise Busy(f"session {session_id!r} has a run in progress: steer it instead")
-            self._active[session_id] = inbox
+        self._reserve(session_id, inbox)
         try:
             self.log.forget(session_id)
             before = self.last(session_id)
@@ -101,17 +111,79 @@ class Runs:
         thread.start()
         return before
 
+    def resume(self, session_id: str) -> None:
+        """Go on, on a thread, with a run that a stopped process left unfinished: nothing
+        when a run of the session is in progress (here or in another process) or the
+        session's run is over by the time its lease is taken."""
+
+        def resume(runtime: SessionRuntime) -> Session | None:
+            state = runtime.get(session_id).state
+            if state is None or state.status not in UNFINISHED:
+                return None
+            return runtime.resume(session_id)
+
+        with contextlib.suppress(Busy):
+            self.start(session_id, resume)
+
+    def _reserve(self, session_id: str, inbox: _Inbox) -> None:
+        """Make ``inbox``'s run the session's, here and (by its lease) in every process
+        sharing the store; ``Busy`` if it has one."""
+        with self._lock:
+            earlier = self._active.get(session_id)
+        if earlier is not None and earlier.ending:  # its last event is out (a client may
+            earlier.ended.wait(_ENDING)  # have seen it and answered): it leaves at once
+        with self._lock:
+            if session_id in self._active:
+                raise Busy(f"session {session_id!r} has a run in progress: steer it instead")
+            self._active[session_id] = inbox
+        try:
+            leased = self.leases is None or self.leases.acquire(session_id)
+        except BaseException:
+            self._unreserve(session_id)
+            raise
+        if not leased:
+            self._unreserve(session_id)
+            raise Busy(f"session {session_id!r} has a run in progress in another server process")
+
+    def _unreserve(self, session_id: str) -> None:
+        with self._lock:
+            inbox = self._active.pop(session_id, None)
+        if inbox is not None:
+            inbox.ended.set()
+        self.notify(session_id)
+
+    @contextlib.contextmanager
+    def holding(self, session_id: str) -> Iterator[None]:
+        """No run of the session starts, here or in another process, until the block is
+        left (a write outside runs: a steering message saved, a deletion); ``Busy`` if one
+        is in progress."""
+        self._reserve(session_id, _Inbox())
+        try:
+            yield
+        finally:
+            self._release(session_id)
+            self._unreserve(session_id)
+
+    def _release(self, session_id: str) -> None:
+        if self.leases is not None:
+            with contextlib.suppress(Exception):  # a lost connection took the lease with it
+                self.leases.release(session_id)
+
     def _run(
         self,
         session_id: str,
-        action: Callable[[SessionRuntime], Session],
+        action: Callable[[SessionRuntime], Session | None],
         runtime: SessionRuntime,
         writer: RunWriter,
         inbox: _Inbox,
     ) -> None:
         status = None
+        ran = True
         try:
             session = action(runtime)
+            if session is None:
+                ran = False
+                return
             state = session.state
             status = state.status.value if state is not None and state.status else None
             if state is not None and state.status is ExecutionStatus.SUSPENDED:
@@ -127,17 +199,15 @@ class Runs:
         finally:
             inbox.ending = True
             try:
-                writer.write({"type": ENDED, "step": None, "status": status})
+                if ran:
+                    writer.write({"type": ENDED, "step": None, "status": status})
             finally:
                 self._finish(session_id)
 
     def _finish(self, session_id: str) -> None:
         self.log.forget(session_id)  # before another run of the session can start
-        with self._lock:
-            inbox = self._active.pop(session_id, None)
-        if inbox is not None:
-            inbox.ended.set()
-        self.notify(session_id)
+        self._release(session_id)  # its last event is committed: another process may go on
+        self._unreserve(session_id)
 
     # -- steering a run in progress ------------------------------------------------------------
 
@@ -191,7 +261,8 @@ class Runs:
 
     async def stream(self, session_id: str, after: int) -> AsyncIterator[tuple[int, str]]:
         """``(number, JSON)`` of the session's events after ``after``, as they come: until a
-        run's last event, or — when no run is in progress here — the end of the log."""
+        run's last event, or — when no run is in progress, here or in another process —
+        the end of the log."""
         async for batch in self.batches(session_id, after):
             for event in batch:
                 yield event
@@ -203,11 +274,14 @@ class Runs:
         in groups), so that a response sends them in one piece."""
         last = after
         woken = self.waiter(session_id)
+        at_end = False  # the last read found nothing new, and no run was in progress here
         try:
             while True:
                 woken.clear()  # before reading: what is written after wakes it again
                 running = self.running(session_id)  # before reading: a run ending after
-                found = self.log.kept(session_id, last)  # ... is seen
+                # ... is seen; so is another process's, by its lease, once at the log's end
+                elsewhere = at_end and not running and await to_thread(self._held, session_id)
+                found = self.log.kept(session_id, last)
                 if found is None:
                     found = await to_thread(self.events, session_id, last)
                 for index, (_, text) in enumerate(found):
@@ -216,13 +290,28 @@ class Runs:
                         return
                 if found:
                     last = found[-1][0]
+                    at_end = False
                     yield found
                     continue
-                if not running:
+                if running:
+                    await woken.wait()
+                elif elsewhere:  # its events come through the store only: read it again
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(woken.wait(), _POLL)
+                elif at_end:
                     return
-                await woken.wait()
+                at_end = not running
         finally:
             self.forget(session_id, woken)
+
+    def _held(self, session_id: str) -> bool:
+        """Whether another process runs the session now (by its lease)."""
+        if self.leases is None:
+            return False
+        try:
+            return self.leases.held(session_id)
+        except Exception:  # the leases cannot be read: as if none were held
+            return False
 
 
 class _Inbox:
