@@ -422,3 +422,36 @@ def test_an_mcp_call_is_a_client_span_whose_context_reaches_the_server(traced):
     assert planned.MCP_METHOD == mcp_attributes.MCP_METHOD_NAME
     received = final.tool_executions[0].value
     assert received == (f"00-{client.context.trace_id:032x}-{client.context.span_id:016x}-01")
+
+
+def test_lone_surrogates_reach_the_collector_as_replacement_characters(receiver):
+    """A lone surrogate (a file name read with ``surrogateescape``, a model's odd tool call
+    id) in a call's id, its arguments, a tool's name or the answer: OTLP's protobuf holds
+    only UTF-8, and the exporter refused the whole batch — every span of it lost, other
+    runs' too. Each such character is sent as U+FFFD; the ids derive as before."""
+    from agents.otel import otlp_provider
+
+    provider = otlp_provider(receiver.url)
+    odd = "file-\udcff.txt"
+    loop = make_loop(
+        call("echo", id="call-\ud800", text=odd),
+        call("missing\udc80", text="x"),
+        reply(f"read {odd}"),
+        tools=[echo],
+        listeners=[OTelListener(provider, capture_content=True)],
+    )
+    final = loop.run(initial())
+    assert final.final_response == f"read {odd}"
+    provider.shutdown()
+    spans = receiver.spans()
+    names = sorted(span.name for span in spans)
+    assert names.count("invoke_agent agent") == 1
+    assert "execute_tool echo" in names and "execute_tool missing\ufffd" in names
+    echo_span = next(span for span in spans if span.name == "execute_tool echo")
+    values = {
+        attribute.key: attribute.value.string_value
+        for attribute in echo_span.attributes
+        if attribute.value.HasField("string_value")
+    }
+    assert "file-\ufffd.txt" in values[gen_ai.GEN_AI_TOOL_CALL_ARGUMENTS]
+    assert values[gen_ai.GEN_AI_TOOL_CALL_ID] == "call-\ufffd"

@@ -29,6 +29,7 @@ from agents.otel.spans import (
 )
 from agents.records.events import Event, ExecutionCompleted, StepCompleted
 from agents.records.execution import ExecutionStatus
+from agents.records.json_text import has_lone_surrogate, replace_lone_surrogates
 from agents.records.state import AgentState
 from agents.shell.subagents import DEPTH_KEY
 
@@ -98,17 +99,45 @@ def emit(tracer: Any, plans: Iterable[SpanPlan]) -> None:
         token = _PLANNED.set((plan.trace_id, plan.span_id))
         try:
             span = tracer.start_span(
-                plan.name,
+                _unicode(plan.name),
                 context=parent,
                 kind=_KINDS[plan.kind],
-                attributes=plan.attributes,
+                attributes=_attributes(plan.attributes),
                 start_time=plan.start,
             )
         finally:
             _PLANNED.reset(token)
         if plan.error is not None:
-            span.set_status(Status(StatusCode.ERROR, plan.error))
+            span.set_status(Status(StatusCode.ERROR, _unicode(plan.error)))
         span.end(end_time=plan.end)
+
+
+# OTLP's protobuf holds UTF-8 only: a text with a lone surrogate (a file name read with
+# ``surrogateescape``, a model's odd tool call id) made the exporter refuse the whole batch
+# of spans it was in. Such characters go as U+FFFD, the replacement character.
+_unicode: Final = replace_lone_surrogates
+
+
+def _attributes(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``attributes`` with every lone surrogate in a text replaced (the same mapping when
+    there is none: the common case costs a look at each text)."""
+    odd = [
+        name
+        for name, value in attributes.items()
+        if (type(value) is str and has_lone_surrogate(value))
+        or (type(value) is tuple and any(type(v) is str and has_lone_surrogate(v) for v in value))
+    ]
+    if not odd:
+        return attributes
+    fixed = dict(attributes)
+    for name in odd:
+        value = fixed[name]
+        fixed[name] = (
+            _unicode(value)
+            if type(value) is str
+            else tuple(_unicode(v) if type(v) is str else v for v in value)
+        )
+    return fixed
 
 
 class OTelListener:

@@ -85,7 +85,8 @@ class SpanPlan:
 
 def _id(text: str, bits: int) -> int:
     """A non-zero id of ``bits`` bits derived from ``text`` (the same text, the same id)."""
-    digest = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[: bits // 8], "big")
+    raw = text.encode("utf-8", "surrogatepass")  # an odd tool call id's lone surrogate too
+    digest = int.from_bytes(hashlib.sha256(raw).digest()[: bits // 8], "big")
     return digest or 1
 
 
