@@ -12,6 +12,7 @@ from typing import Any
 
 from agents.errors import DefinitionError
 from agents.records.frozen import NestingError, deep_freeze
+from agents.records.json_text import has_lone_surrogate
 
 __all__ = ["check_fields", "write_toml"]
 
@@ -128,6 +129,8 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, int | float):
         return repr(value)
     if isinstance(value, str):
+        if has_lone_surrogate(value):  # TOML escapes only Unicode's characters
+            raise ValueError("TOML holds only Unicode: a text has a lone surrogate (use YAML)")
         return json.dumps(value, ensure_ascii=False)  # JSON escapes are TOML basic strings
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
@@ -144,12 +147,19 @@ def write_toml(data: dict[str, Any]) -> str:
     if missing:
         raise ValueError(f"TOML has no null: {missing} cannot be written (use YAML or Markdown)")
     lines = [
-        f"{key} = {_toml_value(value)}"
+        f"{key} = {_toml_field(key, value)}"
         for key, value in data.items()
         if key != "llm_options" and value is not None
     ]
     options = data.get("llm_options")
     if options:
         lines += ["", "[llm_options]"]
-        lines += [f"{json.dumps(k)} = {_toml_value(v)}" for k, v in options.items()]
+        lines += [f"{json.dumps(k)} = {_toml_field(k, v)}" for k, v in options.items()]
     return "\n".join(lines) + "\n"
+
+
+def _toml_field(name: str, value: Any) -> str:
+    try:
+        return _toml_value(value)
+    except ValueError as exc:
+        raise ValueError(f"field {name!r}: {exc}") from None

@@ -29,6 +29,7 @@ from agents.definition_fields import check_fields, write_toml
 from agents.errors import ConfigurationError, DefinitionError, StateDecodeError
 from agents.records.codec import nesting_position, register
 from agents.records.frozen import MAX_DEPTH, deep_thaw, to_float, to_pmap
+from agents.records.json_text import has_lone_surrogate
 from agents.records.record import Record
 from agents.records.state import AgentState
 from agents.shell.loop import AgentLoop
@@ -160,7 +161,11 @@ class AgentDefinition(Record):
         if kind == "yaml":
             return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
         if kind == "markdown":
-            prompt = data.pop("system_prompt", "")
+            prompt = data.get("system_prompt", "")
+            if has_lone_surrogate(prompt):  # no UTF-8 file holds it raw: YAML escapes it
+                prompt = ""
+            else:
+                data.pop("system_prompt", None)
             front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
             return f"---\n{front}---\n\n{prompt}\n"
         raise ValueError(f"unknown definition kind {kind!r}")

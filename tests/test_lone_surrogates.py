@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from helpers import agents_cli, initial, make_loop
 
 from agents import (
@@ -111,3 +112,23 @@ def test_the_command_line_takes_an_argument_that_is_not_utf8(tmp_path):
         assert done.returncode == 0, (command, done.stderr)
         assert "Traceback" not in done.stderr
     assert "report-\\udcff.txt" in (tmp_path / "r.html").read_text(encoding="utf-8")
+
+
+def test_a_definition_with_one_writes_files_utf8_holds_or_says_why_not(tmp_path):
+    """A definition whose system prompt holds one (read from JSON's escape): YAML and
+    Markdown write it as YAML's escape and read it back equal, so the file can be written;
+    TOML, which escapes only Unicode's characters, refuses with the field's name (before,
+    Markdown and TOML wrote it raw and writing the file raised ``UnicodeEncodeError``)."""
+    from agents.definitions import AgentDefinition
+
+    definition = AgentDefinition.from_text(
+        'name: odd\nsystem_prompt: "Read \\udcff files."\n', "yaml"
+    )
+    assert definition.system_prompt == "Read \udcff files."
+    for kind, suffix in (("yaml", "yaml"), ("markdown", "md")):
+        path = tmp_path / f"odd.{suffix}"
+        path.write_text(definition.to_text(kind), encoding="utf-8")
+        back = AgentDefinition.from_text(path.read_text(encoding="utf-8"), kind)
+        assert back.system_prompt == definition.system_prompt
+    with pytest.raises(ValueError, match=r"'system_prompt'.*lone surrogate"):
+        definition.to_text("toml")
