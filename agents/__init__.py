@@ -40,6 +40,7 @@ from agents.errors import (
     SessionConflict,
     SessionNotFound,
     StateDecodeError,
+    StoreUnavailable,
 )
 from agents.persistence import (
     AsyncPostgresSessionStore,
@@ -168,6 +169,7 @@ __all__ = [
     "StopReason",
     "StopSignal",
     "StopSignalReceived",
+    "StoreUnavailable",
     "SubagentFailed",
     "Summarization",
     "SyncDriver",

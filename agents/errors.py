@@ -17,6 +17,7 @@ __all__ = [
     "SessionConflict",
     "SessionNotFound",
     "StateDecodeError",
+    "StoreUnavailable",
 ]
 
 
@@ -62,6 +63,13 @@ class SessionNotFound(AgentError):
 
 class SessionConflict(AgentError):
     """A write was based on a session version that is no longer the stored one."""
+
+
+class StoreUnavailable(AgentError):
+    """The session store could not do what was asked: its database locked past the busy
+    timeout, its connection lost, its disk full. The call's transaction did not commit
+    (unless the connection was lost during the commit itself: a ``load`` tells); the
+    next call tries again (a PostgreSQL store connects again)."""
 
 
 class AuditLogTampered(AgentError):

@@ -1211,3 +1211,35 @@ def test_resuming_a_session_whose_run_is_over_writes_nothing(tmp_path):
     assert store.load(left.session_id).state.final_response == "x"
     runs.close()
     store.close()
+
+
+def test_a_store_that_cannot_be_used_is_a_503_with_one_line(tmp_path):
+    """The session store locked by another process past its timeout: the request gets
+    ``503`` and a one-line JSON error naming the reason (it was a 500 and a traceback in the
+    server's log); once the lock is gone, the same request succeeds."""
+    import sqlite3
+
+    from agents import AgentLoop, SQLiteSessionStore
+    from agents.serve import app
+    from agents.testing import FunctionDriver
+
+    path = tmp_path / "locked.sqlite"
+    store = SQLiteSessionStore(path, timeout=0.05)
+    application = app(lambda s: AgentLoop(FunctionDriver(lambda r: "x")), store=store)
+
+    async def create() -> httpx.Response:
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://local") as client:
+            return await client.post("/sessions", json={"session_id": "s1"})
+
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        refused = asyncio.run(create())
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert refused.status_code == 503
+    assert "locked" in refused.json()["error"] and "\n" not in refused.text
+    assert asyncio.run(create()).status_code == 201
+    store.close()

@@ -1026,3 +1026,79 @@ def test_an_id_no_store_can_keep_is_refused_and_never_found(store, bad):
         store.load(bad)
     with pytest.raises(SessionNotFound):
         store.delete(bad)
+
+
+def test_a_locked_sqlite_database_is_a_typed_error_and_nothing_is_lost(tmp_path):
+    """Another process holding the database's write lock past the store's busy timeout:
+    the write raises ``StoreUnavailable`` naming the file and the reason (it raised
+    ``sqlite3.OperationalError``), the stored session is as it was, and the next write
+    once the lock is gone succeeds."""
+    import sqlite3
+
+    from agents import SQLiteSessionStore, StoreUnavailable
+
+    path = tmp_path / "locked.sqlite"
+    store = SQLiteSessionStore(path, timeout=0.05)
+    session = store.create(AgentState.initial())
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreUnavailable, match="locked") as failure:
+            store.save(session.with_state(session.state.with_user_message("hi")))
+        assert str(path) in str(failure.value) and failure.value.__cause__ is None
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert store.load(session.session_id) == session
+    saved = store.save(session.with_state(session.state.with_user_message("hi")))
+    assert saved.version == session.version + 1
+    store.close()
+
+
+def test_a_lost_postgresql_connection_is_a_typed_error_and_the_next_call_connects_again(
+    postgres_dsn,
+):
+    """The server ends the store's connection (a restart, a failover, an idle timeout): the
+    call that finds it gone raises ``StoreUnavailable`` without the DSN's password (it
+    raised psycopg's ``OperationalError``, and every later call failed too); the next call
+    connects again and the session is there, unchanged by the failed write."""
+    import psycopg
+
+    from agents import PostgresSessionStore, StoreUnavailable
+
+    planted = "pw-planted-0451"  # the test server trusts every login: any password will do
+    dsn = postgres_dsn.replace("://postgres@", f"://postgres:{planted}@")
+    assert planted in dsn
+    store = PostgresSessionStore(dsn)
+    session = store.create(AgentState.initial())
+    backend = store._db.info.backend_pid
+    with psycopg.connect(postgres_dsn, autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
+    with pytest.raises(StoreUnavailable) as failure:
+        store.save(session.with_state(session.state.with_user_message("hi")))
+    assert failure.value.__cause__ is None and "\n" not in str(failure.value)
+    assert planted not in f"{failure.value!r} {failure.value}"
+    assert store.load(session.session_id) == session
+    saved = store.save(session.with_state(session.state.with_user_message("hi")))
+    assert saved.version == session.version + 1
+    store.close()
+
+
+def test_the_async_postgresql_store_connects_again_too(postgres_dsn):
+    """The asyncio store: a lost connection is ``StoreUnavailable`` for the call that finds
+    it, and the next call connects again."""
+    import psycopg
+
+    from agents import AsyncPostgresSessionStore, StoreUnavailable
+
+    async def scenario() -> None:
+        store = await AsyncPostgresSessionStore.open(postgres_dsn)
+        session = await store.create(AgentState.initial())
+        with psycopg.connect(postgres_dsn, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (store._db.info.backend_pid,))
+        with pytest.raises(StoreUnavailable, match="the database failed"):
+            await store.load(session.session_id)
+        assert await store.load(session.session_id) == session
+        await store.close()
+
+    asyncio.run(scenario())

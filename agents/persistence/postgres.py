@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any, Self
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
-from agents.errors import SessionConflict, StateDecodeError
+from agents.errors import SessionConflict, StateDecodeError, StoreUnavailable
 from agents.persistence.known import Known
 from agents.persistence.leases import lease_key
 from agents.persistence.plans import Handle, Many, Plan, Query, T
@@ -58,8 +58,17 @@ class _Hidden:
 
 def _unusable(path: str, dsn: str, exc: Exception) -> StateDecodeError:
     """A connection failure, without the DSN's password (a server may echo it)."""
-    reason = scrub(str(exc), (*dsn_secrets(dsn), *environment_secrets(os.environ)))
-    return StateDecodeError(f"{path}: cannot use the database ({reason})")
+    return StateDecodeError(f"{path}: cannot use the database ({_reason(dsn, exc)})")
+
+
+def _unavailable(path: str, dsn: str, exc: Exception) -> StoreUnavailable:
+    """The server's failure during a call, without the DSN's password."""
+    return StoreUnavailable(f"{path}: the database failed ({_reason(dsn, exc)})")
+
+
+def _reason(dsn: str, exc: Exception) -> str:
+    text = " ".join(str(exc).split())  # one line: the server's message may hold several
+    return scrub(text, (*dsn_secrets(dsn), *environment_secrets(os.environ)))
 
 
 class PostgresSessionStore(SQLSessionStore):
@@ -74,6 +83,7 @@ class PostgresSessionStore(SQLSessionStore):
         super().__init__(clock=clock, ids=ids)
         import psycopg
 
+        self._psycopg = psycopg
         self._errors = psycopg.errors
         self.path = redacted_dsn(dsn)
         self._dsn = _Hidden(dsn)
@@ -90,7 +100,7 @@ class PostgresSessionStore(SQLSessionStore):
 
     @contextmanager
     def _transaction(self) -> Iterator[Handle]:
-        with self._lock:
+        with self._lock, self._available():
             try:
                 with self._db.transaction():
                     yield Handle(self._db, "%s")
@@ -99,9 +109,23 @@ class PostgresSessionStore(SQLSessionStore):
 
     @contextmanager
     def _read(self) -> Iterator[Handle]:
-        with self._lock, self._db.transaction():  # one snapshot for all the read's SELECTs
-            self._db.execute(_SNAPSHOT)
+        with self._lock, self._available(), self._db.transaction():  # one snapshot for all
+            self._db.execute(_SNAPSHOT)  # the read's SELECTs
             yield Handle(self._db, "%s")
+
+    @contextmanager
+    def _available(self) -> Iterator[None]:
+        """A connection the server ended (a restart, a failover) replaced before a call;
+        the server's operational failures as ``StoreUnavailable`` (without the DSN)."""
+        failure = None
+        try:
+            if self._db.broken:
+                self._db = self._psycopg.connect(self._dsn.value, autocommit=True)
+            yield
+        except self._psycopg.OperationalError as exc:
+            failure = _unavailable(self.path, self._dsn.value, exc)
+        if failure is not None:  # raised here: the driver's error (and the DSN) not chained
+            raise failure
 
     def run_leases(self) -> PostgresRunLeases:
         """Leases telling the processes sharing this database which of them runs a
@@ -223,6 +247,7 @@ class AsyncPostgresSessionStore:
     async def connect(self) -> None:
         import psycopg
 
+        self._psycopg = psycopg
         self._errors = psycopg.errors
         failure = None
         try:
@@ -253,15 +278,23 @@ class AsyncPostgresSessionStore:
                 "the store is not open: use `await AsyncPostgresSessionStore.open(dsn)`"
             )
         async with self._lock:
-            if not write:
-                async with self._db.transaction():  # one snapshot for all the SELECTs
-                    await self._db.execute(_SNAPSHOT)
-                    return await _drive(plan, self._db)
+            failure = None
             try:
+                if self._db.broken:  # the server ended it (a restart, a failover)
+                    self._db = await self._psycopg.AsyncConnection.connect(
+                        self._dsn.value, autocommit=True
+                    )
+                if not write:
+                    async with self._db.transaction():  # one snapshot for all the SELECTs
+                        await self._db.execute(_SNAPSHOT)
+                        return await _drive(plan, self._db)
                 async with self._db.transaction():
                     return await _drive(plan, self._db)
             except self._errors.UniqueViolation as exc:
                 raise SessionConflict(f"a concurrent write won ({exc})") from None
+            except self._psycopg.OperationalError as exc:
+                failure = _unavailable(self.path, self._dsn.value, exc)
+            raise failure  # the driver's error (and the DSN) not chained
 
     async def create(
         self, state: AgentState, session_id: str | None = None, parent_session_id: str | None = None

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from agents.core.clock import Clock, IdFactory
-from agents.errors import StateDecodeError
+from agents.errors import StateDecodeError, StoreUnavailable
 from agents.persistence.leases import FileRunLeases
 from agents.persistence.plans import Handle
 from agents.persistence.sql_store import SQLSessionStore
@@ -23,13 +23,15 @@ __all__ = ["SQLiteSessionStore"]
 
 class SQLiteSessionStore(SQLSessionStore):
     """Sessions in one SQLite file. ``synchronous="NORMAL"`` (the default) survives a killed
-    process; ``"FULL"`` also survives power loss."""
+    process; ``"FULL"`` also survives power loss. A write waits up to ``timeout`` seconds
+    for another connection's to end (then ``StoreUnavailable``)."""
 
     def __init__(
         self,
         path: str | os.PathLike[str],
         *,
         synchronous: str = "NORMAL",
+        timeout: float = 30.0,
         clock: Clock | None = None,
         ids: IdFactory | None = None,
     ) -> None:
@@ -39,7 +41,7 @@ class SQLiteSessionStore(SQLSessionStore):
         self.path = os.fspath(path)
         try:
             self._db = sqlite3.connect(
-                self.path, check_same_thread=False, isolation_level=None, timeout=30
+                self.path, check_same_thread=False, isolation_level=None, timeout=timeout
             )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(f"PRAGMA synchronous={synchronous}")
@@ -50,23 +52,34 @@ class SQLiteSessionStore(SQLSessionStore):
 
     @contextmanager
     def _transaction(self) -> Iterator[Handle]:
-        with self._lock:
+        with self._lock, self._available():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield Handle(self._db, "?")
+                self._db.execute("COMMIT")
             except BaseException:
-                self._db.execute("ROLLBACK")
+                if self._db.in_transaction:  # not when SQLite rolled back by itself
+                    self._db.execute("ROLLBACK")
                 raise
-            self._db.execute("COMMIT")
 
     @contextmanager
     def _read(self) -> Iterator[Handle]:
-        with self._lock:
+        with self._lock, self._available():
             self._db.execute("BEGIN")  # deferred: one WAL snapshot for all the SELECTs
             try:
                 yield Handle(self._db, "?")
             finally:
-                self._db.execute("COMMIT")
+                if self._db.in_transaction:
+                    self._db.execute("COMMIT")
+
+    @contextmanager
+    def _available(self) -> Iterator[None]:
+        """SQLite's operational failures (locked past the timeout, disk full, I/O) as
+        ``StoreUnavailable``."""
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            raise StoreUnavailable(f"{self.path}: {exc}") from None
 
     def run_leases(self) -> FileRunLeases | None:
         """Leases telling the processes sharing this file which of them runs a session

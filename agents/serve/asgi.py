@@ -5,7 +5,8 @@ follow-ups.
 
 Errors are one line of JSON, ``{"error": "..."}``: 400 for a body that is not JSON, 422 for
 one with unknown or mistyped fields, 404 for an unknown session, 409 for a conflict (another
-write won, or a run is in progress), 401 without the token, 413 for a body too large.
+write won, or a run is in progress), 401 without the token, 413 for a body too large, 503
+when the session store cannot be used (locked, its connection lost).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
+from agents.errors import SessionConflict, SessionNotFound, StateDecodeError, StoreUnavailable
 from agents.persistence.runtime import SessionRuntime
 from agents.persistence.session import storable_id
 from agents.records.codec import encode_value
@@ -191,6 +192,8 @@ def _handler(work: Callable[[Request], Awaitable[Response]]) -> Handler:
             return _error(409, str(exc))
         except StateDecodeError as exc:
             return _error(422, str(exc))
+        except StoreUnavailable as exc:
+            return _error(503, str(exc))
 
     return handle
 
