@@ -161,3 +161,15 @@ def test_a_postgresql_holder_shows_no_password():
     shown = f"{failure.value!r} {failure.value} {failure.value.__cause__!r}"
     assert "hunter2-lease-secret" not in shown
     leases.close()
+
+
+def test_a_lease_file_that_cannot_be_made_leaves_the_store_without_leases(tmp_path):
+    """Where the file beside the database cannot be opened (here a folder has its name),
+    the SQLite store offers no leases — it raised ``IsADirectoryError``, and ``agents
+    serve`` could not start."""
+    from agents import SQLiteSessionStore
+
+    (tmp_path / "s.sqlite-runs").mkdir()
+    store = SQLiteSessionStore(tmp_path / "s.sqlite")
+    assert store.run_leases() is None
+    store.close()

@@ -84,12 +84,13 @@ class SQLiteSessionStore(SQLSessionStore):
     def run_leases(self) -> FileRunLeases | None:
         """Leases telling the processes sharing this file which of them runs a session
         (``agents.persistence.leases``): locks in the file ``<path>-runs``. ``None`` for
-        a database in memory (one process) or where the system has no ``fcntl``."""
+        a database in memory (one process), where the system has no ``fcntl``, or where
+        that file cannot be made (a folder no process may write to: none runs a session)."""
         if self.path in ("", ":memory:"):
             return None
         try:
             return FileRunLeases(self.path + "-runs")
-        except ImportError:
+        except (ImportError, OSError):
             return None
 
     def close(self) -> None:
