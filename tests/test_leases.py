@@ -156,7 +156,9 @@ def test_a_postgresql_holder_shows_no_password():
 
     leases = PostgresRunLeases("postgresql://agent:hunter2-lease-secret@127.0.0.1:1/nowhere")
     assert "hunter2-lease-secret" not in repr(leases)
-    with pytest.raises(Exception) as failure:
+    from agents import StoreUnavailable
+
+    with pytest.raises(StoreUnavailable) as failure:  # a server down: 503, not 422
         leases.acquire("s")
     shown = f"{failure.value!r} {failure.value} {failure.value.__cause__!r}"
     assert "hunter2-lease-secret" not in shown
@@ -173,3 +175,25 @@ def test_a_lease_file_that_cannot_be_made_leaves_the_store_without_leases(tmp_pa
     store = SQLiteSessionStore(tmp_path / "s.sqlite")
     assert store.run_leases() is None
     store.close()
+
+
+def test_a_postgresql_holder_whose_connection_was_ended_takes_its_leases_again(postgres_dsn):
+    """The server ends the leases' connection (a restart, an idle timeout): the next call
+    connects again and takes back the leases the holder had, so no other process sees its
+    runs as free (they were all lost, with every later call failing)."""
+    import psycopg
+
+    from agents.persistence.postgres import PostgresRunLeases
+
+    mine, other = PostgresRunLeases(postgres_dsn), PostgresRunLeases(postgres_dsn)
+    try:
+        assert mine.acquire("s")
+        with psycopg.connect(postgres_dsn, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (mine._db.info.backend_pid,))
+        assert not mine.held("t")  # connects again, and takes "s" back
+        assert other.held("s") and not other.acquire("s")
+        mine.release("s")
+        assert other.acquire("s")
+    finally:
+        mine.close()
+        other.close()

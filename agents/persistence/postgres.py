@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Self
+from typing import Any, Final, Self
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, StateDecodeError, StoreUnavailable
@@ -141,13 +141,16 @@ class PostgresSessionStore(SQLSessionStore):
         return f"PostgresSessionStore({self.path!r})"
 
 
+_TRY_LOCK: Final = "SELECT pg_try_advisory_lock(%s)"
+
+
 class PostgresRunLeases:
     """Run leases as PostgreSQL advisory locks (session-level, a 63-bit key for each
     session id and schema) held on a connection of their own: the server releases them
     when the connection goes, with the process. If that connection is lost, so are the
-    leases: the next call connects again (a run going on meanwhile may be resumed by
-    another process; its own store connection is then lost too, as a rule, and the run
-    fails at its next checkpoint)."""
+    leases: the next call connects again and takes them again, unless another process took
+    one meanwhile (which may then resume that run; its own store connection was lost too,
+    as a rule, and the run fails at its next checkpoint, the other's save conflicting)."""
 
     def __init__(self, dsn: str) -> None:
         import psycopg
@@ -163,30 +166,43 @@ class PostgresRunLeases:
 
     def _call(self, text: str, session_id: str) -> bool:
         """Run the lock function ``text`` on the session's lock (the caller holds
-        ``_lock``)."""
+        ``_lock``); once more on a new connection when the server had ended this one
+        (found only by using it: a lock function is safe to send again, the first one's
+        lock having gone with its connection)."""
         if self._closed:
             raise RuntimeError(f"the run leases on {self.path} are closed")
         failure = None
-        try:
-            if self._db is None or self._db.closed or self._db.broken:
-                self._mine.clear()  # a lost connection took its locks with it
-                self._db = self._psycopg.connect(self._dsn.value, autocommit=True)
-                # advisory locks are the database's: the schema the sessions are in
-                # tells the stores sharing one database apart
-                self._schema = str(self._db.execute("SELECT current_schema()").fetchone()[0])
-            key = lease_key(f"{self._schema}\0{session_id}")
-            row = self._db.execute(text, (key,)).fetchone()
-        except self._psycopg.Error as exc:
-            failure = _unusable(self.path, self._dsn.value, exc)
-        if failure is not None:  # the driver's error (and the DSN) not chained
-            raise failure
-        return bool(row[0])
+        for _ in range(2):
+            try:
+                if self._db is None or self._db.closed or self._db.broken:
+                    self._connect()
+                row = self._db.execute(text, (self._key(session_id),)).fetchone()
+                return bool(row[0])
+            except self._psycopg.Error as exc:
+                failure = _unavailable(self.path, self._dsn.value, exc)
+                if self._db is None or not self._db.broken:
+                    break
+        assert failure is not None
+        raise failure  # the driver's error (and the DSN) not chained
+
+    def _connect(self) -> None:
+        self._db = self._psycopg.connect(self._dsn.value, autocommit=True)
+        # advisory locks are the database's: the schema the sessions are in tells the
+        # stores sharing one database apart
+        self._schema = str(self._db.execute("SELECT current_schema()").fetchone()[0])
+        lost, self._mine = self._mine, set()  # gone with the old connection: taken again,
+        for held in lost:  # unless another process has one by now
+            if self._db.execute(_TRY_LOCK, (self._key(held),)).fetchone()[0]:
+                self._mine.add(held)
+
+    def _key(self, session_id: str) -> int:
+        return lease_key(f"{self._schema}\0{session_id}")
 
     def acquire(self, session_id: str) -> bool:
         with self._lock:
             if session_id in self._mine:  # advisory locks nest within a connection: not twice
                 return False
-            taken = self._call("SELECT pg_try_advisory_lock(%s)", session_id)
+            taken = self._call(_TRY_LOCK, session_id)
             if taken:
                 self._mine.add(session_id)
             return taken
@@ -201,7 +217,7 @@ class PostgresRunLeases:
         with self._lock:
             if session_id in self._mine:
                 return False
-            if not self._call("SELECT pg_try_advisory_lock(%s)", session_id):
+            if not self._call(_TRY_LOCK, session_id):
                 return True
             self._call("SELECT pg_advisory_unlock(%s)", session_id)
             return False
