@@ -1243,3 +1243,40 @@ def test_a_store_that_cannot_be_used_is_a_503_with_one_line(tmp_path):
     assert "locked" in refused.json()["error"] and "\n" not in refused.text
     assert asyncio.run(create()).status_code == 201
     store.close()
+
+
+def test_a_message_loads_its_session_once(tmp_path):
+    """Sending a message checks that the session exists without loading it (a long
+    conversation was read twice a message: the handler's 404 check, then the run); an
+    unknown session is still a 404 before anything runs."""
+    from agents import AgentLoop, SQLiteSessionStore
+    from agents.serve import app
+    from agents.testing import FunctionDriver
+
+    class Counting(SQLiteSessionStore):
+        loads = 0
+
+        def load(self, session_id):
+            Counting.loads += 1
+            return super().load(session_id)
+
+    store = Counting(tmp_path / "count.sqlite")
+    application = app(lambda s: AgentLoop(FunctionDriver(lambda r: "x")), store=store)
+
+    async def talk() -> tuple[int, int]:
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://local") as client:
+            await client.post("/sessions", json={"session_id": "s1"})
+            unknown = await client.post("/sessions/nope/messages", json={"message": "hi"})
+            before = Counting.loads
+            async with client.stream(
+                "POST", "/sessions/s1/messages", json={"message": "hi"}
+            ) as response:
+                assert response.status_code == 200
+                [line async for line in response.aiter_lines()]
+            return unknown.status_code, Counting.loads - before
+
+    status, loads = asyncio.run(talk())
+    assert status == 404
+    assert loads == 1  # the run's own
+    store.close()

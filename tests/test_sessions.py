@@ -181,6 +181,16 @@ def test_unknown_sessions_and_duplicates(store):
         store.create(initial(), session_id="s-1")
 
 
+def test_exists_tells_a_stored_session_without_loading_it(store):
+    """``exists``: true once created, false for an unknown id, an id no store can keep,
+    and once deleted."""
+    assert not store.exists("e-1") and not store.exists("a\x00b")
+    store.create(initial(), session_id="e-1")
+    assert store.exists("e-1")
+    store.delete("e-1")
+    assert not store.exists("e-1")
+
+
 def test_list_gives_headers_and_delete_removes(store):
     """``list`` returns headers without states; ``delete`` forgets a session."""
     store.create(initial(), session_id="a")

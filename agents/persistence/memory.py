@@ -52,6 +52,11 @@ class InMemorySessionStore:
             except KeyError:
                 raise SessionNotFound(f"no session {session_id!r}") from None
 
+    def exists(self, session_id: str) -> bool:
+        """Whether a session is stored under ``session_id``."""
+        with self._lock:
+            return session_id in self._sessions
+
     def save(self, session: Session) -> Session:
         with self._lock:
             return self._save_locked(session)

@@ -27,6 +27,7 @@ from agents.persistence.sql import (
     check_checkpoint,
     create_plan,
     delete_plan,
+    exists_plan,
     list_plan,
     load_plan,
     new_session,
@@ -333,6 +334,10 @@ class AsyncPostgresSessionStore:
 
     async def list(self) -> list[Session]:
         return await self._run(list_plan(), write=False)
+
+    async def exists(self, session_id: str) -> bool:
+        """Whether a session is stored under ``session_id`` (without loading it)."""
+        return await self._run(exists_plan(session_id), write=False)
 
     async def delete(self, session_id: str) -> None:
         self._known.forget(session_id)

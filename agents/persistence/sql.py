@@ -288,6 +288,14 @@ def _without_input(data: Any) -> Any:
     return {**data, "step": step}
 
 
+def exists_plan(session_id: str) -> Plan[bool]:
+    """Whether a session is stored under ``session_id`` (its header read, not its rows)."""
+    if not storable_id(session_id):
+        return False
+    row = yield Query("SELECT 1 FROM sessions WHERE session_id = ?", (session_id,), fetch="one")
+    return row is not None
+
+
 def load_plan(path: str, session_id: str, known: Known | None = None) -> Plan[Session]:
     if not storable_id(session_id):  # no session has it (and the database would refuse it)
         raise SessionNotFound(f"no session {session_id!r}")

@@ -26,6 +26,7 @@ from agents.persistence.sql import (
     check_checkpoint,
     create_plan,
     delete_plan,
+    exists_plan,
     list_plan,
     load_plan,
     new_session,
@@ -110,6 +111,10 @@ class SQLSessionStore:
 
     def list(self) -> list[Session]:
         return self._got(list_plan())
+
+    def exists(self, session_id: str) -> bool:
+        """Whether a session is stored under ``session_id`` (without loading it)."""
+        return self._got(exists_plan(session_id))
 
     def delete(self, session_id: str) -> None:
         self._known.forget(session_id)

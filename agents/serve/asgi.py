@@ -250,7 +250,7 @@ def _messages(runtime: SessionRuntime, runs: Runs) -> Handler:
     async def messages(request: Request) -> Response:
         session_id = request.path_params["session_id"]
         body = await _body(request, {"message": str}, {"message"})
-        await _blocking(runtime.get, session_id)  # 404 before anything starts
+        await _blocking(_exists, runtime, session_id)  # 404 before anything starts
         message = body["message"]
         before = await _blocking(runs.start, session_id, lambda rt: rt.send(session_id, message))
         return _sse(runs.batches(session_id, before))
@@ -362,6 +362,16 @@ def _agui(runtime: SessionRuntime, runs: Runs) -> Handler:
         return StreamingResponse(everything(), media_type="text/event-stream", headers=headers)
 
     return _handler(agui)
+
+
+def _exists(runtime: SessionRuntime, session_id: str) -> None:
+    """``SessionNotFound`` unless the session is stored (without loading a long
+    conversation twice: the run loads it)."""
+    exists = getattr(runtime.store, "exists", None)
+    if exists is None:
+        runtime.get(session_id)
+    elif not exists(session_id):
+        raise SessionNotFound(f"no session {session_id!r}")
 
 
 def _holding(runs: Runs, session_id: str, function: Callable[..., Any], *args: Any) -> Any:
