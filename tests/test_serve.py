@@ -1280,3 +1280,104 @@ def test_a_message_loads_its_session_once(tmp_path):
     assert status == 404
     assert loads == 1  # the run's own
     store.close()
+
+
+def _inbox_runs(tmp_path: Path, answer: Any, hooks: Any = ()) -> tuple[Any, Any, str]:
+    from agents import AgentLoop, AgentState, SessionRuntime, SQLiteSessionStore
+    from agents.serve.runs import Runs
+    from agents.testing import FunctionDriver
+
+    store = SQLiteSessionStore(tmp_path / "inbox.sqlite")
+    runtime = SessionRuntime(store, lambda s: AgentLoop(FunctionDriver(answer), hooks=hooks))
+    return store, Runs(runtime), runtime.create(AgentState.initial()).session_id
+
+
+def test_a_follow_up_handed_during_the_last_inference_starts_another_step(tmp_path):
+    """Steering and a follow-up handed to a run while the model writes its final answer
+    (after the run's last "before step"): the follow-up starts another step, as one queued
+    in the state does, and the steering joins it (both were dropped: the run ended without
+    taking them, though the client was told they went to the run in progress)."""
+    asked, handed = threading.Event(), threading.Event()
+
+    def answer(request: Any) -> str:
+        if not asked.is_set():  # the first answer is written while the messages arrive
+            asked.set()
+            handed.wait(10)
+        return "answered"
+
+    store, runs, session = _inbox_runs(tmp_path, answer)
+    runs.start(session, lambda rt: rt.send(session, "hi"))
+    assert asked.wait(10)
+    assert runs.hand(session, "steer", "also say bye")
+    assert runs.hand(session, "follow_up", "and then this")
+    handed.set()
+    while runs.running(session):
+        time.sleep(0.01)
+    texts = [m.content for m in store.load(session).state.messages]
+    assert texts == ["hi", "answered", "and then this", "also say bye", "answered"]
+    store.close()
+
+
+def test_what_reaches_a_run_after_its_last_step_is_kept_for_the_next_run(tmp_path):
+    """A steering message and a follow-up handed over once the run has taken its last step
+    (here: while an after-execution hook works) are queued in the stored session for its
+    next run, and the run's stream still ends with ``RunEnded``; once the run has let go,
+    ``hand`` refuses (the server saves such a message for the next run itself)."""
+    from agents import HookTrigger, hook
+
+    finishing, go_on = threading.Event(), threading.Event()
+
+    @hook(HookTrigger.AFTER_EXECUTION, name="slow_to_finish")
+    def slow_to_finish(context: Any) -> Any:
+        finishing.set()
+        go_on.wait(10)
+        return context
+
+    store, runs, session = _inbox_runs(tmp_path, lambda request: "answered", [slow_to_finish])
+    runs.start(session, lambda rt: rt.send(session, "hi"))
+    assert finishing.wait(10)
+    assert runs.hand(session, "steer", "also say bye")
+    assert runs.hand(session, "follow_up", "and then this")
+    go_on.set()
+    while runs.running(session):
+        time.sleep(0.01)
+    state = store.load(session).state
+    assert [m.content for m in state.messages] == ["hi", "answered"]
+    assert [m.content for m in state.context.steering] == ["also say bye"]
+    assert [m.content for m in state.context.follow_ups] == ["and then this"]
+    assert event_type_of(store.events(session)[-1][1]) == "RunEnded"
+    assert not runs.hand(session, "steer", "too late")
+    store.close()
+
+
+def test_steering_messages_sent_at_once_between_runs_are_all_kept(tmp_path):
+    """Several steering messages and follow-ups sent at the same moment to a session with
+    no run in progress: each is accepted and queued for the next run (each request read the
+    session before taking its turn, so all but one failed with 409, a stale version)."""
+    from agents import AgentLoop, AgentState, SQLiteSessionStore
+    from agents.serve import app
+    from agents.testing import FunctionDriver
+
+    store = SQLiteSessionStore(tmp_path / "steer.sqlite")
+    session = store.create(AgentState.initial()).session_id
+    application = app(lambda s: AgentLoop(FunctionDriver(lambda r: "x")), store=store)
+
+    async def send_all() -> list[int]:
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://local") as client:
+            answers = await asyncio.gather(
+                *(
+                    client.post(
+                        f"/sessions/{session}/{'steer' if n % 2 else 'follow-ups'}",
+                        json={"message": f"m{n}"},
+                    )
+                    for n in range(6)
+                )
+            )
+        return [answer.status_code for answer in answers]
+
+    assert asyncio.run(send_all()) == [202] * 6
+    context = store.load(session).state.context
+    queued = [m.content for m in (*context.steering, *context.follow_ups)]
+    assert sorted(queued) == [f"m{n}" for n in range(6)]
+    store.close()

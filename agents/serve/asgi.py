@@ -326,17 +326,21 @@ def _handed(runtime: SessionRuntime, runs: Runs, kind: str) -> Handler:
     async def handed(request: Request) -> Response:
         session_id = request.path_params["session_id"]
         body = await _body(request, {"message": str}, {"message"})
-        if runs.hand(session_id, kind, body["message"]):
+        message = body["message"]
+        if runs.hand(session_id, kind, message):
             return _json({"accepted": True, "to": "the run in progress"}, 202)
-        session = await _blocking(runtime.get, session_id)
-        assert session.state is not None
-        state = session.state
-        state = (
-            state.with_steering_message(body["message"])
-            if kind == "steer"
-            else state.with_follow_up(body["message"])
-        )
-        await _blocking(_holding, runs, session_id, runtime.store.save, session.with_state(state))
+
+        def queue() -> None:  # read and written while no run (nor another such write) goes
+            session = runtime.get(session_id)
+            assert session.state is not None
+            state = session.state
+            if kind == "steer":
+                state = state.with_steering_message(message)
+            else:
+                state = state.with_follow_up(message)
+            runtime.store.save(session.with_state(state))
+
+        await _blocking(_holding, runs, session_id, queue)
         return _json({"accepted": True, "to": "the session's next run"}, 202)
 
     return _handler(handed)

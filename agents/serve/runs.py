@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Final
 
@@ -32,6 +33,7 @@ from agents.persistence.runtime import SessionRuntime
 from agents.persistence.session import Session
 from agents.records.codec import encode_value
 from agents.records.execution import ExecutionStatus
+from agents.records.state import AgentState
 from agents.serve.event_log import (
     ENDED,
     EventLog,
@@ -100,7 +102,7 @@ class Runs:
         def loop_for(session: Session) -> AgentLoop:
             served = factory(session)  # one copy, with the inbox and the writer
             return served.with_options(
-                hooks=(*served.hooks, inbox.hook), listeners=(*served.listeners, writer)
+                hooks=(*served.hooks, *inbox.hooks), listeners=(*served.listeners, writer)
             )
 
         store = RunStore(self.store, writer) if writer.merging else self.store
@@ -128,14 +130,18 @@ class Runs:
     def _reserve(self, session_id: str, inbox: _Inbox) -> None:
         """Make ``inbox``'s run the session's, here and (by its lease) in every process
         sharing the store; ``Busy`` if it has one."""
-        with self._lock:
-            earlier = self._active.get(session_id)
-        if earlier is not None and earlier.ending:  # its last event is out (a client may
-            earlier.ended.wait(_ENDING)  # have seen it and answered): it leaves at once
-        with self._lock:
-            if session_id in self._active:
+        deadline = time.monotonic() + _ENDING
+        while True:
+            with self._lock:
+                earlier = self._active.get(session_id)
+                if earlier is None:
+                    self._active[session_id] = inbox
+                    break
+            # A run whose last event is out (a client may have seen it and answered), or a
+            # moment's write, leaves at once: wait for it (and for any others waiting first)
+            left = earlier.ending and earlier.ended.wait(max(0.0, deadline - time.monotonic()))
+            if not left:
                 raise Busy(f"session {session_id!r} has a run in progress: steer it instead")
-            self._active[session_id] = inbox
         try:
             leased = self.leases is None or self.leases.acquire(session_id)
         except BaseException:
@@ -157,7 +163,9 @@ class Runs:
         """No run of the session starts, here or in another process, until the block is
         left (a write outside runs: a steering message saved, a deletion); ``Busy`` if one
         is in progress."""
-        self._reserve(session_id, _Inbox())
+        held = _Inbox(closed=True)
+        held.ending = True  # a moment's write: a run or write starting meanwhile waits for it
+        self._reserve(session_id, held)
         try:
             yield
         finally:
@@ -197,12 +205,32 @@ class Runs:
             kind = "Conflict" if isinstance(exc, SessionConflict) else type(exc).__name__
             writer.write({"type": "RunFailed", "step": None, "error": kind, "message": str(exc)})
         finally:
+            left = inbox.close()  # later ones go to the next run (the handler's other way)
             inbox.ending = True
             try:
-                if ran:
+                if left:
+                    self._keep(runtime, session_id, left, writer)
+                if ran or left:
                     writer.write({"type": ENDED, "step": None, "status": status})
             finally:
                 self._finish(session_id)
+
+    def _keep(
+        self,
+        runtime: SessionRuntime,
+        session_id: str,
+        left: list[tuple[str, str]],
+        writer: RunWriter,
+    ) -> None:
+        """Queue in the session, for its next run, the steering and follow-ups handed to
+        a run that had taken its last step."""
+        try:
+            stored = runtime.store.load(session_id)
+            assert stored.state is not None
+            runtime.store.save(stored.with_state(_queued(stored.state, left)))
+        except Exception as exc:
+            kind = "Conflict" if isinstance(exc, SessionConflict) else type(exc).__name__
+            writer.write({"type": "RunFailed", "step": None, "error": kind, "message": str(exc)})
 
     def _finish(self, session_id: str) -> None:
         self.log.forget(session_id)  # before another run of the session can start
@@ -216,10 +244,7 @@ class Runs:
         when none is in progress."""
         with self._lock:
             inbox = self._active.get(session_id)
-        if inbox is None:
-            return False
-        inbox.put(kind, text)
-        return True
+        return inbox is not None and inbox.put(kind, text)
 
     # -- the event log ----------------------------------------------------------------------
 
@@ -315,28 +340,47 @@ class Runs:
 
 
 class _Inbox:
-    """Steering and follow-ups for a run in progress, taken by its loop before each step."""
+    """Steering and follow-ups for a run in progress, taken by its loop before each step and
+    after it (so that a follow-up handed over during the last inference starts another
+    step, as a follow-up queued in the state does); what is left when the run ends is
+    queued in the session for its next run (``close``), never dropped."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, closed: bool = False) -> None:
         self._lock = threading.Lock()
         self._items: list[tuple[str, str]] = []
+        self.closed = closed  # takes nothing more: a run ending, or no run at all
         self.ending = False  # the run is writing its last event
         self.ended = threading.Event()  # ... and has left
 
-        @hook(HookTrigger.BEFORE_STEP, name="agents_serve_inbox")
         def take(context: HookContext) -> HookContext:
             with self._lock:
                 items, self._items = self._items, []
-            state = context.state
-            for kind, text in items:
-                if kind == "steer":
-                    state = state.with_steering_message(text)
-                else:
-                    state = state.with_follow_up(text)
-            return context.with_state(state)
+            if not items:
+                return context
+            return context.with_state(_queued(context.state, items))
 
-        self.hook = take
+        self.hooks = (
+            hook(HookTrigger.BEFORE_STEP, name="agents_serve_inbox")(take),
+            hook(HookTrigger.AFTER_STEP, name="agents_serve_inbox_after_step")(take),
+        )
 
-    def put(self, kind: str, text: str) -> None:
+    def put(self, kind: str, text: str) -> bool:
+        """Hand the run a message; ``False`` once it takes no more."""
         with self._lock:
+            if self.closed:
+                return False
             self._items.append((kind, text))
+            return True
+
+    def close(self) -> list[tuple[str, str]]:
+        """Take no more; what was handed over and not taken."""
+        with self._lock:
+            self.closed = True
+            items, self._items = self._items, []
+        return items
+
+
+def _queued(state: AgentState, items: list[tuple[str, str]]) -> AgentState:
+    for kind, text in items:
+        state = state.with_steering_message(text) if kind == "steer" else state.with_follow_up(text)
+    return state
