@@ -404,3 +404,75 @@ def test_cli_file_arguments(corpus, workers, tmp_path):
     """Every reading command on mutants of run files and definitions: an exit code of 0,
     1 or 2, one line of error at most, never an exception (a traceback)."""
     _spread(workers, _cli_cases, corpus, str(tmp_path))
+
+
+_REQUESTS = [  # (method, path, a valid body): what the HTTP API takes
+    ("POST", "/sessions", {"system_prompt": "You help.", "session_id": "fz"}),
+    ("POST", "/sessions/fz/messages", {"message": "add 2 3"}),
+    ("POST", "/sessions/fz/steer", {"message": "hurry"}),
+    ("POST", "/sessions/fz/follow-ups", {"message": "then this"}),
+    ("POST", "/sessions/fz/approvals", {"call_id": "r1", "approved": True, "reason": "ok"}),
+    ("POST", "/sessions/fz/inputs", {"call_id": "b1", "action": "accept", "content": {"d": 1}}),
+    (
+        "POST",
+        "/ag-ui",
+        {
+            "threadId": "fz",
+            "runId": "run-1",
+            "state": {},
+            "messages": [{"id": "m1", "role": "user", "content": "add 1 2"}],
+            "tools": [],
+            "context": [],
+            "forwardedProps": {},
+        },
+    ),
+]
+_ANSWERS = {200, 201, 202, 204, 400, 404, 409, 413, 422}
+
+
+def test_http_requests(tmp_path):
+    """``agents serve``'s API on mutated request bodies, paths and headers (through the
+    ASGI application, a real SQLite store, the agent its tests serve): every answer is a
+    status the API names — never a 500 — and every error one line of JSON."""
+    import asyncio
+
+    import httpx
+    from serve_agent import loop
+
+    from agents import SQLiteSessionStore
+    from agents.serve import app
+
+    store = SQLiteSessionStore(tmp_path / "fuzz.sqlite")
+    application = app(lambda session: loop(), store=store)
+    cases = max(CASES // 5, 200)
+
+    async def hammer() -> list[tuple[int, str]]:
+        transport = httpx.ASGITransport(app=application)
+        seen: list[tuple[int, str]] = []
+        async with httpx.AsyncClient(transport=transport, base_url="http://local") as client:
+            await client.post("/sessions", json={"session_id": "fz"})
+            for case in range(cases):
+                rng = _rng(7, case)
+                method, path, body = _REQUESTS[rng.randrange(len(_REQUESTS))]
+                raw = mutated(_dumps(body), rng)
+                headers = {b"content-type": b"application/json"}
+                if rng.random() < 0.1:
+                    chosen = rng.choice(["-1", "1e3", "\xb2", "9" * 40, "3", "\xff\xfe"])
+                    headers[b"last-event-id"] = chosen.encode("latin-1")
+                    method, path, raw = "GET", "/sessions/fz/events", b""
+                if rng.random() < 0.05:
+                    path = path.replace("fz", rng.choice(["%00", "%ED%A0%80", "..", "x" * 300]))
+                answer = await client.request(method, path, content=raw, headers=headers)
+                text = (await answer.aread()).decode("utf-8", "replace")
+                seen.append((answer.status_code, text))
+                if answer.status_code >= 400:
+                    assert text.startswith("{"), (answer.status_code, method, path, text[:200])
+                    error = json.loads(text)
+                    assert set(error) == {"error"} and "\n" not in error["error"], text
+        return seen
+
+    seen = asyncio.run(hammer())
+    statuses = {status for status, _ in seen}
+    assert statuses <= _ANSWERS, sorted(statuses - _ANSWERS)
+    assert {200, 422} <= statuses  # the mutants reach both the runs and the errors
+    store.close()

@@ -1381,3 +1381,14 @@ def test_steering_messages_sent_at_once_between_runs_are_all_kept(tmp_path):
     queued = [m.content for m in (*context.steering, *context.follow_ups)]
     assert sorted(queued) == [f"m{n}" for n in range(6)]
     store.close()
+
+
+def test_unknown_routes_and_methods_are_one_line_of_json_too(server):
+    """A path the API has not and a method a path does not take: ``404`` and ``405`` as one
+    line of JSON like every other error (Starlette answered them in plain text)."""
+    with httpx.Client() as client:
+        missing = client.get(f"{server.url}/no/such/path")
+        assert missing.status_code == 404 and set(missing.json()) == {"error"}
+        wrong = client.put(f"{server.url}/sessions")
+        assert wrong.status_code == 405 and set(wrong.json()) == {"error"}
+        assert "POST" in wrong.headers["allow"]

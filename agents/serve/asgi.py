@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequenc
 from typing import Any, Final
 
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
@@ -155,8 +156,27 @@ def app(
         finally:
             runs.close()  # the process's run leases go (as they would with it)
 
-    application = Starlette(routes=routes, lifespan=lifespan)
+    application = Starlette(
+        routes=routes,
+        lifespan=lifespan,
+        exception_handlers={HTTPException: _http_error, Exception: _server_error},
+    )
     return _Guard(application, token)  # type: ignore[return-value]
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """Starlette's own errors (no such route: 404, a method it does not take: 405) as one
+    line of JSON, like every other error."""
+    assert isinstance(exc, HTTPException)
+    response = _error(exc.status_code, str(exc.detail))
+    response.headers.update(exc.headers or {})
+    return response
+
+
+async def _server_error(request: Request, exc: Exception) -> Response:
+    """A failure nothing else answers: 500 with one line of JSON naming its type (never
+    its text, which could hold anything); the server's log has the rest."""
+    return _error(500, f"internal error ({type(exc).__name__})")
 
 
 class _Guard:
