@@ -189,7 +189,7 @@ def test_a_postgresql_holder_whose_connection_was_ended_takes_its_leases_again(p
     try:
         assert mine.acquire("s")
         with psycopg.connect(postgres_dsn, autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(%s)", (mine._db.info.backend_pid,))
+            admin.execute("SELECT pg_terminate_backend(%s, 5000)", (mine._db.info.backend_pid,))
         assert not mine.held("t")  # connects again, and takes "s" back
         assert other.held("s") and not other.acquire("s")
         mine.release("s")

@@ -1083,7 +1083,7 @@ def test_a_lost_postgresql_connection_is_a_typed_error_and_the_next_call_connect
     session = store.create(AgentState.initial())
     backend = store._db.info.backend_pid
     with psycopg.connect(postgres_dsn, autocommit=True) as admin:
-        admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
+        admin.execute("SELECT pg_terminate_backend(%s, 5000)", (backend,))
     with pytest.raises(StoreUnavailable) as failure:
         store.save(session.with_state(session.state.with_user_message("hi")))
     assert failure.value.__cause__ is None and "\n" not in str(failure.value)
@@ -1105,7 +1105,7 @@ def test_the_async_postgresql_store_connects_again_too(postgres_dsn):
         store = await AsyncPostgresSessionStore.open(postgres_dsn)
         session = await store.create(AgentState.initial())
         with psycopg.connect(postgres_dsn, autocommit=True) as admin:
-            admin.execute("SELECT pg_terminate_backend(%s)", (store._db.info.backend_pid,))
+            admin.execute("SELECT pg_terminate_backend(%s, 5000)", (store._db.info.backend_pid,))
         with pytest.raises(StoreUnavailable, match="the database failed"):
             await store.load(session.session_id)
         assert await store.load(session.session_id) == session
