@@ -1292,6 +1292,20 @@ def _inbox_runs(tmp_path: Path, answer: Any, hooks: Any = ()) -> tuple[Any, Any,
     return store, Runs(runtime), runtime.create(AgentState.initial()).session_id
 
 
+def _hand_both_while_paused(
+    runs: Any, session: str, paused: threading.Event, resume: threading.Event
+) -> None:
+    """Start a run of ``session``; once it is ``paused``, hand it a steering message and a
+    follow-up, ``resume`` it and wait until it has ended."""
+    runs.start(session, lambda rt: rt.send(session, "hi"))
+    assert paused.wait(10)
+    assert runs.hand(session, "steer", "also say bye")
+    assert runs.hand(session, "follow_up", "and then this")
+    resume.set()
+    while runs.running(session):
+        time.sleep(0.01)
+
+
 def test_a_follow_up_handed_during_the_last_inference_starts_another_step(tmp_path):
     """Steering and a follow-up handed to a run while the model writes its final answer
     (after the run's last "before step"): the follow-up starts another step, as one queued
@@ -1306,13 +1320,7 @@ def test_a_follow_up_handed_during_the_last_inference_starts_another_step(tmp_pa
         return "answered"
 
     store, runs, session = _inbox_runs(tmp_path, answer)
-    runs.start(session, lambda rt: rt.send(session, "hi"))
-    assert asked.wait(10)
-    assert runs.hand(session, "steer", "also say bye")
-    assert runs.hand(session, "follow_up", "and then this")
-    handed.set()
-    while runs.running(session):
-        time.sleep(0.01)
+    _hand_both_while_paused(runs, session, asked, handed)
     texts = [m.content for m in store.load(session).state.messages]
     assert texts == ["hi", "answered", "and then this", "also say bye", "answered"]
     store.close()
@@ -1334,13 +1342,7 @@ def test_what_reaches_a_run_after_its_last_step_is_kept_for_the_next_run(tmp_pat
         return context
 
     store, runs, session = _inbox_runs(tmp_path, lambda request: "answered", [slow_to_finish])
-    runs.start(session, lambda rt: rt.send(session, "hi"))
-    assert finishing.wait(10)
-    assert runs.hand(session, "steer", "also say bye")
-    assert runs.hand(session, "follow_up", "and then this")
-    go_on.set()
-    while runs.running(session):
-        time.sleep(0.01)
+    _hand_both_while_paused(runs, session, finishing, go_on)
     state = store.load(session).state
     assert [m.content for m in state.messages] == ["hi", "answered"]
     assert [m.content for m in state.context.steering] == ["also say bye"]
