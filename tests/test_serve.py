@@ -753,6 +753,34 @@ def test_the_page_chats_approves_and_shows_the_timeline(server, tmp_path):
         browser.close()
 
 
+def test_the_page_joins_the_stream_again_when_its_server_died(tmp_path):
+    """In headless Chromium: the server killed (SIGKILL) while the page follows a run, and
+    started again on the same port and database: the page joins the session's stream again
+    from the last event it saw — the run resumes there — and shows the answer once (it
+    stopped where the stream broke, the answer never shown)."""
+    first = Server(tmp_path / "sessions.sqlite").start()
+    browser = Browser(f"{first.url}/", tmp_path / "profile")
+    second = Server(tmp_path / "sessions.sqlite")
+    second.port, second.url = first.port, first.url
+    try:
+        browser.wait_for("document.readyState === 'complete' && !!document.getElementById('send')")
+        browser.evaluate(
+            "document.getElementById('message').value = 'slow';"
+            "document.getElementById('send').requestSubmit(); true"
+        )
+        log = "document.getElementById('log').textContent"
+        browser.wait_for(f"{log}.includes('tool slow')")
+        first.kill()
+        second.start()
+        browser.wait_for(f"{log}.includes('tool said: done')", seconds=60)
+        shown = browser.evaluate(log)
+        assert shown.count("tool said: done") == 1 and "failed" not in shown
+        assert shown.count("tool slow") == 4  # each call once, before and after the kill
+    finally:
+        browser.close()
+        second.stop()
+
+
 def test_the_served_example_chats_and_waits_for_approval(tmp_path):
     """``agents serve examples.served_agent:loop``: an order looked up, then a refund that
     waits for approval and is made once approved."""

@@ -63,21 +63,41 @@ async function ensureSession() {
 }
 
 async function readEvents(response) {
-  const reader = response.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = "", answer = null;
-  for (;;) {
-    const {value, done} = await reader.read();
-    if (done) break;
-    buffer += decoder.decode(value, {stream: true});
-    let cut;
-    while ((cut = buffer.indexOf("\\n\\n")) >= 0) {
-      const chunk = buffer.slice(0, cut);
-      buffer = buffer.slice(cut + 2);
-      const data = chunk.split("\\n").find(l => l.startsWith("data: "));
-      if (!data) continue;
-      const event = JSON.parse(data.slice(6));
-      answer = show(event, answer);
+  // A stream that stops before its run's RunEnded (a dropped connection, a server that
+  // died) is joined again from the last event seen, as often as it takes (for a while).
+  let answer = null, last = null, ended = false;
+  for (let tries = 0; ; tries++) {
+    try {
+      if (!response.ok) throw new Error((await response.json()).error);
+      const reader = response.body.getReader();
+      const decoder = new TextDecoder();
+      let buffer = "";
+      for (;;) {
+        const {value, done} = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, {stream: true});
+        let cut;
+        while ((cut = buffer.indexOf("\\n\\n")) >= 0) {
+          const chunk = buffer.slice(0, cut);
+          buffer = buffer.slice(cut + 2);
+          const id = chunk.split("\\n").find(l => l.startsWith("id: "));
+          const data = chunk.split("\\n").find(l => l.startsWith("data: "));
+          if (id) last = id.slice(4);
+          if (!data) continue;
+          const event = JSON.parse(data.slice(6));
+          if (event.type === "RunEnded") ended = true;
+          answer = show(event, answer);
+        }
+      }
+    } catch (error) {
+      if (last === null) { line(String(error.message || error), "error"); break; }
+    }
+    if (ended || last === null || tries >= 60) break;
+    await new Promise(resolve => setTimeout(resolve, 500));
+    try {
+      response = await fetch("/sessions/" + sessionId + "/events?after=" + last, {headers: headers(false)});
+    } catch (error) {
+      response = {ok: false, json: async () => ({error: String(error)})};
     }
   }
   await timeline();
