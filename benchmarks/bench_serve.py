@@ -9,6 +9,10 @@ writer) per step, against the CPU time of the same runs in process: the clients,
 streams read by httpx in this process, share the machine's two cores with the server and
 take more CPU than it does, so the wall-clock ratio says as much about them.
 
+The same runs in process with a thread a session, all at once, are measured too: running
+concurrently costs CPU of its own (threads contending for the interpreter), which any
+service pays; the ratio against them is the server's overhead beyond that.
+
 ``python benchmarks/bench_serve.py [--quick] [--json]``
 """
 
@@ -23,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -92,6 +97,27 @@ def in_process(folder: Path, sessions: int) -> tuple[float, float]:
     return time.perf_counter() - started, time.process_time() - cpu
 
 
+def in_process_threads(folder: Path, sessions: int) -> float:
+    """CPU seconds of the same runs through the session runtime here, all at once, a thread
+    each (as a service running them without HTTP would): the cost of running concurrently,
+    which the server pays too, without the server's own."""
+    runtime = SessionRuntime(SQLiteSessionStore(folder / "threads.sqlite"), lambda s: loop())
+    ids = [runtime.create(AgentState.initial()).session_id for _ in range(sessions)]
+    finals: list[Any] = []
+    threads = [
+        threading.Thread(target=lambda i=i: finals.append(runtime.send(i, "go"))) for i in ids
+    ]
+    cpu = time.process_time()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    used = time.process_time() - cpu
+    assert len(finals) == sessions
+    assert all(f.state.step_count == STEPS for f in finals)
+    return used
+
+
 def cpu_seconds(pid: int) -> float | None:
     """The CPU time (user + system, all threads) a process has used so far (Linux)."""
     try:
@@ -124,7 +150,7 @@ def measure(sessions: int, rounds: int = 3) -> dict[str, Any]:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        walls, served_cpu, local_walls, local_cpus = [], [], [], []
+        walls, served_cpu, local_walls, local_cpus, thread_cpus = [], [], [], [], []
         latencies: list[float] = []
         try:
             deadline = time.monotonic() + 30
@@ -146,6 +172,7 @@ def measure(sessions: int, rounds: int = 3) -> dict[str, Any]:
                 local, local_cpu = in_process(folder, sessions)
                 local_walls.append(local)
                 local_cpus.append(local_cpu)
+                thread_cpus.append(in_process_threads(folder, sessions))
         finally:
             server.terminate()
             server.wait(10)
@@ -170,6 +197,12 @@ def measure(sessions: int, rounds: int = 3) -> dict[str, Any]:
         "CPU ratios by round": [
             round(a / b, 2) for a, b in zip(served_cpu, local_cpus, strict=False)
         ],
+        "in-process CPU ms per step, a thread a session": (
+            statistics.median(thread_cpus) / steps * 1e3
+        ),
+        "CPU ratio against those": (
+            None if server_cpu is None else server_cpu / statistics.median(thread_cpus)
+        ),
     }
 
 
