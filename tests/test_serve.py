@@ -1422,3 +1422,36 @@ def test_unknown_routes_and_methods_are_one_line_of_json_too(server):
         wrong = client.put(f"{server.url}/sessions")
         assert wrong.status_code == 405 and set(wrong.json()) == {"error"}
         assert "POST" in wrong.headers["allow"]
+
+
+def test_closing_keeps_the_leases_of_runs_in_progress_until_they_end(tmp_path):
+    """``Runs.close`` (the server shutting down) while a run goes on: its lease stays held
+    until the run has ended — another process must not take the session up while this one
+    still writes it (the leases were given back at once) — and no new run starts."""
+    from agents.persistence.leases import FileRunLeases
+    from agents.serve.runs import Busy
+
+    paused, resume = threading.Event(), threading.Event()
+
+    def answer(request: Any) -> str:
+        paused.set()
+        resume.wait(10)
+        return "answered"
+
+    store, runs, session = _inbox_runs(tmp_path, answer)
+    other = FileRunLeases(str(tmp_path / "inbox.sqlite") + "-runs")  # another server's view
+    try:
+        runs.start(session, lambda rt: rt.send(session, "hi"))
+        assert paused.wait(10)
+        runs.close()
+        assert other.held(session)
+        with pytest.raises(Busy, match="shutting down"):
+            runs.start("another", lambda rt: rt.send("another", "hi"))
+        resume.set()
+        while runs.running(session):
+            time.sleep(0.01)
+        assert not other.held(session) and other.acquire(session)
+        assert store.load(session).state.final_response == "answered"
+    finally:
+        other.close()
+        store.close()

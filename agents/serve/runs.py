@@ -71,11 +71,21 @@ class Runs:
         self.log = EventLog(self.store, self.notify)
         leases = getattr(self.store, "run_leases", None)
         self.leases: RunLeases | None = leases() if leases is not None else None
+        self._closing = False  # close() was called: the leases go with the last run
 
     def close(self) -> None:
-        """Give back the run leases (the process's runs are over)."""
-        if self.leases is not None:
-            self.leases.close()
+        """Give back the run leases once the runs in progress have ended (at once if none
+        is): until then another process must not take their sessions up."""
+        with self._lock:
+            self._closing = True
+            idle = not self._active
+        if idle:
+            self._close_leases()
+
+    def _close_leases(self) -> None:
+        leases, self.leases = self.leases, None
+        if leases is not None:
+            leases.close()
 
     # -- starting runs -----------------------------------------------------------------------
 
@@ -133,6 +143,8 @@ class Runs:
         deadline = time.monotonic() + _ENDING
         while True:
             with self._lock:
+                if self._closing:  # the leases are going: no run may start unprotected
+                    raise Busy("the server is shutting down")
                 earlier = self._active.get(session_id)
                 if earlier is None:
                     self._active[session_id] = inbox
@@ -154,9 +166,12 @@ class Runs:
     def _unreserve(self, session_id: str) -> None:
         with self._lock:
             inbox = self._active.pop(session_id, None)
+            last = self._closing and not self._active
         if inbox is not None:
             inbox.ended.set()
         self.notify(session_id)
+        if last:
+            self._close_leases()
 
     @contextlib.contextmanager
     def holding(self, session_id: str) -> Iterator[None]:
