@@ -29,7 +29,7 @@ from agents.otel.spans import (
 )
 from agents.records.events import Event, ExecutionCompleted, StepCompleted
 from agents.records.execution import ExecutionStatus
-from agents.records.json_text import has_lone_surrogate, replace_lone_surrogates
+from agents.records.json_text import replace_lone_surrogates
 from agents.records.state import AgentState
 from agents.shell.subagents import DEPTH_KEY
 
@@ -114,30 +114,28 @@ def emit(tracer: Any, plans: Iterable[SpanPlan]) -> None:
 
 # OTLP's protobuf holds UTF-8 only: a text with a lone surrogate (a file name read with
 # ``surrogateescape``, a model's odd tool call id) made the exporter refuse the whole batch
-# of spans it was in. Such characters go as U+FFFD, the replacement character.
+# of spans it was in. Such characters go as U+FFFD, the replacement character
+# (``replace_lone_surrogates`` gives back the very text when it holds none).
 _unicode: Final = replace_lone_surrogates
 
 
 def _attributes(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``attributes`` with every lone surrogate in a text replaced (the same mapping when
-    there is none: the common case costs a look at each text)."""
-    odd = [
-        name
-        for name, value in attributes.items()
-        if (type(value) is str and has_lone_surrogate(value))
-        or (type(value) is tuple and any(type(v) is str and has_lone_surrogate(v) for v in value))
-    ]
-    if not odd:
-        return attributes
-    fixed = dict(attributes)
-    for name in odd:
-        value = fixed[name]
-        fixed[name] = (
-            _unicode(value)
-            if type(value) is str
-            else tuple(_unicode(v) if type(v) is str else v for v in value)
-        )
-    return fixed
+    """``attributes`` with the lone surrogates of their texts replaced: the same mapping
+    when there is none (the common case costs a look at each text)."""
+    fixed: dict[str, Any] | None = None
+    for name, value in attributes.items():
+        if type(value) is str:
+            clean: Any = _unicode(value)
+        elif type(value) is tuple:
+            clean = tuple(_unicode(v) if type(v) is str else v for v in value)
+            if all(a is b for a, b in zip(clean, value, strict=True)):
+                clean = value
+        else:
+            continue
+        if clean is not value:
+            fixed = dict(attributes) if fixed is None else fixed
+            fixed[name] = clean
+    return attributes if fixed is None else fixed
 
 
 class OTelListener:

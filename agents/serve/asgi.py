@@ -138,10 +138,10 @@ def app(
         Route("/sessions/{session_id}/events", _events(runtime, runs), methods=["GET"]),
         Route("/sessions/{session_id}/approvals", _approvals(runtime, runs), methods=["POST"]),
         Route("/sessions/{session_id}/inputs", _inputs(runtime, runs), methods=["POST"]),
-        Route("/sessions/{session_id}/steer", _handed(runtime, runs, "steer"), methods=["POST"]),
+        Route("/sessions/{session_id}/steer", _handed(runs, "steer"), methods=["POST"]),
         Route(
             "/sessions/{session_id}/follow-ups",
-            _handed(runtime, runs, "follow_up"),
+            _handed(runs, "follow_up"),
             methods=["POST"],
         ),
     ]
@@ -342,25 +342,14 @@ def _inputs(runtime: SessionRuntime, runs: Runs) -> Handler:
     return _handler(inputs)
 
 
-def _handed(runtime: SessionRuntime, runs: Runs, kind: str) -> Handler:
+def _handed(runs: Runs, kind: str) -> Handler:
     async def handed(request: Request) -> Response:
         session_id = request.path_params["session_id"]
         body = await _body(request, {"message": str}, {"message"})
         message = body["message"]
         if runs.hand(session_id, kind, message):
             return _json({"accepted": True, "to": "the run in progress"}, 202)
-
-        def queue() -> None:  # read and written while no run (nor another such write) goes
-            session = runtime.get(session_id)
-            assert session.state is not None
-            state = session.state
-            if kind == "steer":
-                state = state.with_steering_message(message)
-            else:
-                state = state.with_follow_up(message)
-            runtime.store.save(session.with_state(state))
-
-        await _blocking(_holding, runs, session_id, queue)
+        await _blocking(runs.queue_for_next_run, session_id, kind, message)
         return _json({"accepted": True, "to": "the session's next run"}, 202)
 
     return _handler(handed)

@@ -163,7 +163,12 @@ class Runs:
             self._unreserve(session_id)
             raise Busy(f"session {session_id!r} has a run in progress in another server process")
 
-    def _unreserve(self, session_id: str) -> None:
+    def _unreserve(self, session_id: str, *, leased: bool = False) -> None:
+        """The session's run (or held write) has left; ``leased``: it had taken the lease,
+        given back first (another process may go on)."""
+        if leased and self.leases is not None:
+            with contextlib.suppress(Exception):  # a lost connection took the lease with it
+                self.leases.release(session_id)
         with self._lock:
             inbox = self._active.pop(session_id, None)
             last = self._closing and not self._active
@@ -184,13 +189,13 @@ class Runs:
         try:
             yield
         finally:
-            self._release(session_id)
-            self._unreserve(session_id)
+            self._unreserve(session_id, leased=True)
 
-    def _release(self, session_id: str) -> None:
-        if self.leases is not None:
-            with contextlib.suppress(Exception):  # a lost connection took the lease with it
-                self.leases.release(session_id)
+    def queue_for_next_run(self, session_id: str, kind: str, text: str) -> None:
+        """Queue a steering message or a follow-up (``kind``) in the stored session for its
+        next run, read and written while no run (nor another such write) goes on."""
+        with self.holding(session_id):
+            _save_queued(self.store, session_id, [(kind, text)])
 
     def _run(
         self,
@@ -217,40 +222,24 @@ class Runs:
                     asked = [encode_value(question) for question in state.pending_inputs]
                     writer.write({"type": "InputRequested", "step": None, "questions": asked})
         except Exception as exc:  # the run could not go on (a conflict, a store down)
-            kind = "Conflict" if isinstance(exc, SessionConflict) else type(exc).__name__
-            writer.write({"type": "RunFailed", "step": None, "error": kind, "message": str(exc)})
+            writer.write(_failure(exc))
         finally:
             left = inbox.close()  # later ones go to the next run (the handler's other way)
             inbox.ending = True
             try:
-                if left:
-                    self._keep(runtime, session_id, left, writer)
+                if left:  # handed over after the run's last step: kept for the next run
+                    try:  # (saved through the run's store: its held events go with it)
+                        _save_queued(runtime.store, session_id, left)
+                    except Exception as exc:
+                        writer.write(_failure(exc))
                 if ran or left:
                     writer.write({"type": ENDED, "step": None, "status": status})
             finally:
                 self._finish(session_id)
 
-    def _keep(
-        self,
-        runtime: SessionRuntime,
-        session_id: str,
-        left: list[tuple[str, str]],
-        writer: RunWriter,
-    ) -> None:
-        """Queue in the session, for its next run, the steering and follow-ups handed to
-        a run that had taken its last step."""
-        try:
-            stored = runtime.store.load(session_id)
-            assert stored.state is not None
-            runtime.store.save(stored.with_state(_queued(stored.state, left)))
-        except Exception as exc:
-            kind = "Conflict" if isinstance(exc, SessionConflict) else type(exc).__name__
-            writer.write({"type": "RunFailed", "step": None, "error": kind, "message": str(exc)})
-
     def _finish(self, session_id: str) -> None:
         self.log.forget(session_id)  # before another run of the session can start
-        self._release(session_id)  # its last event is committed: another process may go on
-        self._unreserve(session_id)
+        self._unreserve(session_id, leased=True)  # its last event is committed
 
     # -- steering a run in progress ------------------------------------------------------------
 
@@ -393,6 +382,19 @@ class _Inbox:
             self.closed = True
             items, self._items = self._items, []
         return items
+
+
+def _failure(exc: Exception) -> dict[str, Any]:
+    """The server's event saying why a run could not go on."""
+    kind = "Conflict" if isinstance(exc, SessionConflict) else type(exc).__name__
+    return {"type": "RunFailed", "step": None, "error": kind, "message": str(exc)}
+
+
+def _save_queued(store: Any, session_id: str, items: list[tuple[str, str]]) -> None:
+    """The stored session with ``items`` (steering, follow-ups) queued for its next run."""
+    stored = store.load(session_id)
+    assert stored.state is not None
+    store.save(stored.with_state(_queued(stored.state, items)))
 
 
 def _queued(state: AgentState, items: list[tuple[str, str]]) -> AgentState:
