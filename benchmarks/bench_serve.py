@@ -2,16 +2,17 @@
 through the HTTP API (a message answered with Server-Sent Events) on SQLite; requests per
 second, p50 and p99 latency of a run, and the server's time per step against the same runs
 through the session runtime in process (same store kind, same checkpoints): five rounds,
-alternating the two, and the medians.
+alternating the sides, and the medians.
 
 The server's own cost is its process's CPU time (every thread: the runs, uvicorn, the event
 writer) per step, against the CPU time of the same runs in process: the clients, 100
 streams read by httpx in this process, share the machine's two cores with the server and
 take more CPU than it does, so the wall-clock ratio says as much about them.
 
-The same runs in process with a thread a session, all at once, are measured too: running
-concurrently costs CPU of its own (threads contending for the interpreter), which any
-service pays; the ratio against them is the server's overhead beyond that.
+"The same runs in process" are the same 100 sessions run at once, a thread each, as a
+service running them without HTTP would: running concurrently costs CPU of its own
+(threads contending for the interpreter), which is not the server's overhead. The same runs
+one after another are measured and published too (``against one after another``).
 
 ``python benchmarks/bench_serve.py [--quick] [--json]``
 """
@@ -97,25 +98,26 @@ def in_process(folder: Path, sessions: int) -> tuple[float, float]:
     return time.perf_counter() - started, time.process_time() - cpu
 
 
-def in_process_threads(folder: Path, sessions: int) -> float:
-    """CPU seconds of the same runs through the session runtime here, all at once, a thread
-    each (as a service running them without HTTP would): the cost of running concurrently,
-    which the server pays too, without the server's own."""
+def in_process_threads(folder: Path, sessions: int) -> tuple[float, float]:
+    """Wall-clock and CPU seconds of the same runs through the session runtime here, all at
+    once, a thread each (as a service running them without HTTP would): the cost of
+    running concurrently, which the server pays too, without the server's own."""
     runtime = SessionRuntime(SQLiteSessionStore(folder / "threads.sqlite"), lambda s: loop())
     ids = [runtime.create(AgentState.initial()).session_id for _ in range(sessions)]
     finals: list[Any] = []
     threads = [
         threading.Thread(target=lambda i=i: finals.append(runtime.send(i, "go"))) for i in ids
     ]
-    cpu = time.process_time()
+    started, cpu = time.perf_counter(), time.process_time()
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     used = time.process_time() - cpu
+    wall = time.perf_counter() - started
     assert len(finals) == sessions
     assert all(f.state.step_count == STEPS for f in finals)
-    return used
+    return wall, used
 
 
 def cpu_seconds(pid: int) -> float | None:
@@ -150,7 +152,8 @@ def measure(sessions: int, rounds: int = 3) -> dict[str, Any]:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        walls, served_cpu, local_walls, local_cpus, thread_cpus = [], [], [], [], []
+        walls, served_cpu, local_walls, local_cpus = [], [], [], []
+        thread_walls, thread_cpus = [], []
         latencies: list[float] = []
         try:
             deadline = time.monotonic() + 30
@@ -172,14 +175,17 @@ def measure(sessions: int, rounds: int = 3) -> dict[str, Any]:
                 local, local_cpu = in_process(folder, sessions)
                 local_walls.append(local)
                 local_cpus.append(local_cpu)
-                thread_cpus.append(in_process_threads(folder, sessions))
+                thread_wall, thread_cpu = in_process_threads(folder, sessions)
+                thread_walls.append(thread_wall)
+                thread_cpus.append(thread_cpu)
         finally:
             server.terminate()
             server.wait(10)
     steps = sessions * STEPS
     ordered = sorted(latencies)
-    wall, local = statistics.median(walls), statistics.median(local_walls)
-    local_cpu = statistics.median(local_cpus)
+    wall, together = statistics.median(walls), statistics.median(thread_walls)
+    apart = statistics.median(local_walls)
+    together_cpu, apart_cpu = statistics.median(thread_cpus), statistics.median(local_cpus)
     server_cpu = statistics.median(served_cpu) if served_cpu else None
     return {
         "sessions": sessions,
@@ -189,19 +195,18 @@ def measure(sessions: int, rounds: int = 3) -> dict[str, Any]:
         "p50 s": statistics.median(ordered),
         "p99 s": ordered[min(len(ordered) - 1, round(0.99 * (len(ordered) - 1)))],
         "server ms per step": wall / steps * 1e3,
-        "in-process ms per step": local / steps * 1e3,
-        "ratio": wall / local,
+        "in-process ms per step": together / steps * 1e3,
+        "ratio": wall / together,
         "server CPU ms per step": None if server_cpu is None else server_cpu / steps * 1e3,
-        "in-process CPU ms per step": local_cpu / steps * 1e3,
-        "CPU ratio": None if server_cpu is None else server_cpu / local_cpu,
+        "in-process CPU ms per step": together_cpu / steps * 1e3,
+        "CPU ratio": None if server_cpu is None else server_cpu / together_cpu,
         "CPU ratios by round": [
-            round(a / b, 2) for a, b in zip(served_cpu, local_cpus, strict=False)
+            round(a / b, 2) for a, b in zip(served_cpu, thread_cpus, strict=False)
         ],
-        "in-process CPU ms per step, a thread a session": (
-            statistics.median(thread_cpus) / steps * 1e3
-        ),
-        "CPU ratio against those": (
-            None if server_cpu is None else server_cpu / statistics.median(thread_cpus)
+        "in-process ms per step, one after another": apart / steps * 1e3,
+        "in-process CPU ms per step, one after another": apart_cpu / steps * 1e3,
+        "CPU ratio against one after another": (
+            None if server_cpu is None else server_cpu / apart_cpu
         ),
     }
 
@@ -216,7 +221,7 @@ def main() -> None:
         print(json.dumps(found))
         return
     for key, value in found.items():
-        print(f"{key:>24}: {value:,.3f}" if isinstance(value, float) else f"{key:>24}: {value}")
+        print(f"{key:>45}: {value:,.3f}" if isinstance(value, float) else f"{key:>45}: {value}")
 
 
 if __name__ == "__main__":
