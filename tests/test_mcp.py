@@ -17,9 +17,19 @@ from typing import Any
 
 import pytest
 from helpers import add, initial
-from mcp_servers import FAILING, GIT, TIME
+from mcp_servers import FAILING, GIT, HOSTILE, TIME
 
-from agents import AgentLoop, AgentState, AuditLog, HookContext, HookTrigger, Role, ToolCall, hook
+from agents import (
+    AgentLoop,
+    AgentState,
+    AuditLog,
+    ExecutionStatus,
+    HookContext,
+    HookTrigger,
+    Role,
+    ToolCall,
+    hook,
+)
 from agents.mcp import MCPServerHTTP, MCPServerStdio
 from agents.mcp.sampling import SAMPLING_KEY
 from agents.testing import (
@@ -392,6 +402,55 @@ def test_a_failing_server_fails_only_its_own_tools():
     recorded = final.metadata["agents.tool_sources"]
     assert recorded[0]["server"] == "server"
     assert recorded[0]["error"].startswith("the MCP server server did not start")
+
+
+def test_tools_a_state_cannot_hold_are_left_out_and_the_rest_work(tmp_path):
+    """A server listing a tool whose schema holds ``NaN``, a second tool of one name and a
+    schema that is no schema (what the SDK's servers never send; a hand-written one does):
+    the run offers the tools it can (the broken schema checked by the server alone),
+    records why the others are left out, and ends as any run does — it raised
+    ``NestingError``, ``ConfigurationError`` and ``AttributeError`` before."""
+    hostile = MCPServerStdio(sys.executable, [HOSTILE])
+    loop = loop_of(
+        call("echo", text="hi"),
+        call("loose", anything=[1]),
+        call("odd", x=1),
+        reply("done"),
+        tools=[hostile, add],
+    )
+    with AuditLog.open(tmp_path / "hostile.jsonl") as log:
+        final = loop.with_listeners(log).run(initial())
+    assert final.status is ExecutionStatus.COMPLETED
+    echo, loose, odd = final.tool_executions
+    assert echo.value == {"said": "hi"} and echo.error is None
+    assert loose.error is None  # offered; its arguments checked by the server alone
+    assert odd.error is not None and odd.error.type == "UnknownTool"
+    listed = final.metadata["agents.tool_sources"][0]["tools"]
+    assert [t["name"] for t in listed] == ["echo", "odd", "echo", "loose"]
+    assert "input_schema" in listed[0] and "input_schema" in listed[3]
+    assert listed[1]["error"].startswith("left out: its input schema is not usable JSON (nan")
+    assert listed[2]["error"] == "left out: the server lists another tool named 'echo'"
+    assert AgentState.from_json(final.to_json()) == final
+    assert_replays(tmp_path / "hostile.jsonl")
+
+
+def test_a_tool_list_the_sdk_refuses_is_said_in_one_line(tmp_path):
+    """A server whose tool list the SDK refuses (a schema of ``"type": "string"``) offers no
+    tools, and why is one line in the recorded catalogue (it was the SDK's task group)."""
+    script = tmp_path / "server.py"
+    source = Path(HOSTILE).read_text()
+    script.write_text(
+        source.replace('"inputSchema": OBJECT}', '"inputSchema": {"type": "string"}}', 1)
+    )
+    loop = loop_of(
+        call("echo", text="hi"),
+        reply("done"),
+        tools=[MCPServerStdio(sys.executable, [str(script)])],
+    )
+    final = loop.run(initial())
+    error = final.metadata["agents.tool_sources"][0]["error"]
+    assert error.startswith("the MCP server python did not start: ValidationError: ")
+    assert "\n" not in error and "inputSchema" in error
 
 
 def test_no_orphan_server_after_the_run_is_killed(tmp_path):

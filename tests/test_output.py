@@ -68,6 +68,55 @@ def test_schemas_are_derived_from_attrs_dataclasses_and_typeddicts():
         output_schema(42)
 
 
+NO_SCHEMAS = [  # (response_format, what the error names)
+    ({"type": "decimal"}, "unknown type 'decimal' at $.type"),
+    ({"type": "object", "properties": None}, "expected an object, got null at $.properties"),
+    ({"type": "array", "items": "string"}, "a schema is an object, not string at $.items"),
+    ({"anyOf": {"type": "string"}}, "expected an array, got object at $.anyOf"),
+    ({"type": "object", "required": "a"}, "expected an array, got string at $.required"),
+    ({"enum": 3}, "expected an array, got integer at $.enum"),
+    (
+        {"properties": {"a": {"type": []}}, "type": "object"},
+        "empty list of types at $.properties.a.type",
+    ),
+]
+
+
+@pytest.mark.parametrize(("schema", "named"), NO_SCHEMAS)
+def test_a_response_format_that_is_no_schema_is_refused_or_fails_the_run(schema, named):
+    """A schema no answer can be checked against: ``with_response_format`` refuses it, and
+    a state that holds one anyway (a document written elsewhere) makes its run fail with
+    the error recorded — ``run`` raised ``KeyError``, ``AttributeError`` or ``TypeError``
+    before."""
+    with pytest.raises(ConfigurationError, match="not a usable JSON schema: ") as refused:
+        with_format(schema)
+    assert str(refused.value).endswith(named)
+    plain = initial()
+    document = plain._evolve(context=plain.context.with_response_format(schema))
+    held = AgentState.from_json(document.to_json())
+    final = make_loop(reply('{"label": "spam"}')).run(held)
+    assert final.status is ExecutionStatus.FAILED
+    assert final.stop_reason is StopReason.ERROR
+    assert final.execution.error.type == "ConfigurationError"
+    assert named in final.execution.error.message
+    assert AgentState.from_json(final.to_json()) == final
+
+
+def test_a_type_may_be_a_list_of_types():
+    """``"type": ["object", "null"]`` (JSON Schema's union) checks each; a value of none of
+    them goes back to the model (it raised ``TypeError``: a list is no dictionary key)."""
+    schema = {
+        "type": ["object", "null"],
+        "properties": {"n": {"type": ["integer", "string"]}},
+        "required": ["n"],
+    }
+    final = make_loop(reply("3"), reply("null")).run(with_format(schema))
+    assert final.status is ExecutionStatus.COMPLETED and final.final_output is None
+    assert "matches no allowed type" in final.messages[-2].content
+    final = make_loop(reply('{"n": [1]}'), reply('{"n": "x"}')).run(with_format(schema))
+    assert dict(final.final_output) == {"n": "x"}
+
+
 def test_a_valid_answer_becomes_final_output():
     """A JSON answer matching the schema is kept as ``final_output``."""
     final = make_loop(reply('{"label": "spam", "confidence": 0.97}')).run(with_format(Verdict))

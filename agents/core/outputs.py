@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.core.transitions import add_signal
+from agents.core.transitions import add_signal, record_error
+from agents.errors import ConfigurationError
+from agents.records.error_info import ErrorInfo
 from agents.records.frozen import deep_freeze, deep_thaw
 from agents.records.inference import InferenceResponse
 from agents.records.messages import Message
@@ -41,7 +43,11 @@ def check_final_output(
     assert execution is not None
     if execution.continuation.stop_signals:
         return state, None  # the run stops anyway (a limit, an error): nothing to check
-    value, problem = outputs.check(state.context.response_format, response.content)
+    try:
+        value, problem = outputs.check(state.context.response_format, response.content)
+    except ConfigurationError as exc:  # a schema no answer can be checked against
+        error = ErrorInfo(type="ConfigurationError", message=f"response_format: {exc}")
+        return record_error(state, error), None
     if problem is None:
         return state._evolve(execution=execution._evolve(final_output=deep_freeze(value))), None
     if outputs.failures >= outputs.retries:

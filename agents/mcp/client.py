@@ -28,13 +28,13 @@ from typing import Any, Final
 
 import attrs
 
-from agents.errors import AgentError
+from agents.errors import AgentError, ConfigurationError
 from agents.mcp import sdk
 from agents.mcp.calls import CallScope, within_call
 from agents.mcp.connection import Connection, MCPToolError
 from agents.mcp.sampling import Sampler
 from agents.otel.spans import mcp_traceparent
-from agents.records.frozen import deep_freeze
+from agents.records.frozen import deep_freeze, deep_thaw
 from agents.records.redaction import redacted_dsn
 from agents.records.schema import compile_validator
 from agents.shell.reporting import current_forward
@@ -108,7 +108,10 @@ class MCPServer:
         if not connection.ready.wait(START_TIMEOUT) or connection.client is None:
             connection.close(wait=1.0)
             why = connection.failure
-            detail = f": {type(why).__name__}: {why}" if why is not None else " in time"
+            while isinstance(why, BaseExceptionGroup) and why.exceptions:  # the SDK's task group
+                why = why.exceptions[0]
+            said = " ".join(str(why).split())  # one line
+            detail = f": {type(why).__name__}: {said}" if why is not None else " in time"
             raise MCPToolError(f"the MCP server {self.label} did not start{detail}")
         return connection
 
@@ -130,7 +133,7 @@ class MCPServer:
                 connection.identity, connection.tools = future.result(START_TIMEOUT)
                 self._tools = None
             if self._tools is None:
-                self._tools = tuple(self._tool(info) for info in connection.tools)
+                self._tools = self._offered(connection.tools)
             if loop is None or not self.sampling:
                 return self._tools
             return tuple(
@@ -161,9 +164,9 @@ class MCPServer:
                 {
                     "name": self._named(t.name),
                     "description": t.description,
-                    "input_schema": t.input_schema,
+                    **({"input_schema": t.input_schema} if "input_schema" in offer else offer),
                 }
-                for t in connection.tools
+                for t, offer in zip(connection.tools, _offers(connection.tools), strict=True)
             ],
         }
 
@@ -209,11 +212,20 @@ class MCPServer:
     def _named(self, name: str) -> str:
         return f"{self.prefix}_{name}" if self.prefix else name
 
-    def _tool(self, info: sdk.ToolInfo) -> Tool:
-        schema = info.input_schema or {"type": "object", "properties": {}}
+    def _offered(self, listed: Sequence[sdk.ToolInfo]) -> tuple[Tool, ...]:
+        """The tools of the server's list a run can offer the model: those whose schema a
+        state can hold (JSON numbers, nested at most ``MAX_DEPTH``), the first of any name
+        listed twice (the catalogue says why the others are left out)."""
+        return tuple(
+            self._tool(info, offered["input_schema"])
+            for info, offered in zip(listed, _offers(listed), strict=True)
+            if "input_schema" in offered
+        )
+
+    def _tool(self, info: sdk.ToolInfo, schema: Any) -> Tool:
         try:
             validator = compile_validator(schema)
-        except (KeyError, TypeError, ValueError):  # beyond the subset checked here
+        except ConfigurationError:  # beyond the subset checked here: the server checks
             validator = compile_validator({"type": "object"})
         timeout = self.tool_timeouts.get(info.name, self.timeout)
         self._calls[self._named(info.name)] = (info.name, timeout)
@@ -221,12 +233,12 @@ class MCPServer:
         return Tool(
             name=self._named(info.name),
             description=info.description,
-            parameters=deep_freeze(schema),
+            parameters=schema,
             function=self._function(info.name, timeout, None),
             is_async=True,
             context_parameter=_CONTEXT,
             requires_approval=approval if isinstance(approval, bool) else info.name in approval,
-            _plain_parameters=dict(schema),
+            _plain_parameters=deep_thaw(schema),
             _validator=validator,
         )
 
@@ -462,3 +474,22 @@ class MCPServerHTTP(MCPServer):
 
     def __repr__(self) -> str:
         return f"MCPServerHTTP({self.label!r})"
+
+
+def _offers(listed: Sequence[sdk.ToolInfo]) -> list[dict[str, Any]]:
+    """For each tool of a server's list, ``{"input_schema": <frozen schema>}`` when a run
+    can offer it, or ``{"error": why}`` when it cannot: a schema holding a number JSON has
+    not (``NaN``), nested past ``MAX_DEPTH``, or a name listed before."""
+    seen: set[str] = set()
+    offers: list[dict[str, Any]] = []
+    for info in listed:
+        schema = info.input_schema or {"type": "object", "properties": {}}
+        try:
+            offer: dict[str, Any] = {"input_schema": deep_freeze(schema)}
+        except ValueError as exc:  # NestingError
+            offer = {"error": f"left out: its input schema is not usable JSON ({exc})"}
+        if info.name in seen:
+            offer = {"error": f"left out: the server lists another tool named {info.name!r}"}
+        seen.add(info.name)
+        offers.append(offer)
+    return offers

@@ -27,11 +27,14 @@ _FENCE: Final = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.S)
 
 
 def output_schema(spec: Any) -> dict[str, Any] | None:
-    """The JSON schema for ``spec``: a schema dict as it is, or one derived from a class."""
+    """The JSON schema for ``spec``: a schema dict as it is (``ConfigurationError`` if it is
+    not one: answers could not be checked against it), or one derived from a class."""
     if spec is None:
         return None
     if isinstance(spec, Mapping):
-        return deep_thaw(spec)  # type: ignore[no-any-return]
+        schema: dict[str, Any] = deep_thaw(spec)
+        compile_validator(schema, root="answer")  # a schema that is none: said now
+        return schema
     if not isinstance(spec, type):
         raise ConfigurationError(
             f"response_format must be a JSON schema or a class, got {type(spec).__name__}"
@@ -43,7 +46,7 @@ def output_schema(spec: Any) -> dict[str, Any] | None:
         properties[name] = schema_for_type(annotation, f"{spec.__name__}.{name}")
         if not has_default:
             required.append(name)
-    schema: dict[str, Any] = {
+    schema = {
         "title": spec.__name__,
         "type": "object",
         "properties": properties,

@@ -18,7 +18,7 @@ from typing import Any, Final, Literal, Union
 from pyrsistent import pmap
 
 from agents.errors import ConfigurationError
-from agents.records.frozen import deep_thaw
+from agents.records.frozen import MAX_DEPTH, deep_thaw
 
 __all__ = ["Validator", "compile_validator", "describe_docstring", "schema_for_type"]
 
@@ -127,37 +127,66 @@ def _json_type_name(value: Any) -> str:
 
 
 def compile_validator(schema: Mapping[str, Any], root: str = "arguments") -> Validator:
-    """A function checking a value against ``schema`` (the subset built by this module).
+    """A function checking a value against ``schema`` (the subset built by this module, and
+    ``"type"`` given as a list of types).
 
     The value may hold pyrsistent collections; the converted value it returns is plain
-    Python (dicts and lists), ready to pass to a tool.
+    Python (dicts and lists), ready to pass to a tool. Keywords beyond the subset are not
+    checked. A schema that is not one — a part that is not an object, an unknown
+    ``"type"``, ``"properties"``, ``"required"``, ``"enum"`` or ``"anyOf"`` of the wrong
+    shape, nesting past ``MAX_DEPTH`` — is a ``ConfigurationError`` naming the place.
     """
+    return _compiled(schema, root, "$", 0)
+
+
+def _compiled(schema: Any, root: str, where: str, depth: int) -> Validator:
+    if depth > MAX_DEPTH:
+        raise _malformed(where, f"nested deeper than {MAX_DEPTH}")
+    if schema is True or schema is False:  # JSON Schema's "anything" and "nothing"
+        return _anything if schema else _nothing
+    if not isinstance(schema, Mapping):
+        raise _malformed(where, f"a schema is an object, not {_json_type_name(schema)}")
     if "anyOf" in schema:
-        options = [compile_validator(option) for option in schema["anyOf"]]
-
-        def any_of(value: Any, path: str) -> tuple[Any, str | None]:
-            first_error = None
-            for option in options:
-                converted, error = option(value, path)
-                if error is None:
-                    return converted, None
-                first_error = first_error or error
-            return value, f"{path}: {_json_type_name(value)} {value!r} matches no allowed type"
-
-        return any_of
+        choices = _listed(schema, "anyOf", where)
+        options = [
+            _compiled(option, "arguments", f"{where}.anyOf[{index}]", depth + 1)
+            for index, option in enumerate(choices)
+        ]
+        return _any_of(options)
     if "enum" in schema:
-        allowed = list(schema["enum"])
-
-        def one_of(value: Any, path: str) -> tuple[Any, str | None]:
-            if any(value == option and type(value) is type(option) for option in allowed):
-                return value, None
-            return value, f"{path}: {value!r} is not one of {allowed!r}"
-
-        return one_of
+        return _enum_validator(_listed(schema, "enum", where))
     kind = schema.get("type")
     if kind is None:
-        return lambda value, path: (deep_thaw(value), None)
-    check = _JSON_TYPES[kind]
+        return _anything
+    if not isinstance(kind, str):
+        kinds = _listed(schema, "type", where)
+        if not kinds:
+            raise _malformed(f"{where}.type", "an empty list of types")
+        return _any_of(
+            [_compiled({**schema, "type": one}, root, where, depth + 1) for one in kinds]
+        )
+    check = _JSON_TYPES.get(kind)
+    if check is None:
+        raise _malformed(f"{where}.type", f"unknown type {kind!r}")
+    if kind == "array":
+        return _array_validator(schema, check, where, depth)
+    if kind == "object":
+        return _object_validator(schema, check, root, where, depth)
+    return _scalar_validator(kind, check)
+
+
+def _enum_validator(options: Sequence[Any]) -> Validator:
+    allowed = list(options)
+
+    def one_of(value: Any, path: str) -> tuple[Any, str | None]:
+        if any(value == option and type(value) is type(option) for option in allowed):
+            return value, None
+        return value, f"{path}: {value!r} is not one of {allowed!r}"
+
+    return one_of
+
+
+def _scalar_validator(kind: str, check: Callable[[Any], bool]) -> Validator:
     exact = _EXACT.get(kind, frozenset())
     if kind == "integer":
 
@@ -179,10 +208,6 @@ def compile_validator(schema: Mapping[str, Any], root: str = "arguments") -> Val
             return value, None
 
         return number
-    if kind == "array":
-        return _array_validator(schema, check)
-    if kind == "object":
-        return _object_validator(schema, check, root)
 
     def scalar(value: Any, path: str) -> tuple[Any, str | None]:
         if type(value) in exact or check(value):
@@ -192,9 +217,53 @@ def compile_validator(schema: Mapping[str, Any], root: str = "arguments") -> Val
     return scalar
 
 
-def _array_validator(schema: Mapping[str, Any], check: Callable[[Any], bool]) -> Validator:
-    prefix = [compile_validator(item) for item in schema.get("prefixItems", ())]
-    items = compile_validator(schema["items"]) if "items" in schema else None
+def _malformed(where: str, what: str) -> ConfigurationError:
+    return ConfigurationError(f"not a usable JSON schema: {what} at {where}")
+
+
+def _listed(schema: Mapping[str, Any], key: str, where: str) -> Sequence[Any]:
+    """``schema[key]``, which must be a JSON array."""
+    value = schema[key]
+    if not isinstance(value, Sequence) or isinstance(value, str | bytes):
+        raise _malformed(f"{where}.{key}", f"expected an array, got {_json_type_name(value)}")
+    return value
+
+
+def _anything(value: Any, path: str) -> tuple[Any, str | None]:
+    return deep_thaw(value), None
+
+
+def _nothing(value: Any, path: str) -> tuple[Any, str | None]:
+    return value, f"{path}: no value is allowed here"
+
+
+def _any_of(options: list[Validator]) -> Validator:
+    def any_of(value: Any, path: str) -> tuple[Any, str | None]:
+        for option in options:
+            converted, error = option(value, path)
+            if error is None:
+                return converted, None
+        return value, f"{path}: {_json_type_name(value)} {value!r} matches no allowed type"
+
+    return any_of
+
+
+def _array_validator(
+    schema: Mapping[str, Any], check: Callable[[Any], bool], where: str, depth: int
+) -> Validator:
+    prefix = (
+        [
+            _compiled(item, "arguments", f"{where}.prefixItems[{index}]", depth + 1)
+            for index, item in enumerate(_listed(schema, "prefixItems", where))
+        ]
+        if "prefixItems" in schema
+        else []
+    )
+    items = (
+        _compiled(schema["items"], "arguments", f"{where}.items", depth + 1)
+        if "items" in schema
+        else None
+    )
 
     def array(value: Any, path: str) -> tuple[Any, str | None]:
         if not check(value):
@@ -216,24 +285,55 @@ def _array_validator(schema: Mapping[str, Any], check: Callable[[Any], bool]) ->
     return array
 
 
-def _object_validator(
-    schema: Mapping[str, Any], check: Callable[[Any], bool], root: str = "arguments"
-) -> Validator:
-    noun = "argument" if root == "arguments" else "field"
+def _object_parts(
+    schema: Mapping[str, Any], where: str, depth: int
+) -> tuple[list[tuple[str, frozenset[type], Validator]], frozenset[str], Any, Validator | None]:
+    """An object schema's properties (name, the scalar types taken as they are, validator),
+    its required names, ``additionalProperties`` and that schema's validator."""
+    declared = schema.get("properties", {})
+    if not isinstance(declared, Mapping):
+        raise _malformed(
+            f"{where}.properties", f"expected an object, got {_json_type_name(declared)}"
+        )
     properties = [
         (
             name,
-            _EXACT.get(sub.get("type", ""), frozenset())
-            if set(sub) <= _SIMPLE_KEYS
+            _EXACT.get(sub["type"], frozenset())
+            if isinstance(sub, Mapping)
+            and set(sub) <= _SIMPLE_KEYS
+            and isinstance(sub.get("type"), str)
             else frozenset(),
-            compile_validator(sub),
+            _compiled(sub, "arguments", f"{where}.properties.{name}", depth + 1),
         )
-        for name, sub in schema.get("properties", {}).items()
+        for name, sub in declared.items()
     ]
-    known = {name for name, _, _ in properties}
-    required = frozenset(schema.get("required", ()))
+    needed = _listed(schema, "required", where) if "required" in schema else ()
+    if not all(isinstance(name, str) for name in needed):
+        raise _malformed(f"{where}.required", "expected an array of names")
     extra = schema.get("additionalProperties", True)
-    extra_validator = compile_validator(extra) if isinstance(extra, Mapping) else None
+    if not isinstance(extra, bool | Mapping):
+        raise _malformed(
+            f"{where}.additionalProperties",
+            f"expected a boolean or a schema, got {_json_type_name(extra)}",
+        )
+    extra_validator = (
+        _compiled(extra, "arguments", f"{where}.additionalProperties", depth + 1)
+        if isinstance(extra, Mapping)
+        else None
+    )
+    return properties, frozenset(needed), extra, extra_validator
+
+
+def _object_validator(
+    schema: Mapping[str, Any],
+    check: Callable[[Any], bool],
+    root: str,
+    where: str,
+    depth: int,
+) -> Validator:
+    noun = "argument" if root == "arguments" else "field"
+    properties, required, extra, extra_validator = _object_parts(schema, where, depth)
+    known = {name for name, _, _ in properties}
 
     def obj(value: Any, path: str) -> tuple[Any, str | None]:
         if type(value) is not dict and type(value) is not _PMAP and not check(value):
