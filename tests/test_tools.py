@@ -12,12 +12,17 @@ import pytest
 from helpers import add, echo, initial, make_loop
 
 from agents import (
+    AgentLoop,
+    AgentState,
     ConfigurationError,
     ExecutionStatus,
+    HookContext,
+    HookTrigger,
     StepType,
     Tool,
     ToolContext,
     Tools,
+    hook,
     tool,
 )
 from agents.testing import call, calls, reply
@@ -408,7 +413,7 @@ def test_under_arun_a_sync_tool_raising_stop_iteration_fails_its_call():
     loop = make_loop(call("exhausted"), reply("done"), tools=[exhausted])
     final = asyncio.run(asyncio.wait_for(loop.arun(initial()), 10))
     error = final.tool_executions[0].error
-    assert error is not None and "StopIteration" in error.message
+    assert error is not None and error.type == "StopIteration"
     assert final.final_response == "done"
 
 
@@ -416,3 +421,55 @@ def test_a_sync_tool_without_a_thread_cannot_be_timed_out():
     """``thread=False`` with a ``timeout`` is refused when the tool is built."""
     with pytest.raises(ConfigurationError, match="cannot be timed out"):
         tool(add.function, name="quick", thread=False, timeout=1.0)
+
+
+class _Unreadable(Exception):
+    """An exception whose text cannot be had: its ``__str__`` raises."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no text")
+
+
+def _ran(loop: Any, mode: str) -> AgentState:
+    return loop.run(initial()) if mode == "run" else asyncio.run(loop.arun(initial()))
+
+
+@pytest.mark.parametrize("mode", ["run", "arun"])
+def test_an_exception_whose_text_cannot_be_read_is_recorded_all_the_same(mode):
+    """A tool raising an exception whose ``str()`` raises is a failed tool execution of its
+    type (the step failed as the ``RuntimeError`` of ``str()``), and a hook raising one
+    fails the run with it recorded (``run`` raised that ``RuntimeError``)."""
+
+    def unreadable() -> str:
+        raise _Unreadable
+
+    @hook(HookTrigger.BEFORE_STEP)
+    def guard(context: HookContext) -> HookContext:
+        raise _Unreadable
+
+    final = _ran(make_loop(call("unreadable"), reply("sorry"), tools=[tool(unreadable)]), mode)
+    assert final.status is ExecutionStatus.COMPLETED
+    (failed,) = final.tool_executions
+    assert failed.error.type == "_Unreadable"
+    assert failed.error.message == "(its message could not be read: str() raised)"
+    final = _ran(make_loop(reply("never"), hooks=[guard]), mode)
+    assert final.status is ExecutionStatus.FAILED
+    assert final.execution.error.type == "_Unreadable"
+    assert AgentState.from_json(final.to_json()) == final
+
+
+def test_a_tool_raising_stop_iteration_is_recorded_alike_by_run_and_arun():
+    """``StopIteration`` cannot cross a future: under ``arun`` (a worker thread) it was a
+    ``RuntimeError`` whose message held the function's address — another record than
+    ``run``'s, and another at every run. Both record the ``StopIteration`` now."""
+
+    def exhausted() -> str:
+        return next(iter(()))
+
+    def loop() -> AgentLoop:
+        return make_loop(call("exhausted"), reply("done"), tools=[tool(exhausted)])
+
+    sync, async_ = _ran(loop(), "run"), _ran(loop(), "arun")
+    assert sync.tool_executions[0].error.type == "StopIteration"
+    assert async_.tool_executions[0].error == sync.tool_executions[0].error
+    assert _ran(loop(), "arun").to_json() == async_.to_json()

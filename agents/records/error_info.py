@@ -26,11 +26,20 @@ class ErrorInfo(Record):
 
     @classmethod
     def from_exception(cls, exc: BaseException) -> ErrorInfo:
-        """The ``error_info`` an exception carries, else its class name and message."""
-        carried = getattr(exc, "error_info", None)
+        """The ``error_info`` an exception carries, else its class name and message (an
+        exception whose text cannot be had — its ``__str__`` raises — is said so: the
+        failure is recorded all the same)."""
+        try:
+            carried = getattr(exc, "error_info", None)
+        except Exception:  # a property that raises
+            carried = None
         if isinstance(carried, ErrorInfo):
             return carried
-        return cls(type=type(exc).__name__, message=str(exc))
+        try:
+            message = str(exc)
+        except Exception:
+            message = "(its message could not be read: str() raised)"
+        return cls(type=type(exc).__name__, message=message)
 
     def describe(self) -> str:
         """``<type>: <message>``, the form the model and stop signals see."""

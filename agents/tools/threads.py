@@ -27,6 +27,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
+from agents.records.error_info import ErrorInfo
+
 __all__ = ["to_thread"]
 
 R = TypeVar("R")
@@ -107,12 +109,22 @@ class _Workers:
             try:
                 value, ok = context.run(function, *args, **kwargs), True
             except StopIteration as exc:  # a future refuses it (a waiter would hang)
-                value, ok = RuntimeError(f"{function!r} raised StopIteration"), False
-                value.__cause__ = exc
+                value, ok = _Stopped(function, exc), False
             except BaseException as exc:  # handed to the awaiting task, as to_thread does
                 value, ok = exc, False
             returns.deliver(future, ok, value)
             del returns, future, context, function, args, kwargs, value
+
+
+class _Stopped(RuntimeError):
+    """A ``StopIteration`` a function raised on a worker thread, which a future refuses:
+    recorded as the ``StopIteration`` it was (``error_info``), as on the calling thread."""
+
+    def __init__(self, function: Callable[..., Any], exc: StopIteration) -> None:
+        name = getattr(function, "__qualname__", type(function).__name__)
+        super().__init__(f"{name} raised StopIteration")
+        self.__cause__ = exc
+        self.error_info = ErrorInfo.from_exception(exc)
 
 
 _workers = _Workers(_LIMIT)
