@@ -9,6 +9,7 @@ from pyrsistent import PMap, PVector
 
 from agents import (
     AgentContext,
+    AgentLoop,
     AgentState,
     ExecutionStatus,
     History,
@@ -21,7 +22,7 @@ from agents import (
     ToolCall,
     Usage,
 )
-from agents.testing import call, calls, reply
+from agents.testing import FunctionDriver, call, calls, reply
 
 
 def test_records_are_frozen_slotted_and_keyword_only():
@@ -233,3 +234,64 @@ def test_generated_record_code_shows_its_source_in_tracebacks():
     text = "".join(traceback.format_exception(caught.value))
     assert '"<agents generated update agents.records.usage.Usage' in text
     assert "_set_input_tokens(new, self.input_tokens)" in text
+
+
+NOT_JSON = [  # (a value, where the error says it is)
+    ({1, 2}, "a value of type 'set' is not JSON at the top"),
+    ({"a": [1, frozenset()]}, "a value of type 'frozenset' is not JSON at .a[1]"),
+    (b"raw", "a value of type 'bytes' is not JSON at the top"),
+    ({"when": object()}, "a value of type 'object' is not JSON at .when"),
+    ({1: "a"}, "a key that is not a string (int 1) at the top"),
+    ({"a": {("x", 1): "b"}}, "a key that is not a string (tuple ('x', 1)) at .a"),
+]
+
+
+@pytest.mark.parametrize(("value", "said"), NOT_JSON)
+def test_records_refuse_what_json_cannot_write(value, said):
+    """Metadata, tool-call arguments and every other JSON value a record holds refuse a set,
+    bytes, an object or a key that is not a string where it enters (a ``ValueError`` saying
+    where); they were taken, and the state's ``to_json`` raised ``TypeError`` later — or
+    wrote ``{1: "a"}`` as ``{"1": "a"}``, which reads back as another value."""
+    with pytest.raises(ValueError, match="is not") as refused:
+        initial().with_metadata("k", value)
+    assert str(refused.value) == said
+    with pytest.raises(ValueError, match="is not"):
+        ToolCall(id="c1", name="add", arguments={"a": value})
+
+
+def test_a_model_answer_holding_what_json_cannot_write_fails_the_run_not_its_state():
+    """A model whose tool call holds a set: the run fails with the error recorded, and its
+    state encodes and reads back equal (it completed with a state ``to_json`` refused)."""
+
+    def model(request):
+        return [ToolCall(id="c1", name="add", arguments={"a": {1, 2}, "b": 1})]
+
+    final = AgentLoop(FunctionDriver(model), tools=[add]).run(initial())
+    assert final.status is ExecutionStatus.FAILED
+    assert final.execution.error.message == "a value of type 'set' is not JSON at .a"
+    assert AgentState.from_json(final.to_json()) == final
+
+
+def test_json_like_mappings_sequences_and_scalar_subclasses_are_taken():
+    """A ``defaultdict``, an ``OrderedDict``, a read-only mapping, a tuple subclass and an
+    ``IntEnum`` are JSON all the same: frozen as the plain values are."""
+    import collections
+    import enum
+    import types
+
+    class Level(enum.IntEnum):
+        HIGH = 2
+
+    Point = collections.namedtuple("Point", "x y")
+    value = {
+        "counts": collections.defaultdict(int, {"a": 1}),
+        "ordered": collections.OrderedDict(b=[1, 2]),
+        "proxy": types.MappingProxyType({"c": True}),
+        "point": Point(1, 2),
+        "level": Level.HIGH,
+    }
+    state = initial().with_metadata("k", value)
+    plain = {"counts": {"a": 1}, "ordered": {"b": [1, 2]}, "proxy": {"c": True}}
+    assert state.with_metadata("k", {**plain, "point": [1, 2], "level": 2}).to_json() == (
+        state.to_json()
+    )

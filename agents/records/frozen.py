@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Final, TypeVar, overload
 
-from pyrsistent import PMap, PVector, freeze, pmap, pvector, thaw
+from pyrsistent import PMap, PVector, pmap, pvector, thaw
 from pyrsistent.typing import PMap as PMapT
 from pyrsistent.typing import PVector as PVectorT
 
@@ -82,12 +82,19 @@ def to_pmap(value: Mapping[str, Any] | None) -> PMapT[str, Any]:
         return value
     if not value:
         return EMPTY_MAP
-    return pmap(
-        {
-            key: item if type(item) in _EXACT_SCALARS else deep_freeze(item)
-            for key, item in value.items()
-        }
-    )
+    frozen = {}
+    for key, item in value.items():
+        if type(key) is not str:
+            raise NestingError(f"a key that is not a string ({type(key).__name__} {key!r})")
+        if type(item) in _EXACT_SCALARS:
+            frozen[key] = item
+            continue
+        try:
+            frozen[key] = deep_freeze(item)
+        except NestingError as exc:
+            exc.where = f".{key}{exc.where}"
+            raise
+    return pmap(frozen)
 
 
 MAX_DEPTH: Final = 100
@@ -98,8 +105,9 @@ cannot handle without exhausting the stack."""
 
 
 class NestingError(ValueError):
-    """A value nested deeper than ``MAX_DEPTH``, or holding a number JSON cannot write;
-    ``where`` is the path inside the value (``[3].a``, empty at the top)."""
+    """A value nested deeper than ``MAX_DEPTH``, or holding what JSON cannot write (a
+    non-finite number, a set, bytes, an object, a key that is not a string); ``where`` is
+    the path inside the value (``[3].a``, empty at the top)."""
 
     def __init__(self, problem: str, *, non_finite: bool = False) -> None:
         super().__init__(problem)
@@ -112,11 +120,13 @@ class NestingError(ValueError):
 
 
 def deep_freeze(value: Any) -> Any:
-    """Turn nested dicts/lists/tuples into ``PMap``/``PVector``; other values pass through
+    """Turn nested dicts/lists/tuples into ``PMap``/``PVector``; JSON's scalars pass through
     (persistent collections are taken as they are: frozen already).
 
     Raises ``NestingError`` (a ``ValueError``) for a value nested deeper than ``MAX_DEPTH``
-    or holding a non-finite float (``NaN``, ``Infinity``: JSON has no such numbers)."""
+    or holding what JSON cannot write — a non-finite float (``NaN``, ``Infinity``), a set,
+    bytes, any other object, a key that is not a string — so that what a record holds can
+    always be written and read back equal."""
     kind = type(value)
     if kind is float:
         if value - value != 0.0:  # NaN or an infinity
@@ -142,6 +152,8 @@ def _frozen(value: Any, depth: int) -> Any:
     if kind is dict:
         frozen = {}
         for key, item in value.items():
+            if type(key) is not str:
+                raise NestingError(f"a key that is not a string ({type(key).__name__} {key!r})")
             try:
                 frozen[key] = _frozen(item, depth + 1)
             except NestingError as exc:  # the path is built only on the way out
@@ -159,7 +171,13 @@ def _frozen(value: Any, depth: int) -> Any:
         return pvector(items) if kind is list else tuple(items)
     if isinstance(value, float) and value - value != 0.0:
         raise NestingError(f"{value!r} is not a JSON number", non_finite=True)
-    return freeze(value, strict=True)  # type: ignore[call-overload]  # sets, defaultdicts
+    if isinstance(value, str | int | float):  # subclasses (an IntEnum, a str enum)
+        return value
+    if isinstance(value, Mapping):  # a defaultdict, an OrderedDict, a mapping proxy
+        return _frozen(dict(value), depth)
+    if isinstance(value, list | tuple):
+        return _frozen(list(value) if isinstance(value, list) else tuple(value), depth)
+    raise NestingError(f"a value of type {type(value).__name__!r} is not JSON")
 
 
 def shallow_dict(value: Mapping[str, Any]) -> dict[str, Any]:
