@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 import pytest
 from helpers import add, explode, initial, make_loop
@@ -295,3 +297,46 @@ def test_json_like_mappings_sequences_and_scalar_subclasses_are_taken():
     assert state.with_metadata("k", {**plain, "point": [1, 2], "level": 2}).to_json() == (
         state.to_json()
     )
+
+
+def _misuses() -> list[tuple[str, Any]]:
+    state = initial()
+    return [
+        ("with_system_prompt(3)", lambda: state.with_system_prompt(3)),
+        ("with_message('text')", lambda: state.with_message("text")),
+        ("with_messages([3])", lambda: state.with_messages([Message.user("a"), 3])),
+        ("with_metadata(3, 'x')", lambda: state.with_metadata(3, "x")),
+        ("with_goal('x')", lambda: state.with_goal("finish")),
+        ("with_context(None)", lambda: state.with_context(None)),
+        ("with_execution(3)", lambda: state.with_execution(3)),
+        ("with_stop_signal('x')", lambda: state.with_stop_signal("stop")),
+        ("context.with_steering(3)", lambda: state.context.with_steering(3)),
+        ("context.with_appended([None])", lambda: state.context.with_appended([None])),
+        ("at_step(1.5)", lambda: state.at_step(1.5)),
+        ("timeline('1')", lambda: state.timeline("1")),
+        ("from_json(3)", lambda: AgentState.from_json(3)),
+    ]
+
+
+@pytest.mark.parametrize(("call_", "misuse"), _misuses(), ids=[m for m, _ in _misuses()])
+def test_with_methods_refuse_what_a_state_cannot_hold(call_, misuse):
+    """A ``with_*`` method given something else than what the state holds there raises
+    ``TypeError``: it was taken, and the state encoded but could not be read back (a
+    stored session no one could load), or failed later with an unrelated error."""
+    with pytest.raises(TypeError, match=r"takes|is a str"):
+        misuse()
+
+
+def test_a_state_the_with_methods_make_reads_back_equal():
+    """What the ``with_*`` methods still take, reads back equal."""
+    state = (
+        initial()
+        .with_system_prompt("Be brief.")
+        .with_message(Message.assistant("hi"))
+        .with_messages([Message.user("a"), Message.assistant("b")])
+        .with_metadata("k", {"a": [1]})
+        .with_steering_message("hurry")
+        .with_follow_up("then this")
+    )
+    assert AgentState.from_json(state.to_json()) == state
+    assert AgentState.from_json(bytearray(state.to_json().encode())) == state

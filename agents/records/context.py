@@ -21,7 +21,7 @@ from agents.records.frozen import (
 from agents.records.messages import Message
 from agents.records.record import Record
 
-__all__ = ["SECTIONS", "AgentContext", "MessageStore"]
+__all__ = ["SECTIONS", "AgentContext", "MessageStore", "checked_message"]
 
 SECTIONS: Final = ("messages", "buffer", "summary")
 _EMPTY: Final[History[Message]] = to_history(())
@@ -46,8 +46,11 @@ class MessageStore(Record):
         return getattr(self, name)  # type: ignore[no-any-return]
 
     def with_section(self, name: str, messages: Iterable[Message]) -> MessageStore:
-        """A copy with section ``name`` replaced."""
+        """A copy with section ``name`` replaced (``TypeError`` for an item that is not a
+        ``Message``)."""
         current = self.section(name)
+        if type(messages) is not History:  # a History is made of records already
+            messages = [checked_message(m, "a message section") for m in messages]
         new = to_history(messages)
         if new is current:
             return self
@@ -55,6 +58,7 @@ class MessageStore(Record):
 
     def with_message(self, message: Message, section: str = "messages") -> MessageStore:
         """A copy with ``message`` appended to ``section``."""
+        checked_message(message, "with_message")
         if section == "messages":
             return self._evolve(messages=self.messages.append(message))
         return self._evolve(**{section: self.section(section).append(message)})
@@ -102,6 +106,7 @@ class AgentContext(Record):
 
     def with_appended(self, messages: Iterable[Message]) -> AgentContext:
         """A copy with several messages appended to the conversation."""
+        messages = [checked_message(m, "with_appended") for m in messages]
         store = self.store
         return self._evolve(store=store._evolve(messages=store.messages.extend(messages)))
 
@@ -111,18 +116,24 @@ class AgentContext(Record):
 
     def with_system_prompt(self, prompt: str) -> AgentContext:
         """A copy with another system prompt."""
+        if type(prompt) is not str:
+            raise TypeError(f"a system prompt is a str, not {type(prompt).__name__}")
         return self if prompt == self.system_prompt else self._evolve(system_prompt=prompt)
 
     def with_metadata(self, key: str, value: Any) -> AgentContext:
         """A copy with one metadata entry set."""
+        if type(key) is not str:
+            raise TypeError(f"a metadata key is a str, not {type(key).__name__}")
         return self._evolve(metadata=self.metadata.set(key, deep_freeze(value)))
 
     def with_steering(self, message: Message) -> AgentContext:
         """A copy with a message queued for right before the next inference."""
+        checked_message(message, "with_steering")
         return self._evolve(steering=self.steering.append(message))
 
     def with_follow_up(self, message: Message) -> AgentContext:
         """A copy with a message queued for when the run would otherwise complete."""
+        checked_message(message, "with_follow_up")
         return self._evolve(follow_ups=self.follow_ups.append(message))
 
     def with_steering_delivered(self) -> AgentContext:
@@ -148,3 +159,14 @@ class AgentContext(Record):
     def with_response_format(self, response_format: Any) -> AgentContext:
         """A copy asking for structured output."""
         return self._evolve(response_format=deep_freeze(response_format))
+
+
+def checked_message(message: Any, where: str) -> Message:
+    """``message``, or a ``TypeError`` saying what ``where`` takes: a state holding
+    anything else in a message's place encodes and cannot be read back."""
+    if not isinstance(message, Message):
+        raise TypeError(
+            f"{where} takes a Message, not {type(message).__name__} "
+            "(text: Message.user(...), or AgentState.with_user_message)"
+        )
+    return message

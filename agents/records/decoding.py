@@ -399,6 +399,8 @@ def from_dict(data: Any, cls: type[R] | None = None) -> R:
 
 def from_json(text: str | bytes, cls: type[R] | None = None) -> R:
     """Rebuild a record from ``to_json`` output."""
+    if not isinstance(text, str | bytes | bytearray):
+        raise TypeError(f"from_json takes JSON text (str or bytes), not {type(text).__name__}")
     return from_dict(loads(text), cls)
 
 

@@ -108,6 +108,8 @@ class AgentState(Record):
     def with_goal(self, goal: Goal | None) -> AgentState:
         """A copy working on ``goal``: the loop offers a ``complete_goal`` tool and prompts the
         model to go on until it calls it or a budget is spent."""
+        if goal is not None and not isinstance(goal, Goal):
+            raise TypeError(f"with_goal takes a Goal or None, not {type(goal).__name__}")
         return self if goal is self.goal else self._evolve(goal=goal)
 
     def with_steering_message(self, message: str | Message) -> AgentState:
@@ -133,6 +135,8 @@ class AgentState(Record):
 
     def with_context(self, context: AgentContext) -> AgentState:
         """A copy with another context."""
+        if not isinstance(context, AgentContext):
+            raise TypeError(f"with_context takes an AgentContext, not {type(context).__name__}")
         return self if context is self.context else self._evolve(context=context)
 
     def with_llm_config(self, **config: Any) -> AgentState:
@@ -141,10 +145,16 @@ class AgentState(Record):
 
     def with_execution(self, execution: ExecutionState | None) -> AgentState:
         """A copy with another execution."""
+        if execution is not None and not isinstance(execution, ExecutionState):
+            raise TypeError(
+                f"with_execution takes an ExecutionState or None, not {type(execution).__name__}"
+            )
         return self if execution is self.execution else self._evolve(execution=execution)
 
     def with_stop_signal(self, signal: StopSignal) -> AgentState:
         """A copy with a stop signal; creates a PENDING execution when there is none."""
+        if not isinstance(signal, StopSignal):
+            raise TypeError(f"with_stop_signal takes a StopSignal, not {type(signal).__name__}")
         execution = self.execution or ExecutionState.pending()
         return self._evolve(execution=execution.with_stop_signal(signal))
 
@@ -334,6 +344,8 @@ class AgentState(Record):
     def timeline(self, start: int = 1) -> list[TimelineRow]:
         """One row per step of the current execution (from step ``start``); the last row of
         a finished one carries the stop reason."""
+        if type(start) is not int:
+            raise TypeError(f"timeline takes an int start, not {type(start).__name__}")
         execution = self.execution
         if execution is None:
             return []
@@ -389,6 +401,8 @@ class AgentState(Record):
         at step ``k + 1``; ``at_step(n)`` of a finished execution is the state itself. Only
         messages, steps and signals are rewound; the steps share structure with this state.
         """
+        if type(k) is not int:
+            raise TypeError(f"at_step takes an int, not {type(k).__name__}")
         execution = self.execution
         count = self.step_count
         if execution is None or not 0 <= k <= count:
