@@ -1038,6 +1038,33 @@ def test_an_id_no_store_can_keep_is_refused_and_never_found(store, bad):
         store.delete(bad)
 
 
+@pytest.mark.parametrize("bad", [3, None, ("a",), b"id"])
+def test_an_id_that_is_no_text_is_refused_and_never_found(store, bad):
+    """A session id is text: another value is a ``TypeError`` when a session is created with
+    it (an int was stored as it was — SQLite keeps any type — and no later call could find
+    it: each raised ``TypeError: argument of type 'int' is not iterable``), and no session
+    has it (``SessionNotFound``, in every store alike)."""
+    if bad is not None:
+        with pytest.raises(TypeError, match="session_id is a str, not"):
+            store.create(AgentState.initial(), bad)
+    with pytest.raises(SessionNotFound):
+        store.load(bad)
+    with pytest.raises(SessionNotFound):
+        store.delete(bad)
+    assert store.exists(bad) is False
+
+
+def test_a_session_holds_an_agent_state_or_nothing(store):
+    """``create`` and ``with_state`` take an ``AgentState`` (the in-memory store kept an int
+    as a session's state; the SQL stores raised ``AttributeError``)."""
+    with pytest.raises(TypeError, match="a session's state is an AgentState, not int"):
+        store.create(3)
+    session = store.create(AgentState.initial())
+    with pytest.raises(TypeError, match="not dict"):
+        session.with_state({"messages": []})
+    assert store.load(session.session_id).state == session.state
+
+
 def test_a_locked_sqlite_database_is_a_typed_error_and_nothing_is_lost(tmp_path):
     """Another process holding the database's write lock past the store's busy timeout:
     the write raises ``StoreUnavailable`` naming the file and the reason (it raised

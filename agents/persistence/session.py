@@ -16,12 +16,17 @@ __all__ = ["Session", "SessionStore", "recreated", "storable_id"]
 
 
 def storable_id(session_id: str) -> bool:
-    """Whether a store can keep ``session_id``: text without NUL (PostgreSQL refuses it) or
-    a lone surrogate (UTF-8 cannot hold one: a database, a file or a URL would refuse it)."""
-    return "\x00" not in session_id and not has_lone_surrogate(session_id)
+    """Whether a store can keep ``session_id``: text (no other value is a session id)
+    without NUL (PostgreSQL refuses it) or a lone surrogate (UTF-8 cannot hold one: a
+    database, a file or a URL would refuse it)."""
+    return (
+        type(session_id) is str and "\x00" not in session_id and not has_lone_surrogate(session_id)
+    )
 
 
 def _check_id(_: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
+    if value is not None and type(value) is not str:
+        raise TypeError(f"{attribute.name} is a str, not {type(value).__name__}")
     if isinstance(value, str) and not storable_id(value):
         raise ValueError(
             f"{attribute.name} {value!r} cannot be stored: a session id has no NUL and no "
@@ -36,14 +41,20 @@ class Session(Record):
 
     session_id: str = attrs.field(validator=_check_id)
     version: int
-    state: AgentState | None
+    state: AgentState | None = attrs.field(validator=lambda _, __, value: _check_state(value))
     parent_session_id: str | None = attrs.field(default=None, validator=_check_id)
     created_at: datetime
     updated_at: datetime
 
     def with_state(self, state: AgentState) -> Session:
         """A copy carrying another state (to ``save`` or ``checkpoint``)."""
+        _check_state(state)
         return self if state is self.state else self._evolve(state=state)
+
+
+def _check_state(state: object) -> None:
+    if state is not None and not isinstance(state, AgentState):
+        raise TypeError(f"a session's state is an AgentState, not {type(state).__name__}")
 
 
 @runtime_checkable
