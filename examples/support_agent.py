@@ -5,8 +5,18 @@ Run: ``.venv/bin/python examples/support_agent.py``
 
 from __future__ import annotations
 
-from agents import AgentLoop, AgentState, HookContext, HookTrigger, hook, tool
-from agents.testing import ScriptedDriver, call, reply
+from agents import (
+    AgentLoop,
+    AgentState,
+    HookContext,
+    HookTrigger,
+    InferenceRequest,
+    Role,
+    ToolCall,
+    hook,
+    tool,
+)
+from agents.testing import FunctionDriver, ScriptedDriver, call, reply
 
 ORDERS = {"A-1": {"status": "shipped", "total": 40.0}}
 
@@ -55,6 +65,29 @@ def build() -> tuple[AgentLoop, AgentState]:
     )
     loop = AgentLoop(model, tools=[lookup_order, refund], hooks=[cap_refunds], max_steps=6)
     return loop, AgentState.initial("You are a support agent.", messages=["Refund A-1"])
+
+
+def answer(request: InferenceRequest) -> list[ToolCall] | str:
+    """The scripted model's next answer, read off the conversation (how many tool results
+    it holds), so that a run resumed after an approval goes on where it stopped."""
+    done = sum(1 for message in request.messages if message.role is Role.TOOL)
+    script: list[list[ToolCall] | str] = [
+        [ToolCall(id="call_1", name="lookup_order", arguments={"order_id": "A-1"})],
+        [ToolCall(id="call_2", name="refund", arguments={"order_id": "A-1", "amount": 400.0})],
+        [ToolCall(id="call_3", name="refund", arguments={"order_id": "A-1", "amount": 40.0})],
+        "Refunded 40.00 on A-1.",
+    ]
+    return script[min(done, len(script) - 1)]
+
+
+def loop() -> AgentLoop:
+    """The agent as ``agents serve examples.support_agent:loop`` serves it: the same tools,
+    guard and answers, but a refund waits for a human's approval (the page shows it with
+    Approve and Deny), on a model that reads where the conversation is."""
+    approved = tool(refund.function, requires_approval=True)
+    return AgentLoop(
+        FunctionDriver(answer), tools=[lookup_order, approved], hooks=[cap_refunds], max_steps=6
+    )
 
 
 def main() -> AgentState:

@@ -26,6 +26,32 @@ def test_support_agent_example():
     assert lines[-1] == "completed: Refunded 40.00 on A-1."
 
 
+def test_the_support_agent_as_agents_serve_names_it_waits_for_approvals(monkeypatch):
+    """``agents serve examples.support_agent:loop`` (the command issue 20 names) finds a
+    loop whose refunds wait for a human: approving each — the run resumed by a loop made
+    again, as the server makes one for each run — the guard still blocks the oversized one
+    and the run ends with the right refund."""
+    from agents import AgentState, ExecutionStatus
+    from agents.cli.serving import loop_factory
+
+    monkeypatch.syspath_prepend(str(ROOT))
+    factory = loop_factory("examples.support_agent:loop", None)
+    state = AgentState.initial("You are a support agent.", messages=["Refund A-1"])
+    asked = []
+    state = factory(None).run(state)
+    while state.status is ExecutionStatus.SUSPENDED and len(asked) < 5:
+        (call,) = state.pending_approvals
+        asked.append(dict(call.arguments))
+        state = factory(None).run(state.with_approval(call.id, True))
+    assert asked == [{"order_id": "A-1", "amount": 400.0}, {"order_id": "A-1", "amount": 40.0}]
+    assert state.final_response == "Refunded 40.00 on A-1."
+    assert [t.error.type if t.error else None for t in state.tool_executions] == [
+        None,
+        "ToolBlocked",
+        None,
+    ]
+
+
 def test_real_model_example_runs_against_a_chat_completions_server():
     """``examples/real_model.py`` runs against the provider the environment names; here the
     local chat-completions server plays the provider."""
