@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -14,6 +15,8 @@ from helpers import TIMELINE_HEADER, agents_cli
 from agents import AuditLog, ExecutionStatus, StepType
 from agents.cli import main
 from agents.cli.demo import build_demo
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_demo_prints_the_timeline_and_answer_and_writes_the_run(tmp_path):
@@ -127,6 +130,31 @@ def test_report_writes_a_self_contained_page(tmp_path):
     assert page.count('class="step') == 3
     assert "http://" not in page and "https://" not in page and "src=" not in page
     assert "no rate for &#x27;JPY&#x27;" in page or "JPY" in page
+
+
+def test_no_command_writes_its_output_over_what_it_reads(tmp_path):
+    """``report -o`` naming the run file it reports on, and ``regress --report`` naming a
+    recording (given, or in a folder given): exit 2 with one line, before anything is
+    written — ``report run.jsonl -o run.jsonl`` replaced the audit log with its page."""
+    path = demo_file(tmp_path)
+    before = path.read_bytes()
+    (tmp_path / "runs").mkdir()
+    kept = tmp_path / "runs" / "a.jsonl"
+    kept.write_bytes(before)
+    target = "examples.support_agent:build"
+    for args in (
+        ("report", str(path), "-o", str(path)),
+        ("report", path.name, "-o", f"../{tmp_path.name}/{path.name}"),
+        ("regress", target, str(path), "--report", str(path)),
+        ("regress", target, "runs", "--report", str(kept)),
+    ):
+        result = agents_cli(*args, cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert result.returncode == 2, (args, result.stderr)
+        assert len(result.stderr.splitlines()) == 1 and "write elsewhere" in result.stderr
+    assert path.read_bytes() == before and kept.read_bytes() == before
+    assert AuditLog.verify(path) > 0
+    written = agents_cli("report", str(path), "-o", str(tmp_path / "runs" / "r.html"), cwd=tmp_path)
+    assert written.returncode == 0, written.stderr
 
 
 def test_replay_and_diff(tmp_path):

@@ -17,6 +17,7 @@ __all__ = [
     "file_mode",
     "load_attribute",
     "progress",
+    "refuse_overwriting",
     "write_atomically",
 ]
 
@@ -50,6 +51,23 @@ def write_atomically(path: str, text: str) -> None:
         if isinstance(exc, OSError):
             raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
+
+
+def refuse_overwriting(output: str, inputs: list[str], suffixes: tuple[str, ...]) -> None:
+    """A ``ConfigurationError`` when writing ``output`` would replace what the command reads:
+    one of the ``inputs`` files, or a file with one of ``suffixes`` inside an input folder
+    (``agents report run.jsonl -o run.jsonl`` replaced the audit log with its report)."""
+    from agents.errors import ConfigurationError
+
+    target = os.path.realpath(output)
+    for given in inputs:
+        source = os.path.realpath(given)
+        if os.path.isdir(source):
+            inside = os.path.commonpath([source, target]) == source
+            if inside and target.lower().endswith(suffixes) and os.path.exists(target):
+                raise ConfigurationError(f"{output} is a recording in {given}: write elsewhere")
+        elif target == source:
+            raise ConfigurationError(f"{output} is the file being read: write elsewhere")
 
 
 def progress(label: str) -> Callable[[int, int], None] | None:

@@ -9,7 +9,14 @@ import os
 import sys
 from typing import Any, TextIO
 
-from agents.cli.common import BAD_INPUT, DIFFERENT, OK, progress, write_atomically
+from agents.cli.common import (
+    BAD_INPUT,
+    DIFFERENT,
+    OK,
+    progress,
+    refuse_overwriting,
+    write_atomically,
+)
 from agents.cli.labels import call_labels, call_outcome, describe_status
 
 __all__ = [
@@ -218,6 +225,7 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
     from agents.cli.report import render_report
     from agents.cli.runfiles import load_state
 
+    refuse_overwriting(args.output, [args.file], ())
     state = load_state(args.file)
     write_atomically(args.output, render_report(state, args.file))
     out.write(f"report written to {args.output}\n")

@@ -9,7 +9,13 @@ import argparse
 import os
 from typing import Any, TextIO
 
-from agents.cli.common import DIFFERENT, OK, load_attribute, write_atomically
+from agents.cli.common import (
+    DIFFERENT,
+    OK,
+    load_attribute,
+    refuse_overwriting,
+    write_atomically,
+)
 
 __all__ = ["regress"]
 
@@ -20,6 +26,8 @@ def regress(args: argparse.Namespace, out: TextIO) -> int:
     from agents.errors import ConfigurationError
     from agents.testing.regression import regress as run_regression
 
+    if args.report:
+        refuse_overwriting(args.report, list(args.runs), (".jsonl", ".json"))
     agent = agent_of(args.target)
     registry = load_attribute(args.registry) if args.registry else None
     continue_with = None
