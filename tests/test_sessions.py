@@ -1028,30 +1028,31 @@ def test_sessions_store_such_text_and_load_it_back(store):
     assert loaded.state.to_json() == final.state.to_json()
 
 
-@pytest.mark.parametrize("bad", ["a\x00b", "\ud800", "s-\udcff"])
-def test_an_id_no_store_can_keep_is_refused_and_never_found(store, bad):
-    with pytest.raises(ValueError, match="cannot be stored"):
+@pytest.mark.parametrize(
+    ("bad", "refusal", "said"),
+    [
+        ("a\x00b", ValueError, "cannot be stored"),
+        ("\ud800", ValueError, "cannot be stored"),
+        ("s-\udcff", ValueError, "cannot be stored"),
+        (3, TypeError, "session_id is a str, not int"),
+        (("a",), TypeError, "session_id is a str, not tuple"),
+        (b"id", TypeError, "session_id is a str, not bytes"),
+    ],
+)
+def test_an_id_no_store_can_keep_is_refused_and_never_found(store, bad, refusal, said):
+    """A session id is text without NUL or a lone surrogate: another is refused when a
+    session is created with it (an int was stored as it was — SQLite keeps any type — and
+    no later call could find it: each raised ``TypeError: argument of type 'int' is not
+    iterable``), and no session has it, in every store alike."""
+    with pytest.raises(refusal, match=said):
         store.create(AgentState.initial(), bad)
     with pytest.raises(SessionNotFound):
         store.load(bad)
     with pytest.raises(SessionNotFound):
         store.delete(bad)
-
-
-@pytest.mark.parametrize("bad", [3, None, ("a",), b"id"])
-def test_an_id_that_is_no_text_is_refused_and_never_found(store, bad):
-    """A session id is text: another value is a ``TypeError`` when a session is created with
-    it (an int was stored as it was — SQLite keeps any type — and no later call could find
-    it: each raised ``TypeError: argument of type 'int' is not iterable``), and no session
-    has it (``SessionNotFound``, in every store alike)."""
-    if bad is not None:
-        with pytest.raises(TypeError, match="session_id is a str, not"):
-            store.create(AgentState.initial(), bad)
-    with pytest.raises(SessionNotFound):
-        store.load(bad)
-    with pytest.raises(SessionNotFound):
-        store.delete(bad)
     assert store.exists(bad) is False
+    with pytest.raises(SessionNotFound):
+        store.load(None)
 
 
 def test_a_session_holds_an_agent_state_or_nothing(store):
