@@ -80,6 +80,9 @@ class MCPServer:
         self._tools: tuple[Tool, ...] | None = None
         self._calls: dict[str, tuple[str, float | None]] = {}  # tool → server's name, deadline
         self._failure: str | None = None  # why the session did not open, last time
+        # The server's tool list last seen, and what a run can offer of it (``_offers``):
+        # worked out once per list, not at each run's catalogue.
+        self._offers: tuple[Any, list[dict[str, Any]]] | None = None
 
     # -- what a subclass says ----------------------------------------------------------------
 
@@ -166,7 +169,9 @@ class MCPServer:
                     "description": t.description,
                     **({"input_schema": t.input_schema} if "input_schema" in offer else offer),
                 }
-                for t, offer in zip(connection.tools, _offers(connection.tools), strict=True)
+                for t, offer in zip(
+                    connection.tools, self._offers_of(connection.tools), strict=True
+                )
             ],
         }
 
@@ -218,9 +223,15 @@ class MCPServer:
         listed twice (the catalogue says why the others are left out)."""
         return tuple(
             self._tool(info, offered["input_schema"])
-            for info, offered in zip(listed, _offers(listed), strict=True)
+            for info, offered in zip(listed, self._offers_of(listed), strict=True)
             if "input_schema" in offered
         )
+
+    def _offers_of(self, listed: Sequence[sdk.ToolInfo]) -> list[dict[str, Any]]:
+        known = self._offers
+        if known is None or known[0] is not listed:
+            known = self._offers = (listed, _offers(listed))
+        return known[1]
 
     def _tool(self, info: sdk.ToolInfo, schema: Any) -> Tool:
         try:
