@@ -47,6 +47,7 @@ from agents.replaying import (
 from agents.runfiles import load_record
 from agents.shell.loop import AgentLoop
 from agents.testing.changes import CHANGE_KINDS, Change, first_change, request_change
+from agents.testing.regression_fast import ShortWay
 from agents.testing.regression_report import RegressionReport, RunOutcome, step_json
 
 __all__ = [
@@ -97,9 +98,20 @@ def regress(
     loop, prompt = _agent(agent, registry)
     if listeners:
         loop = loop.with_listeners(*listeners)
+    # The short way for audit logs of plain runs (regression_fast), the general way else;
+    # not where a run's events or logs go anywhere (a changed run would be told twice).
+    quiet = not loop.listeners and loop.logger is None
+    short = ShortWay(loop, prompt) if tools == "record" and not exact and quiet else None
     outcomes = []
-    for source, record in recordings(runs):
-        outcome, state = _regress_one(loop, prompt, source, record, tools, exact, continue_with)
+    for source, found in _found(runs):
+        state = None
+        if short and isinstance(found, Path) and found.suffix == ".jsonl" and found.is_file():
+            state = short.same(found.read_bytes())
+        if state is not None:
+            outcome = RunOutcome(source=source, change=None)
+        else:
+            record = found if isinstance(found, RunRecord) else load_record(str(found))
+            outcome, state = _regress_one(loop, prompt, source, record, tools, exact, continue_with)
         if keep is not None:
             keep(outcome, state)
         outcomes.append(outcome)
@@ -155,6 +167,12 @@ def accept(agent: Any, path: str | os.PathLike[str], **options: Any) -> Regressi
 def recordings(runs: Iterable[Any]) -> Iterator[tuple[str, RunRecord]]:
     """``(source, record)`` for each recorded run of ``runs`` (see ``regress``), read as
     they are needed; folders in name order."""
+    for source, found in _found(runs):
+        yield source, found if isinstance(found, RunRecord) else load_record(str(found))
+
+
+def _found(runs: Iterable[Any]) -> Iterator[tuple[str, RunRecord | Path]]:
+    """``recordings``, each run file by its path (read when it is regressed)."""
     for index, item in enumerate(runs, start=1):
         if isinstance(item, RunRecord):
             yield f"record {index}", item
@@ -175,15 +193,15 @@ def recordings(runs: Iterable[Any]) -> Iterator[tuple[str, RunRecord]]:
             )
 
 
-def _files(path: Path) -> Iterator[tuple[str, RunRecord]]:
+def _files(path: Path) -> Iterator[tuple[str, Path]]:
     if path.is_dir():
         found = sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
         if not found:
             raise StateDecodeError(f"{path}: no recordings (*.jsonl, *.json) in this folder")
         for file in found:
-            yield str(file), load_record(str(file))
+            yield str(file), file
     else:
-        yield str(path), load_record(str(path))
+        yield str(path), path
 
 
 def _agent(agent: Any, registry: Any) -> tuple[AgentLoop, str | None]:

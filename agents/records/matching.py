@@ -1,0 +1,216 @@
+"""Whether a record is what a JSON document says — what the codec would write for it,
+exactly (values and their JSON types) — without writing it: code generated for each record
+class from its field plan, as its encoder is (``encoding``), comparing field by field.
+
+``loose`` names fields (at any depth) whose recorded value need only be one the decoder
+reads, of the kind the record's is — ids and times, which differ between two runs of the
+same behaviour: a time must be ISO-8601 text with its offset, an id text.
+"""
+
+from __future__ import annotations
+
+import enum
+import typing
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from typing import Any, Final
+
+from pyrsistent import PMap
+
+from agents.records.compiled import compiled, element_of, optional_of
+from agents.records.encoding import Encoding, encode_any
+from agents.records.json_text import exact, timestamp
+from agents.records.redaction import redact
+from agents.records.registry import (
+    RECORD,
+    RECORDS_BY_TYPE,
+    Refs,
+    data_fields,
+    field_plan,
+    hints,
+    scope,
+)
+
+__all__ = ["Known", "json_alike", "matches"]
+
+Matcher = Callable[[Any, Any, Any, Any], bool]
+_MISSING: Final = object()
+
+
+def matches(
+    record: Any,
+    data: Any,
+    loose: frozenset[str] = frozenset(),
+    refs: Any = None,
+    known: Known | None = None,
+) -> bool:
+    """Whether ``record`` is written as ``data`` (``kind`` and fields, without
+    ``schema_version``), the ``loose`` fields only checked to be readable; ``refs``: the
+    references of the state holding it (a step's input written as a ``MessagesRef``);
+    ``known``: records already found to be written as some JSON (``Known.add``), which a
+    record inside is compared by (as text) instead of field by field."""
+    return _MATCHERS[type(record), loose](record, data, refs, known)
+
+
+class Known(dict[int, tuple[Any, Any]]):
+    """Records known to be written as some JSON, by identity (each kept alive here, with
+    that JSON): a record inside a record matched is compared by it — the same JSON object,
+    or the same text — instead of field by field."""
+
+    def add(self, record: Any, data: Any) -> None:
+        """``record`` is written as ``data`` (it was decoded from it, or matched)."""
+        self[id(record)] = (record, data)
+
+
+def json_alike(mine: Any, theirs: Any) -> bool:
+    """Two JSON values equal with their JSON types (``1``, ``1.0`` and ``true`` differ)."""
+    kind = type(mine)
+    if kind is not type(theirs):
+        return False
+    if kind is dict:
+        if mine.keys() != theirs.keys():
+            return False
+        return all(json_alike(value, theirs[key]) for key, value in mine.items())
+    if kind is list:
+        return len(mine) == len(theirs) and all(map(json_alike, mine, theirs))
+    return bool(mine == theirs)
+
+
+class _Matchers(dict[tuple[type, frozenset[str]], Matcher]):
+    """Each class's matcher for a set of loose fields, compiled when first asked for."""
+
+    def __missing__(self, key: tuple[type, frozenset[str]]) -> Matcher:
+        cls, loose = key
+        found = self[key] = _compile(cls, loose) if cls in RECORDS_BY_TYPE else _value(loose)
+        return found
+
+
+_MATCHERS: Final = _Matchers()
+
+
+def _value(loose: frozenset[str]) -> Matcher:
+    """Any value that is not a record, by what the encoder writes for it."""
+
+    def match(value: Any, data: Any, refs: Any, known: Any) -> bool:
+        return json_alike(encode_any(value, Encoding(None)), data)
+
+    return match
+
+
+def _readable(mine: Any, theirs: Any) -> bool:
+    """A loose field: a value the decoder reads, of the kind the record's is."""
+    if type(mine) is datetime:
+        if type(theirs) is not str:
+            return False
+        try:
+            return datetime.fromisoformat(theirs).tzinfo is not None
+        except ValueError:
+            return False
+    if mine is None or type(mine) in (str, int, float):
+        return type(mine) is type(theirs)
+    return json_alike(encode_any(mine, Encoding(None)), theirs)
+
+
+def _same_text(a: Any, b: Any) -> bool:
+    """Two JSON values written alike (so equal with their JSON types)."""
+    text = exact(a)
+    return text is not None and text == exact(b)
+
+
+def _map(value: Any, data: Any) -> bool:
+    if not value:
+        return type(data) is dict and not data
+    return json_alike(redact(value), data)
+
+
+def _records(values: Any, data: Any, refs: Any, known: Any, loose: frozenset[str]) -> bool:
+    if type(data) is not list or len(data) != len(values):
+        return False
+    for value, item in zip(values, data, strict=True):
+        if not _MATCHERS[type(value), loose](value, item, refs, known):
+            return False
+    return True
+
+
+def _code(annotation: Any) -> str:
+    """An expression: whether ``v`` (never ``None`` unless the annotation allows it) is
+    written as ``x``, as the encoder's ``_value_code`` writes it."""
+    inner = optional_of(annotation)
+    if inner is not None:
+        return f"(x is None if v is None else {_code(inner)})"
+    if annotation is str or annotation is int or annotation is bool:
+        return "(x.__class__ is v.__class__ and x == v)"
+    if annotation is datetime:
+        return "(x.__class__ is str and x == _timestamp(v))"
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return "(x.__class__ is v.value.__class__ and x == v.value)"
+    if annotation in RECORDS_BY_TYPE:
+        return "_M[v.__class__, _loose](v, x, refs, known)"
+    if element_of(annotation) in RECORDS_BY_TYPE:
+        return "((x.__class__ is list and not x) if not v else _records(v, x, refs, known, _loose))"
+    origin = typing.get_origin(annotation)
+    if origin in (Mapping, dict, PMap) or getattr(origin, "__name__", "") == "PMap":
+        return "_map(v, x)"
+    return "_M[v.__class__, _loose](v, x, refs, known)"
+
+
+def _compile(cls: type, loose: frozenset[str]) -> Matcher:
+    annotations = hints(cls)
+    fields = {field.name: field for field in data_fields(cls)}
+    lines = [
+        "def match(r, d, refs, known):",
+        "    if known is not None:",
+        "        k = known.get(id(r))",
+        "        if k is not None and k[0] is r and (k[1] is d or _same_text(k[1], d)):",
+        "            return True",
+        f"    if d.__class__ is not dict or d.get('kind') != {cls.__name__!r}:",
+        "        return False",
+        "    n = 1",
+    ]
+    state_scope = scope(cls)
+    if state_scope is not None:  # steps inside refer to this state's conversation
+        lines.append(f"    refs = _Refs(r.{state_scope})")
+    for name, plain, optional, messages_ref in field_plan(cls):
+        lines.append(f"    v = r.{name}")
+        indent = "    "
+        if optional:
+            lines += ["    if v is None:", f"        if {name!r} in d:", "            return False"]
+            lines.append("    else:")
+            indent = "        "
+        lines += [f"{indent}n += 1", f"{indent}x = d.get({name!r}, _MISSING)"]
+        if name in loose:
+            test = "_readable(v, x)"
+        elif plain:
+            test = "(x.__class__ is v.__class__ and x == v)"
+        elif fields[name].metadata.get(RECORD) is not None:
+            test = "_M[v.__class__, _loose](v, x, refs, known)"
+        else:
+            test = _code(annotations[name])
+        if messages_ref:
+            lines += [
+                f"{indent}p = None if refs is None else refs.prefix_of(v)",
+                f"{indent}if p is not None:",
+                f"{indent}    ok = x.__class__ is dict and len(x) == 2 and "
+                "x.get('kind') == 'MessagesRef' and x.get('prefix').__class__ is int "
+                "and x['prefix'] == p",
+                f"{indent}else:",
+                f"{indent}    ok = {test}",
+                f"{indent}if not ok:",
+                f"{indent}    return False",
+            ]
+        else:
+            lines += [f"{indent}if not {test}:", f"{indent}    return False"]
+    lines.append("    return len(d) == n")
+    namespace: dict[str, Any] = {
+        "_M": _MATCHERS,
+        "_MISSING": _MISSING,
+        "_Refs": Refs,
+        "_loose": loose,
+        "_map": _map,
+        "_readable": _readable,
+        "_records": _records,
+        "_timestamp": timestamp,
+        "_same_text": _same_text,
+    }
+    match: Matcher = compiled("\n".join(lines), namespace, cls, "match")
+    return match

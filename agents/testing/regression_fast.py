@@ -1,0 +1,420 @@
+"""The short way through ``regress`` for the run most recordings hold: one plain run that
+goes the same way through the new agent.
+
+``regress`` reads a recording whole — every record decoded, every state of the run rebuilt
+— before it runs the new agent, then compares the two histories record by record. For an
+audit log of one stretch (no approvals, questions, compaction, sub-agents, cancellations or
+wall-clock limits), regressed with ``tools="record"``, without listeners and not ``exact``,
+most of that work is not needed to tell that nothing changed: the model's answers and the
+tool executions are decoded from the log, the new run is answered from them while each
+request is the one recorded, and what the new run wrote — its steps, its conversation and
+the rest of its final state, as the codec writes them — is compared with the log's JSON
+itself, ids and times aside (each of those checked as the decoder would check it).
+
+``same_run`` gives the new run's final state when every part of it is the one recorded,
+and ``None`` whenever it cannot vouch for that — a recording of another kind, a line it
+does not expect, a request or a record that differs in any way. ``regress`` then takes its
+general way, which reads the whole record and says what changed and where. This way never
+says "same" where the general way would find a change: it compares more than the general
+way does (the whole final state, not only how the run ended), and by the JSON's exact
+values and types.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from agents.audit.records import stub_of
+from agents.records.codec import Document, decode_field, encode_value, from_dict
+from agents.records.context import AgentContext, MessageStore
+from agents.records.execution import ExecutionState
+from agents.records.frozen import History
+from agents.records.inference import InferenceRequest, InferenceResponse
+from agents.records.json_text import exact, loads
+from agents.records.matching import Known, json_alike, matches
+from agents.records.messages import ToolCall
+from agents.records.registry import Refs
+from agents.records.state import AgentState
+from agents.records.step import ToolExecution
+from agents.replaying import VOLATILE
+from agents.shell.loop import AgentLoop
+from agents.shell.subagents import DEPTH_KEY
+
+__all__ = ["ShortWay", "same_run"]
+
+# Stop reasons the new run cannot raise by itself (``regress`` gives them back from the
+# record): a recording holding one goes the general way.
+_GIVEN_BACK: Final = frozenset({"time_limit", "user_requested"})
+_ENDED: Final = frozenset({"completed", "stopped", "failed"})
+_OWNERS: Final[dict[str, type]] = {"context": AgentContext, "execution": ExecutionState}
+_STATE: Final[type] = AgentState
+_HISTORY: Final = {"context": "store", "execution": "step_executions"}  # never in changes
+_EXACT: Final[frozenset[str]] = frozenset()  # messages are compared exactly, ids too
+_STEP_KEYS: Final = frozenset({"changes", "sections", "step_execution", "request"})
+_END_KEYS: Final = frozenset({"changes", "sections", "status"})
+
+
+class _NotPlain(Exception):
+    """The recording is not of the kind this way reads, or the new run left it."""
+
+
+class ShortWay:
+    """The short way for one agent, made once for all the recordings it regresses: the
+    loop, answered by a model and a tool interceptor that each recording resets."""
+
+    def __init__(self, loop: AgentLoop, prompt: str | None) -> None:
+        self._prompt = prompt
+        self._model = model = _Given()
+        self._loop = loop.with_options(
+            driver=model, interceptors=(*loop.interceptors, _recorded_tools(model))
+        )
+
+    def same(self, data: bytes) -> AgentState | None:
+        """The final state of the new run of the run the audit log ``data`` records,
+        when it goes the same way, ids and times aside; ``None`` when this way cannot
+        vouch for that (``regress`` then reads the record whole)."""
+        try:
+            recorded = _Recorded(data)
+        except Exception:  # any doubt about the log: the general way reads it, says what
+            return None
+        start = recorded.start
+        if self._prompt is not None and start.context.system_prompt != self._prompt:
+            return None  # asked otherwise from the first request on
+        model = self._model
+        model.reset(recorded)
+        state = self._loop.run(start)
+        if model.off or model.position != len(recorded.answers):
+            return None
+        try:
+            return state if _same(recorded, state, model) else None
+        except Exception:  # a value the codec cannot write, say: the general way tells
+            return None
+
+
+def same_run(loop: AgentLoop, prompt: str | None, data: bytes) -> AgentState | None:
+    """``ShortWay(loop, prompt).same(data)``: the new run's final state when the run the
+    audit log ``data`` records goes the same way through ``loop``, else ``None``.
+    ``prompt``: a system prompt replacing the recorded one (a definition's)."""
+    return ShortWay(loop, prompt).same(data)
+
+
+class _Recorded:
+    """What an audit log of one plain run holds, read without rebuilding its states: the
+    start (decoded), the model's answers and tool executions (decoded), and as JSON each
+    step, the conversation and the final state without its conversation and steps."""
+
+    def __init__(self, data: bytes) -> None:
+        lines = data.split(b"\n")
+        if lines.pop() or len(lines) < 2:
+            raise _NotPlain("a torn or short log")
+        entries = [loads(raw) for raw in lines]
+        first = entries[0]
+        execution_id = first["execution_id"]
+        self.final = final = self._start(first)
+        self.known = Known()
+        self.document = Document()  # what repeats in the log decoded once (calls)
+        self.steps: list[dict[str, Any]] = []
+        self.prefixes: list[int] = []
+        self.answers: list[InferenceResponse] = []
+        self.executions: list[tuple[ToolExecution, ...]] = []
+        self.by_call: dict[str, ToolExecution] = {}
+        self.offered: dict[int, Any] = {}
+        for number, entry in enumerate(entries[1:-1], start=1):
+            payload = entry["payload"]
+            if (
+                entry["record"] != "step"
+                or entry["format"] != 2
+                or entry["execution_id"] != execution_id
+                or entry["step"] != number
+                or not payload.keys() <= _STEP_KEYS
+                or "changes" not in payload
+            ):
+                raise _NotPlain(f"record {number + 1} is not the run's step {number}")
+            self._changes(final, payload["changes"])
+            self._sections(payload["sections"])
+            self._step(number, payload)
+        self._end(entries[-1], execution_id)
+
+    def _start(self, first: dict[str, Any]) -> dict[str, Any]:
+        """The run's start decoded (``start``, ``head``, ``conversation``), and the JSON
+        of its state without conversation and steps, which the records change."""
+        payload = first["payload"]
+        if (
+            first["record"] != "start"
+            or first["format"] != 2
+            or payload.keys() != {"resumed", "state"}
+            or payload["resumed"] is not False
+        ):
+            raise _NotPlain("not a start record")
+        data = payload["state"]
+        if DEPTH_KEY in data["context"]["metadata"]:
+            raise _NotPlain("a sub-agent's run")
+        self.start = start = from_dict(data, AgentState)
+        execution = start.execution
+        store = start.context.store
+        if (
+            execution is None
+            or execution.step_executions
+            or execution.current_step is not None
+            or execution.approvals
+            or execution.pending_approvals
+            or execution.inputs
+            or execution.pending_inputs
+            or store.summary
+            or store.buffer
+        ):
+            raise _NotPlain("a start that is not a plain run's")
+        self.head = start.context.head()
+        self.conversation: list[Any] = list(data["context"]["store"]["messages"])
+        return {  # as the codec writes a record: no schema_version
+            **{key: value for key, value in data.items() if key != "schema_version"},
+            "context": {**data["context"], "store": encode_value(_NO_STORE)},
+            "execution": {**data["execution"], "step_executions": []},
+        }
+
+    def _end(self, last: dict[str, Any], execution_id: Any) -> None:
+        """The run's end record: the run ended by itself and waits for nobody."""
+        payload = last["payload"]
+        if (
+            last["record"] != "end"
+            or last["format"] != 2
+            or last["execution_id"] != execution_id
+            or not payload.keys() <= _END_KEYS
+            or "changes" not in payload
+        ):
+            raise _NotPlain("no end record")
+        self._changes(self.final, payload["changes"])
+        self._sections(payload["sections"])
+        execution = self.final["execution"]
+        if (
+            execution["status"] not in _ENDED
+            or execution.get("current_step") is not None
+            or execution["approvals"]
+            or execution["pending_approvals"]
+            or execution.get("inputs")
+            or execution.get("pending_inputs")
+            or _given_back(execution["continuation"])
+        ):
+            raise _NotPlain("a run that did not end by itself, or waits")
+
+    def _changes(self, final: dict[str, Any], changes: list[Any]) -> None:
+        """``final`` with a record's changes, each value checked as the decoder checks it."""
+        if type(changes) is not list:
+            raise _NotPlain("malformed changes")
+        for change in changes:
+            path = change[0] if type(change) is list and change else None
+            if type(path) is not list or not all(type(name) is str for name in path):
+                raise _NotPlain("a malformed change")
+            if len(path) == 1:
+                if path[0] in _OWNERS:
+                    raise _NotPlain("a whole record changed")
+                owner, kind = final, _STATE
+            elif len(path) == 2 and path[0] in _OWNERS and path[1] != _HISTORY[path[0]]:
+                if path == ["context", "system_prompt"]:
+                    raise _NotPlain("the system prompt changed")
+                owner = final[path[0]] = dict(final[path[0]])
+                kind = _OWNERS[path[0]]
+            else:
+                raise _NotPlain("a change of a nested field")
+            if len(change) == 2:
+                decode_field(kind, path[-1], change[1])
+                owner[path[-1]] = change[1]
+            elif len(change) == 1:
+                owner.pop(path[-1])
+            else:
+                raise _NotPlain("a malformed change")
+
+    def _sections(self, sections: dict[str, Any]) -> None:
+        """The conversation with a record's new messages (only ever added to)."""
+        if type(sections) is not dict or not set(sections) <= {"messages"}:
+            raise _NotPlain("a summary or buffer changed")
+        if sections:
+            change = sections["messages"]
+            if (
+                type(change) is not dict
+                or set(change) != {"keep", "add"}
+                or type(change["keep"]) is not int
+                or change["keep"] != len(self.conversation)
+            ):
+                raise _NotPlain("messages removed from the conversation")
+            if type(change["add"]) is not list:
+                raise _NotPlain("malformed messages")
+            self.conversation.extend(change["add"])
+
+    def _step(self, number: int, payload: dict[str, Any]) -> None:
+        data = payload["step_execution"]
+        step = data["step"]
+        reference = step["input_messages"]
+        prefix = reference.get("prefix") if type(reference) is dict else None
+        if (
+            reference != {"kind": "MessagesRef", "prefix": prefix}
+            or type(prefix) is not int
+            or step.get("compaction") is not None
+            or type(step["tool_executions"]) is not list
+            or _given_back(data["continuation"])
+        ):
+            raise _NotPlain(f"step {number} is not a plain step")
+        document = self.document
+        answer = document.record(step["response"], InferenceResponse)
+        known = self.known  # what the new run is given is written as it was read
+        known.add(answer, step["response"])
+        for call, written in zip(answer.tool_calls, step["response"]["tool_calls"], strict=True):
+            known.add(call, written)
+        executions = tuple(document.record(item, ToolExecution) for item in step["tool_executions"])
+        for execution in executions:
+            if execution.inputs or execution.tool_call.id in self.by_call:
+                raise _NotPlain("a tool call that asked a human, or a repeated call")
+            self.by_call[execution.tool_call.id] = execution
+        if "request" in payload:
+            self.offered[number] = payload["request"]
+        self.steps.append(data)
+        self.prefixes.append(prefix)
+        self.answers.append(answer)
+        self.executions.append(executions)
+
+
+_NO_STORE: Final = MessageStore()
+
+
+def _given_back(continuation: Any) -> bool:
+    return any(signal["reason"] in _GIVEN_BACK for signal in continuation["stop_signals"])
+
+
+class _Given:
+    """The model, answered from the record for as long as each request is the recorded
+    one; any other request leaves this way (``off``) and fails the run there."""
+
+    def __init__(self) -> None:
+        self._verified: tuple[tuple[Any, ...], bytes] | None = None  # offered, as text
+        self.reset(None)
+
+    def reset(self, recorded: Any) -> None:
+        self.recorded: _Recorded = recorded
+        self.position = 0
+        self.off = False
+        self.body: History[Any] | None = None  # the conversation the last request sent
+        self._offered: Any = None
+        self._shape: tuple[tuple[Any, ...], Any] | None = None  # offered, found alike
+
+    def infer(self, request: InferenceRequest) -> InferenceResponse:
+        position = self.position
+        self.position += 1
+        recorded = self.recorded
+        if (
+            self.off
+            or position >= len(recorded.answers)
+            or not self._messages_alike(request, position)
+            or not self._offered_alike(request, position + 1)
+        ):
+            self.off = True
+            raise _NotPlain("the request is not the recorded one")
+        return recorded.answers[position]
+
+    async def ainfer(self, request: InferenceRequest) -> InferenceResponse:
+        return self.infer(request)
+
+    def _messages_alike(self, request: InferenceRequest, position: int) -> bool:
+        """The request's messages the recorded ones: the head (the system prompt) and
+        the first ``prefix`` messages of the recorded conversation, as JSON. Each request
+        repeats the one before and adds to it: what the last one verified is skipped (one
+        identity check per 32 messages)."""
+        recorded = self.recorded
+        head = recorded.head
+        messages = request.messages
+        if len(messages) != len(head) + recorded.prefixes[position]:
+            return False
+        if type(messages) is not History or messages.head != head:
+            return self.each_alike(tuple(messages), 0)
+        body = messages.body()
+        last = self.body
+        start = len(last) if last is not None and last.is_prefix_of(body) else 0
+        if not self.each_alike(tuple(body.items_from(start)), start + len(head)):
+            return False
+        self.body = body
+        return True
+
+    def each_alike(self, messages: Any, start: int) -> bool:
+        """Messages ``start``, ``start + 1``... of a request (or of the conversation,
+        with no head) the recorded ones, exactly (tool call ids too)."""
+        head = self.recorded.head
+        conversation = self.recorded.conversation
+        for index, message in enumerate(messages, start=start):
+            if index < len(head):
+                mine = head[index]
+                if message is not mine and message != mine:
+                    return False
+            else:
+                written = conversation[index - len(head)]
+                if not matches(message, written, _EXACT, None, self.recorded.known):
+                    return False
+                self.recorded.known.add(message, written)
+        return True
+
+    def _offered_alike(self, request: InferenceRequest, step: int) -> bool:
+        """What the request offers besides its messages, against the latest recorded."""
+        offered = self.recorded.offered.get(step)
+        if offered is not None:
+            self._offered = offered
+        if self._offered is None:
+            return True  # the record does not say (as the general way)
+        parts = (request.tools, request.model, request.response_format, request.options)
+        offered = self._offered
+        last = self._shape  # a loop offers the same objects at every step: compared once
+        if last is not None and last[1] is offered and all(map(_is, parts, last[0])):
+            return True
+        text = exact(offered)  # and the same at every recording: compared once, as text
+        before = self._verified
+        if not (before and text == before[1] and all(map(_is, parts, before[0]))):
+            from agents.audit.records import request_shape
+
+            if text is None or not json_alike(request_shape(request), offered):
+                return False
+            self._verified = (parts, text)
+        self._shape = (parts, offered)
+        return True
+
+
+def _is(a: Any, b: Any) -> bool:
+    return a is b
+
+
+def _recorded_tools(model: _Given) -> Any:
+    """Tool calls answered from the record when the call is the recorded one; any other
+    leaves this way (it would have run the tool: the general way does)."""
+    from agents.core.hooks import tool_interceptor
+
+    @tool_interceptor
+    def recorded_tools(call: ToolCall, call_next: Any) -> ToolExecution:
+        found = model.recorded.by_call.get(call.id)
+        if found is None or (found.tool_call is not call and found.tool_call != call):
+            model.off = True
+            raise _NotPlain("a call the record does not hold")
+        return found
+
+    return recorded_tools
+
+
+# -- comparing ----------------------------------------------------------------------------------
+
+
+def _same(recorded: _Recorded, state: AgentState, model: _Given) -> bool:
+    """Whether the new run's state is the recorded one as JSON, ids and times aside
+    (the conversation exactly: the requests were compared so)."""
+    steps, store = state.step_executions, state.context.store
+    conversation = store.messages
+    if (
+        len(steps) != len(recorded.steps)
+        or len(conversation) != len(recorded.conversation)
+        or store.summary  # the record's are empty (no sections but the conversation)
+        or store.buffer
+    ):
+        return False
+    last = model.body  # what the last request sent, verified then
+    start = len(last) if last is not None and last.is_prefix_of(conversation) else 0
+    if not model.each_alike(conversation.items_from(start), start + len(recorded.head)):
+        return False
+    refs, known = Refs(state.context), recorded.known
+    for step_execution, data in zip(steps, recorded.steps, strict=True):
+        if not matches(step_execution, data, VOLATILE, refs, known):
+            return False
+    return matches(stub_of(state), recorded.final, VOLATILE)

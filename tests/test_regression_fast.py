@@ -1,0 +1,231 @@
+"""The short way through ``regress`` (``agents.testing.regression_fast``): it is taken for
+a plain recorded run, and wherever it vouches that a run is the same, the general way —
+which reads the whole record — says so too and gives the same final state (issue 18)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from helpers import add, echo, initial, make_loop
+
+from agents import AgentLoop, AuditLog, HookContext, HookTrigger, Message, hook, tool
+from agents.errors import StateDecodeError
+from agents.runfiles import load_record
+from agents.testing import call, calls, reply
+from agents.testing import regression as regression_module
+from agents.testing.regression import regress
+from agents.testing.regression_fast import same_run
+
+SCRIPT = (
+    call("add", a=1, b=2),
+    calls(call("echo", text="x"), call("add", a=3, b=4)),
+    reply("done"),
+)
+
+
+def agent(**options: Any) -> AgentLoop:
+    return make_loop(reply("never asked"), **{"tools": [add, echo], **options})
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("fast") / "run.jsonl"
+    with AuditLog.open(path) as log:
+        make_loop(*SCRIPT, tools=[add, echo]).with_listeners(log).run(initial())
+    return path
+
+
+def general(loop: AgentLoop, path: Path) -> tuple[bool, Any]:
+    """The general way alone: whether the run is the same, and the new final state."""
+    outcome, state = regression_module._regress_one(
+        loop, None, str(path), load_record(str(path)), "record", False, None
+    )
+    return outcome.same, state
+
+
+def agrees(make: Callable[[], AgentLoop], path: Path) -> Any:
+    """The short way's verdict on ``path``, checked against the general way's (each with
+    a loop of its own: a clock and ids that start afresh)."""
+    state = same_run(make(), None, path.read_bytes())
+    if state is not None:
+        same, expected = general(make(), path)
+        assert same, "the short way vouched for a run the general way finds changed"
+        assert state.to_json() == expected.to_json()
+    return state
+
+
+def test_a_plain_run_through_the_same_agent_takes_the_short_way(recorded):
+    """Not a way nobody takes: the plain recording goes through it."""
+    assert agrees(agent, recorded) is not None
+    assert regress(agent(), [recorded], tools="record").ok
+
+
+@hook(HookTrigger.BEFORE_TOOL_USE, name="no_echo")
+def no_echo(context: HookContext) -> HookContext:
+    if context.tool_call is not None and context.tool_call.name == "echo":
+        return context.with_tool_blocked("echo is not allowed")
+    return context
+
+
+@hook(HookTrigger.BEFORE_TOOL_USE, name="double")
+def double(context: HookContext) -> HookContext:
+    call_ = context.tool_call
+    if call_ is not None and call_.name == "add" and call_.arguments["a"] == 3:
+        return context.with_tool_call(call_.with_arguments({"a": 6, "b": 4}))
+    return context
+
+
+@hook(HookTrigger.AFTER_INFERENCE, name="polite")
+def polite(context: HookContext) -> HookContext:
+    response = context.response
+    if response is not None and not response.tool_calls:
+        return context.with_response(response.with_content("Done, thank you."))
+    return context
+
+
+@hook(HookTrigger.BEFORE_INFERENCE, name="cooler")
+def cooler(context: HookContext) -> HookContext:
+    assert context.request is not None
+    return context.with_request(context.request.with_options(temperature=0.1))
+
+
+@hook(HookTrigger.AFTER_STEP, name="noted")
+def noted(context: HookContext) -> HookContext:
+    return context.with_state(context.state.with_metadata("noted", True))
+
+
+@hook(HookTrigger.AFTER_STEP, name="nudge")
+def nudge(context: HookContext) -> HookContext:
+    return context.with_state(context.state.with_user_message("and then?"))
+
+
+@hook(HookTrigger.AFTER_STEP, name="buffered")
+def buffered(context: HookContext) -> HookContext:
+    """After the last step (an answer), a note in the buffer: seen by no request."""
+    state, step = context.state, context.step
+    if step is None or step.tool_executions:
+        return context
+    store = state.context.store.with_section("buffer", [Message.user("remember this")])
+    return context.with_state(state.with_context(state.context.with_store(store)))
+
+
+def add_described(a: int, b: int) -> int:
+    """Add two whole numbers."""
+    return a + b
+
+
+CHANGED = {
+    "a hook blocks a call": {"hooks": [no_echo]},
+    "a hook rewrites the answer": {"hooks": [polite]},
+    "a hook changes the options": {"hooks": [cooler]},
+    "a hook adds a message": {"hooks": [nudge]},
+    "a tool's schema": {"tools": [tool(add_described, name="add"), echo]},
+    "a tool left out": {"tools": [add]},
+    "a step limit": {"max_steps": 2},
+}
+# Changes the general way does not report with tools="record" (a rewritten call is answered
+# with the recorded execution, its call included; metadata is not part of the story): the
+# short way, which compares the whole state, declines them and leaves them to it.
+DECLINED = {
+    "a hook rewrites a call": {"hooks": [double]},
+    "a hook writes metadata": {"hooks": [noted]},
+    "a hook fills the buffer after the last request": {"hooks": [buffered]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHANGED) + sorted(DECLINED))
+def test_a_changed_agent_never_goes_the_short_way(recorded, name):
+    """Each change: the short way declines it, and regress says what the general way
+    says (changed, for the changes it reports)."""
+    options = {**CHANGED, **DECLINED}[name]
+    assert agrees(lambda: agent(**options), recorded) is None
+    report = regress(agent(**options), [recorded], tools="record")
+    assert report.ok is general(agent(**options), recorded)[0]
+    assert report.ok is (name in DECLINED)
+
+
+def test_another_system_prompt_never_goes_the_short_way(recorded):
+    assert same_run(agent(), "Be brief.", recorded.read_bytes()) is None
+
+
+def test_ids_and_times_of_another_clock_still_go_the_short_way(recorded):
+    from datetime import UTC, datetime
+
+    from agents.testing import TickingClock
+
+    def later() -> AgentLoop:
+        return agent(clock=TickingClock(start=datetime(2031, 1, 1, tzinfo=UTC)))
+
+    assert agrees(later, recorded) is not None
+
+
+def _leaves(data: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The path of every value inside a JSON document."""
+    found = [path]
+    if isinstance(data, dict):
+        for key, value in data.items():
+            found += _leaves(value, (*path, key))
+    elif isinstance(data, list):
+        for index, value in enumerate(data):
+            found += _leaves(value, (*path, index))
+    return found
+
+
+def _replaced(data: Any, path: tuple[Any, ...], value: Any) -> Any:
+    if not path:
+        return value
+    copy = dict(data) if isinstance(data, dict) else list(data)
+    copy[path[0]] = _replaced(data[path[0]], path[1:], value)
+    return copy
+
+
+FORGED = (
+    *(None, True, False, 0, 1, 2, -1, 1.0, 0.5, "", "x", [], {}),
+    *("2025-01-01T00:00:00", "not a time", "2031-01-01T00:00:00+01:00", "step-1"),
+    *("2025-01-01T00:00:00.002000+00:00", "completed", "assistant", "tool", "MessagesRef"),
+)
+
+
+def test_a_forged_value_anywhere_is_never_vouched_for_by_the_short_way_alone(recorded, tmp_path):
+    """Every value of the log replaced in turn by each of ``FORGED`` (ids and times too,
+    the records' kinds, the references; ~10,000 logs): wherever the short way still
+    vouches for the run, the general way reads the forged log without an error, finds the
+    run the same and gives the same state. (It found an empty array of tool executions
+    forged into ``""`` taken as empty, and ``"changes": ""`` read as no change.)"""
+    lines = recorded.read_bytes().decode().splitlines()
+    forged = tmp_path / "run.jsonl"
+    vouched = 0
+    for number, line in enumerate(lines):
+        entry = json.loads(line)
+        for path in _leaves(entry):
+            if path and path[0] in ("hash", "prev_hash"):
+                continue  # the chain is the verifier's (neither way checks it)
+            for value in FORGED:
+                copy = list(lines)
+                copy[number] = json.dumps(_replaced(entry, path, value))
+                forged.write_text("\n".join(copy) + "\n")
+                state = same_run(agent(), None, forged.read_bytes())
+                if state is None:
+                    continue
+                vouched += 1
+                where = f"line {number + 1}, {path}, {value!r}"
+                try:
+                    same, expected = general(agent(), forged)
+                except StateDecodeError as exc:
+                    pytest.fail(f"{where}: vouched for a log the general way refuses: {exc}")
+                assert same, where
+                assert state.to_json() == expected.to_json(), where
+    assert vouched > 100  # other ids and times, equal values: the short way still goes
+
+
+def test_a_changed_run_is_told_once_to_the_loops_listeners(recorded):
+    """A loop whose events go somewhere takes the general way alone: a changed run
+    (which the short way would have run first) reaches its listeners once."""
+    seen: list[Any] = []
+    loop = agent(hooks=[no_echo]).with_listeners(seen.append)
+    assert not regress(loop, [recorded], tools="record").ok
+    assert [type(event).__name__ for event in seen].count("ExecutionStarted") == 1
