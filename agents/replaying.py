@@ -265,9 +265,15 @@ def _replay_loop(
     )
 
 
-def recorded_tools(step_executions: Sequence[StepExecution]) -> Any:
+def recorded_tools(step_executions: Sequence[StepExecution], *, as_made: bool = False) -> Any:
     """Tool calls answered from the record (the first recorded execution of a call id
-    whose call is the same, else the last one), a human's questions asked again first."""
+    whose call is the same, else the last one), a human's questions asked again first.
+
+    A replay has none of the agent's hooks: a call its hooks rewrote reaches the record
+    as the model made it, and the recorded execution (the call as rewritten) answers it.
+    ``as_made`` (a regression test, where the new agent's hooks run): a call that no
+    recorded execution holds is answered by the last one holding the call as it is made
+    now, so that the rewrite shows where it happens."""
     executions: dict[str, list[ToolExecution]] = {}
     for se in step_executions:
         for execution in se.step.tool_executions:
@@ -288,7 +294,10 @@ def recorded_tools(step_executions: Sequence[StepExecution]) -> Any:
                     request = execution.inputs[number].request
                     return waiting(execution.id, call, request, execution.started_at)
                 asked.pop(call.id, None)
-                return found.pop(index)
+                execution = found.pop(index)
+                if as_made and execution.tool_call != call:
+                    return execution._evolve(tool_call=call)
+                return execution
         return call_next(call)  # type: ignore[no-any-return]
 
     return recorded_tools

@@ -165,6 +165,11 @@ def test_a_hook_that_rewrites_a_call_is_found_at_its_step(recorded):
     change = only_change(regress(agent(hooks=[double]), [recorded]))
     assert (change.step, change.kind, change.part) == (2, "rewritten", "add")
     assert change.field == "step.tool_executions[1].tool_call.arguments"
+    # Answered from the record, the rewritten call still shows (it was answered with the
+    # recorded execution, the call as recorded, and the run found the same).
+    change = only_change(regress(agent(hooks=[double]), [recorded], tools="record"))
+    assert (change.step, change.kind, change.part) == (2, "rewritten", "add")
+    assert change.field == "step.tool_executions[1].tool_call.arguments"
 
 
 def test_a_changed_final_answer_is_found_at_the_last_step(recorded):

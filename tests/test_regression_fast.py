@@ -126,12 +126,12 @@ CHANGED = {
     "a tool's schema": {"tools": [tool(add_described, name="add"), echo]},
     "a tool left out": {"tools": [add]},
     "a step limit": {"max_steps": 2},
-}
-# Changes the general way does not report with tools="record" (a rewritten call is answered
-# with the recorded execution, its call included; metadata is not part of the story): the
-# short way, which compares the whole state, declines them and leaves them to it.
-DECLINED = {
     "a hook rewrites a call": {"hooks": [double]},
+}
+# Changes the general way does not report (metadata is not part of the story; a buffer no
+# request saw): the short way, which compares the whole state, declines them and leaves
+# them to it.
+DECLINED = {
     "a hook writes metadata": {"hooks": [noted]},
     "a hook fills the buffer after the last request": {"hooks": [buffered]},
 }

@@ -246,7 +246,8 @@ def _regress_one(
         recorded_stops(_outside(final, record.complete), answered(final)),
         recorded_cancellations(list(final.step_executions)),
     ]
-    interceptors = [recorded_tools(list(final.step_executions))] if tools == "record" else []
+    recorded = recorded_tools(list(final.step_executions), as_made=True)
+    interceptors = [recorded] if tools == "record" else []
     new_loop = loop.with_options(  # one copy of the loop (each copy checks its options)
         driver=answers,
         hooks=(*loop.hooks, *hooks),
