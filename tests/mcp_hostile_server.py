@@ -1,6 +1,7 @@
 """An MCP server (stdio) written by hand, line by line of JSON-RPC, that lists what the
 official SDK's servers never would: a tool whose input schema holds ``NaN``, two tools of
-one name, a schema that is no schema. Its good tool ``echo`` answers ``{"said": text}``.
+one name, a schema that is no schema. Its good tool ``echo`` answers ``{"said": text}``,
+but for the text ``garble``: then its answer is cut short (no JSON-RPC message).
 
 Run: ``python tests/mcp_hostile_server.py``."""
 
@@ -47,6 +48,9 @@ def main() -> None:
             continue
         elif method == "tools/call":
             said = message["params"].get("arguments", {}).get("text")
+            if said == "garble":  # an answer cut short: no JSON-RPC message
+                send('{"jsonrpc": "2.0", "id": ' + json.dumps(number) + ', "result": {"cont')
+                continue
             result = {
                 "content": [{"type": "text", "text": json.dumps({"said": said})}],
                 "structuredContent": {"said": said},

@@ -434,6 +434,28 @@ def test_tools_a_state_cannot_hold_are_left_out_and_the_rest_work(tmp_path):
     assert_replays(tmp_path / "hostile.jsonl")
 
 
+def test_an_answer_that_is_no_message_fails_the_call_at_once(tmp_path):
+    """A server whose answer to a call is cut short (no JSON-RPC message, which the SDK
+    drops, tied to no request): the call fails at once, saying so — it waited for its
+    deadline (60 s by default) and said it took too long — and the session goes on."""
+    hostile = MCPServerStdio(sys.executable, [HOSTILE])
+    loop = loop_of(
+        call("echo", text="garble"),
+        call("echo", text="hi"),
+        reply("done"),
+        tools=[hostile],
+    )
+    started = time.monotonic()
+    final = loop.run(initial())
+    assert time.monotonic() - started < 20
+    assert final.status is ExecutionStatus.COMPLETED
+    garbled, fine = final.tool_executions
+    assert garbled.error is not None and garbled.error.type == "MCPToolError"
+    assert "not a JSON-RPC message" in garbled.error.message
+    assert "took longer" not in garbled.error.message
+    assert fine.value == {"said": "hi"} and fine.error is None
+
+
 def test_a_tool_list_the_sdk_refuses_is_said_in_one_line(tmp_path):
     """A server whose tool list the SDK refuses (a schema of ``"type": "string"``) offers no
     tools, and why is one line in the recorded catalogue (it was the SDK's task group)."""

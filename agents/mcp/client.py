@@ -324,7 +324,7 @@ class MCPServer:
             lambda client: within_call(scope, client.call_tool(name, arguments, meta=meta))
         )
         call = asyncio.wrap_future(future)
-        ended = connection.watch()
+        ended = connection.watch()  # the session ended, or its server sent what is no message
         connection.calls.append(scope)
         try:
             done, _ = await asyncio.wait(
@@ -335,6 +335,11 @@ class MCPServer:
             connection.calls.remove(scope)
         if call not in done:
             call.cancel()  # and the call on the session's loop with it
+            if ended in done and connection.fault is not None:
+                raise MCPToolError(
+                    f"{name} on the MCP server {self.label}: {connection.fault}; the call "
+                    "was given up (its answer may have been what could not be read)"
+                )
             if ended in done:
                 raise MCPToolError(f"the MCP server {self.label} exited during the call")
             raise TimeoutError(
@@ -429,7 +434,15 @@ class MCPServerStdio(MCPServer):
         sample = connection.sample if self.sampling else None
         elicit = connection.elicit if self.elicitation else None
         return sdk.stdio_client(
-            command, args, self.env, self.cwd, None, connection.notice_change, sample, elicit
+            command,
+            args,
+            self.env,
+            self.cwd,
+            None,
+            connection.notice_change,
+            connection.notice_fault,
+            sample,
+            elicit,
         )
 
     def __repr__(self) -> str:  # never the environment: it may hold credentials
@@ -478,6 +491,7 @@ class MCPServerHTTP(MCPServer):
             self._headers,
             None,
             connection.notice_change,
+            connection.notice_fault,
             connection.notice_session,
             connection.sample if self.sampling else None,
             connection.elicit if self.elicitation else None,

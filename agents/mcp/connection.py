@@ -40,6 +40,7 @@ class Connection:
         self.ready = threading.Event()
         self.died: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.failure: BaseException | None = None
+        self.fault: str | None = None  # the last thing the server sent that was no message
         self.client: Any = None
         self.identity: dict[str, str] = {}
         self.protocol = ""
@@ -85,6 +86,13 @@ class Connection:
 
     def notice_change(self) -> None:
         self.tools_changed = True
+
+    def notice_fault(self, what: str) -> None:
+        """The server sent what the SDK could not read (and dropped, tied to no request):
+        the calls in flight are told (``watch``) and give up rather than wait for an
+        answer that may have been it."""
+        self.fault = what
+        self._ended()
 
     def notice_session(self, given: str) -> None:
         self.session_id = given
@@ -133,7 +141,8 @@ class Connection:
         self._thread.join(wait)
 
     def watch(self) -> asyncio.Future[None]:
-        """A future of the caller's event loop, done when the session ends."""
+        """A future of the caller's event loop, done when the session ends or the server
+        sends what is no message (``fault``)."""
         loop = asyncio.get_running_loop()
         ended = loop.create_future()
         with self._watch_lock:

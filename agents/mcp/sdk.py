@@ -54,14 +54,15 @@ def stdio_client(
     cwd: str | os.PathLike[str] | None,
     timeout: float | None,
     changed: Callable[[], None],
+    faulted: Callable[[str], None],
     sample: Sample | None,
     elicit: Elicit | None = None,
 ) -> Client:
     """A client starting ``command`` and talking to it over its stdin and stdout (the
     server's stderr is this process's: its complaints stay visible); ``changed`` is called
     when the server says its tools changed (``notifications/tools/list_changed``),
-    ``sample`` answers its sampling requests and ``elicit`` its elicitation requests (none
-    are accepted without them)."""
+    ``faulted`` when it sends what is no message, ``sample`` answers its sampling
+    requests and ``elicit`` its elicitation requests (none are accepted without them)."""
     parameters = StdioServerParameters(
         command=command,
         args=list(args),
@@ -69,13 +70,14 @@ def stdio_client(
         cwd=os.fspath(cwd) if cwd is not None else None,
     )
     transport = mcp_stdio_client(parameters, errlog=_stderr())
-    return _client(transport, timeout, changed, sample, elicit)
+    return _client(transport, timeout, changed, faulted, sample, elicit)
 
 
 def _client(
     transport: Any,
     timeout: float | None,
     changed: Callable[[], None],
+    faulted: Callable[[str], None],
     sample: Sample | None,
     elicit: Elicit | None,
 ) -> Client:
@@ -85,17 +87,22 @@ def _client(
         transport,
         read_timeout_seconds=timeout,
         mode="auto",
-        message_handler=_notices(changed),
+        message_handler=_notices(changed, faulted),
         sampling_callback=_sampling(sample) if sample is not None else None,
         elicitation_callback=_elicitation(elicit) if elicit is not None else None,
     )
 
 
-def _notices(changed: Callable[[], None]) -> Any:
-    """A message handler calling ``changed`` when the server says its tools changed."""
+def _notices(changed: Callable[[], None], faulted: Callable[[str], None]) -> Any:
+    """A message handler calling ``changed`` when the server says its tools changed, and
+    ``faulted`` when the transport met what it could not read (a line that is not a
+    JSON-RPC message: the SDK drops it, tied to no request), saying what in a few words
+    (never the line: it may echo what the client sent)."""
 
     async def handle(message: Any) -> None:
-        if type(message).__name__ == "ToolListChangedNotification":
+        if isinstance(message, Exception):
+            faulted(f"the server sent what is not a JSON-RPC message ({type(message).__name__})")
+        elif type(message).__name__ == "ToolListChangedNotification":
             changed()
 
     return handle
@@ -224,6 +231,7 @@ async def http_client(
     headers: Mapping[str, str] | None,
     timeout: float | None,
     changed: Callable[[], None],
+    faulted: Callable[[str], None],
     session: Callable[[str], None],
     sample: Sample | None,
     elicit: Elicit | None = None,
@@ -243,7 +251,7 @@ async def http_client(
         headers=dict(headers or {}), timeout=limits, event_hooks={"response": [note]}
     ) as http:
         transport = streamable_http_client(url, http_client=http)
-        async with _client(transport, timeout, changed, sample, elicit) as client:
+        async with _client(transport, timeout, changed, faulted, sample, elicit) as client:
             yield client
 
 
