@@ -13,7 +13,7 @@ import pytest
 from helpers import add, echo, initial, make_loop
 
 from agents import AgentLoop, AuditLog, HookContext, HookTrigger, Message, hook, tool
-from agents.errors import StateDecodeError
+from agents.errors import AgentError, StateDecodeError
 from agents.runfiles import load_record
 from agents.testing import call, calls, reply
 from agents.testing import regression as regression_module
@@ -229,3 +229,72 @@ def test_a_changed_run_is_told_once_to_the_loops_listeners(recorded):
     loop = agent(hooks=[no_echo]).with_listeners(seen.append)
     assert not regress(loop, [recorded], tools="record").ok
     assert [type(event).__name__ for event in seen].count("ExecutionStarted") == 1
+
+
+def _without(data: Any, path: tuple[Any, ...]) -> Any:
+    """``data`` without the key at ``path``."""
+    if len(path) == 1:
+        return {key: value for key, value in data.items() if key != path[0]}
+    copy = dict(data) if isinstance(data, dict) else list(data)
+    copy[path[0]] = _without(data[path[0]], path[1:])
+    return copy
+
+
+def _with_extra(data: Any, path: tuple[Any, ...]) -> Any:
+    """``data`` with a key more in the object at ``path``."""
+    if not path:
+        return {**data, "extra": 1}
+    copy = dict(data) if isinstance(data, dict) else list(data)
+    copy[path[0]] = _with_extra(data[path[0]], path[1:])
+    return copy
+
+
+def _forged_structures(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """Each line dropped, repeated, swapped with the next; each key of each record
+    removed; a key added to each object."""
+    forged = []
+    for number, line in enumerate(lines):
+        forged.append((f"line {number + 1} dropped", lines[:number] + lines[number + 1 :]))
+        forged.append((f"line {number + 1} twice", lines[: number + 1] + lines[number:]))
+        if number + 1 < len(lines):
+            swapped = [*lines[:number], lines[number + 1], line, *lines[number + 2 :]]
+            forged.append((f"lines {number + 1} and {number + 2} swapped", swapped))
+        entry = json.loads(line)
+        for path in _leaves(entry):
+            if not path:
+                continue
+            parent = entry
+            for key in path[:-1]:
+                parent = parent[key]
+            if isinstance(parent, dict):
+                changed = [*lines[:number], json.dumps(_without(entry, path)), *lines[number + 1 :]]
+                forged.append((f"line {number + 1} without {path}", changed))
+            if isinstance(parent, dict) and path[-1] == next(iter(parent)):
+                extra = json.dumps(_with_extra(entry, path[:-1]))
+                forged.append(
+                    (
+                        f"line {number + 1}, {path[:-1]} with a key more",
+                        [*lines[:number], extra, *lines[number + 1 :]],
+                    )
+                )
+    return forged
+
+
+def test_a_forged_structure_is_never_vouched_for_by_the_short_way_alone(recorded, tmp_path):
+    """Lines dropped, repeated or swapped, keys removed or added (~1,000 logs): wherever
+    the short way still vouches, the general way reads the log, finds the run the same and
+    gives the same state. (It found the short way vouching for lines without the fields
+    of an audit record, which the general way refuses as tampered.)"""
+    lines = recorded.read_bytes().decode().splitlines()
+    forged = tmp_path / "run.jsonl"
+    for what, changed in _forged_structures(lines):
+        forged.write_text("\n".join(changed) + "\n")
+        state = same_run(agent(), None, forged.read_bytes())
+        if state is None:
+            continue
+        try:
+            same, expected = general(agent(), forged)
+        except AgentError as exc:
+            pytest.fail(f"{what}: vouched for a log the general way refuses: {exc}")
+        assert same, what
+        assert state.to_json() == expected.to_json(), what

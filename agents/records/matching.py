@@ -53,12 +53,13 @@ def matches(
 
 
 class Known(dict[int, tuple[Any, Any]]):
-    """Records known to be written as some JSON, by identity (each kept alive here, with
-    that JSON): a record inside a record matched is compared by it — the same JSON object,
-    or the same text — instead of field by field."""
+    """Records known to stand for some JSON, by identity (each kept alive here, with that
+    JSON): a record met inside a record being matched is compared by it — the same JSON
+    object, or the same text — instead of field by field."""
 
     def add(self, record: Any, data: Any) -> None:
-        """``record`` is written as ``data`` (it was decoded from it, or matched)."""
+        """``record`` stands for ``data``: it was matched with it, or decoded from it (as
+        a reader of ``data`` would have it, whatever the decoder made of it)."""
         self[id(record)] = (record, data)
 
 

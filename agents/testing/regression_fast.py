@@ -24,13 +24,14 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from agents.audit.chain import parse_line
 from agents.audit.records import stub_of
 from agents.records.codec import Document, decode_field, encode_value, from_dict
 from agents.records.context import AgentContext, MessageStore
 from agents.records.execution import ExecutionState
 from agents.records.frozen import History
 from agents.records.inference import InferenceRequest, InferenceResponse
-from agents.records.json_text import exact, loads
+from agents.records.json_text import exact
 from agents.records.matching import Known, json_alike, matches
 from agents.records.messages import ToolCall
 from agents.records.registry import Refs
@@ -107,7 +108,7 @@ class _Recorded:
         lines = data.split(b"\n")
         if lines.pop() or len(lines) < 2:
             raise _NotPlain("a torn or short log")
-        entries = [loads(raw) for raw in lines]
+        entries = [parse_line(raw, "", number) for number, raw in enumerate(lines, start=1)]
         first = entries[0]
         execution_id = first["execution_id"]
         self.final = final = self._start(first)
