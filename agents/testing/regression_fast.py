@@ -117,7 +117,6 @@ class _Recorded:
         self.steps: list[dict[str, Any]] = []
         self.prefixes: list[int] = []
         self.answers: list[InferenceResponse] = []
-        self.executions: list[tuple[ToolExecution, ...]] = []
         self.by_call: dict[str, ToolExecution] = {}
         self.offered: dict[int, Any] = {}
         for number, entry in enumerate(entries[1:-1], start=1):
@@ -243,6 +242,8 @@ class _Recorded:
             self.conversation.extend(change["add"])
 
     def _step(self, number: int, payload: dict[str, Any]) -> None:
+        """A step record: its JSON kept, its input's reference, what the model answered
+        and what the tools did (decoded: the new run is given them), what it offered."""
         data = payload["step_execution"]
         step = data["step"]
         reference = step["input_messages"]
@@ -271,7 +272,6 @@ class _Recorded:
         self.steps.append(data)
         self.prefixes.append(prefix)
         self.answers.append(answer)
-        self.executions.append(executions)
 
 
 _NO_STORE: Final = MessageStore()
