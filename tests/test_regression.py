@@ -13,16 +13,22 @@ from typing import Any
 
 import pytest
 from helpers import add, echo, initial, make_loop, rendered_dom
+from regression_agents import (
+    SCRIPT,
+    add_described,
+    agent,
+    cooler,
+    double,
+    no_echo,
+    polite,
+)
 
 from agents import (
     AgentLoop,
     AgentState,
     AuditLog,
-    HookContext,
-    HookTrigger,
     SQLiteSessionStore,
     Summarization,
-    hook,
     tool,
 )
 from agents.cli.demo import build_demo
@@ -34,16 +40,9 @@ from agents.testing import (
     SequentialIds,
     TickingClock,
     call,
-    calls,
     reply,
 )
 from agents.testing.regression import NotAccepted, accept, regress
-
-SCRIPT = (
-    call("add", a=1, b=2),
-    calls(call("echo", text="x"), call("add", a=3, b=4)),
-    reply("done"),
-)
 
 
 def record(path: Path, loop: AgentLoop, state: AgentState | None = None) -> AgentState:
@@ -58,11 +57,6 @@ def recorded(tmp_path: Path) -> Path:
     path = tmp_path / "runs" / "run.jsonl"
     record(path, make_loop(*SCRIPT, tools=[add, echo]))
     return path
-
-
-def agent(**options: Any) -> AgentLoop:
-    """The recorded agent's code, as it is now (its model is never asked)."""
-    return make_loop(reply("never asked"), **{"tools": [add, echo], **options})
 
 
 def add_more(a: int, b: int) -> int:
@@ -98,12 +92,6 @@ def test_ids_and_times_alone_are_a_change_only_when_exact(recorded):
 
 def test_a_guard_hook_that_now_blocks_a_call_is_found_at_its_step(recorded):
     """A hook that blocks ``echo``: changed at step 2, kind blocked, the tool named."""
-
-    @hook(HookTrigger.BEFORE_TOOL_USE, name="no_echo")
-    def no_echo(context: HookContext) -> HookContext:
-        if context.tool_call is not None and context.tool_call.name == "echo":
-            return context.with_tool_blocked("echo is not allowed")
-        return context
 
     change = only_change(regress(agent(hooks=[no_echo]), [recorded]))
     assert (change.step, change.kind, change.part) == (2, "blocked", "echo")
@@ -155,13 +143,6 @@ def test_a_definition_with_another_limit_stops_elsewhere(tmp_path):
 def test_a_hook_that_rewrites_a_call_is_found_at_its_step(recorded):
     """A hook that now changes ``add``'s arguments: rewritten, at the step of the call."""
 
-    @hook(HookTrigger.BEFORE_TOOL_USE, name="double")
-    def double(context: HookContext) -> HookContext:
-        call_ = context.tool_call
-        if call_ is not None and call_.name == "add" and call_.arguments["a"] == 3:
-            return context.with_tool_call(call_.with_arguments({"a": 6, "b": 4}))
-        return context
-
     change = only_change(regress(agent(hooks=[double]), [recorded]))
     assert (change.step, change.kind, change.part) == (2, "rewritten", "add")
     assert change.field == "step.tool_executions[1].tool_call.arguments"
@@ -175,13 +156,6 @@ def test_a_hook_that_rewrites_a_call_is_found_at_its_step(recorded):
 def test_a_changed_final_answer_is_found_at_the_last_step(recorded):
     """A hook that rewrites the model's last answer: the final answer changed."""
 
-    @hook(HookTrigger.AFTER_INFERENCE, name="polite")
-    def polite(context: HookContext) -> HookContext:
-        response = context.response
-        if response is not None and not response.tool_calls:
-            return context.with_response(response.with_content("Done, thank you."))
-        return context
-
     change = only_change(regress(agent(hooks=[polite]), [recorded]))
     assert (change.step, change.kind) == (3, "final answer")
     assert (change.recorded, change.new) == ("done", "Done, thank you.")
@@ -190,18 +164,8 @@ def test_a_changed_final_answer_is_found_at_the_last_step(recorded):
 def test_tool_schemas_and_parameters_are_parts_of_the_request(recorded):
     """A tool's description changed, or the request's options: the request differs there
     (the audit log keeps what each request offered besides its messages)."""
-
-    def add_described(a: int, b: int) -> int:
-        """Add two whole numbers."""
-        return a + b
-
     change = only_change(regress(agent(tools=[tool(add_described, name="add"), echo]), [recorded]))
     assert (change.step, change.kind, change.part) == (1, "request", "tool schemas")
-
-    @hook(HookTrigger.BEFORE_INFERENCE, name="cooler")
-    def cooler(context: HookContext) -> HookContext:
-        assert context.request is not None
-        return context.with_request(context.request.with_options(temperature=0.1))
 
     change = only_change(regress(agent(hooks=[cooler]), [recorded]))
     assert (change.step, change.kind, change.part, change.field) == (

@@ -13,6 +13,7 @@ import linecache
 import types
 import typing
 from collections.abc import Callable, Mapping
+from datetime import datetime
 from typing import Any, Final, TypeVar, Union
 
 import attrs
@@ -43,6 +44,7 @@ __all__ = [
     "plain_init",
     "slot_setter",
     "updater",
+    "value_kind",
 ]
 
 R = TypeVar("R")
@@ -146,6 +148,28 @@ def optional_of(annotation: Any) -> Any:
     if origin in (Union, types.UnionType) and len(args) == 2 and type(None) in args:
         return next(arg for arg in args if arg is not type(None))
     return None
+
+
+def value_kind(annotation: Any) -> str:
+    """How the codec writes a value a field of ``annotation`` holds (an optional one's
+    inner annotation: ``optional_of``): ``"plain"`` (text, integers and booleans as they
+    are), ``"datetime"``, ``"enum"`` (its value), ``"record"`` (by the class it holds),
+    ``"records"`` (a sequence of them), ``"map"`` (a plain map, secrets redacted) or
+    ``"any"`` (by what it holds). The encoders' code and the matchers' follow it."""
+    if annotation is str or annotation is int or annotation is bool:
+        return "plain"
+    if annotation is datetime:
+        return "datetime"
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return "enum"
+    if annotation in RECORDS_BY_TYPE:
+        return "record"
+    if element_of(annotation) in RECORDS_BY_TYPE:
+        return "records"
+    origin = typing.get_origin(annotation)
+    if origin in (Mapping, dict, PMap) or getattr(origin, "__name__", "") == "PMap":
+        return "map"
+    return "any"
 
 
 # -- decoders -----------------------------------------------------------------------------------

@@ -11,14 +11,13 @@ exponent below ``1e-4`` or past ``1e16``; non-finite numbers, an error either wa
 from __future__ import annotations
 
 import enum
-import typing
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
 from pyrsistent import PMap, PVector
 
-from agents.records.compiled import compiled, element_of, optional_of
+from agents.records.compiled import compiled, optional_of, value_kind
 from agents.records.frozen import History, to_pvector
 from agents.records.json_text import timestamp
 from agents.records.redaction import odd_float, redact
@@ -71,25 +70,23 @@ def encoder_of(cls: type) -> Encoder:
     return _ENCODERS[cls]
 
 
+_ENCODED: Final = {  # each value_kind's expression writing ``v``
+    "plain": "v",
+    "datetime": "_datetime(v)",
+    "enum": "v.value",
+    "record": "_ENC[v.__class__](v, ctx)",  # by the class it holds, as encode_any does
+    "records": "[_ENC[i.__class__](i, ctx) for i in v]",
+    "map": "(_redact(v, ctx) if v else {})",
+    "any": "_any(v, ctx)",
+}
+
+
 def _value_code(annotation: Any) -> str:
     """An expression encoding ``v`` (never ``None`` unless the annotation allows it)."""
     inner = optional_of(annotation)
     if inner is not None:
         return f"(None if v is None else {_value_code(inner)})"
-    if annotation is str or annotation is int or annotation is bool:
-        return "v"
-    if annotation is datetime:
-        return "_datetime(v)"
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return "v.value"
-    if annotation in RECORDS_BY_TYPE:  # by the class it holds, as the general encoder does
-        return "_ENC[v.__class__](v, ctx)"
-    if element_of(annotation) in RECORDS_BY_TYPE:
-        return "[_ENC[i.__class__](i, ctx) for i in v]"
-    origin = typing.get_origin(annotation)
-    if origin in (Mapping, dict, PMap) or getattr(origin, "__name__", "") == "PMap":
-        return "(_redact(v, ctx) if v else {})"
-    return "_any(v, ctx)"
+    return _ENCODED[value_kind(annotation)]
 
 
 def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:

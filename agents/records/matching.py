@@ -9,15 +9,11 @@ same behaviour: a time must be ISO-8601 text with its offset, an id text.
 
 from __future__ import annotations
 
-import enum
-import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Final
 
-from pyrsistent import PMap
-
-from agents.records.compiled import compiled, element_of, optional_of
+from agents.records.compiled import compiled, optional_of, value_kind
 from agents.records.encoding import Encoding, encode_any
 from agents.records.json_text import exact, timestamp
 from agents.records.redaction import redact
@@ -133,26 +129,25 @@ def _records(values: Any, data: Any, refs: Any, known: Any, loose: frozenset[str
     return True
 
 
+_MATCHED: Final = {  # each value_kind's test: is ``v`` written as ``x``?
+    "plain": "(x.__class__ is v.__class__ and x == v)",
+    "datetime": "(x.__class__ is str and x == _timestamp(v))",
+    "enum": "(x.__class__ is v.value.__class__ and x == v.value)",
+    "record": "_M[v.__class__, _loose](v, x, refs, known)",
+    "records": "((x.__class__ is list and not x) if not v else "
+    "_records(v, x, refs, known, _loose))",
+    "map": "_map(v, x)",
+    "any": "_M[v.__class__, _loose](v, x, refs, known)",
+}
+
+
 def _code(annotation: Any) -> str:
     """An expression: whether ``v`` (never ``None`` unless the annotation allows it) is
-    written as ``x``, as the encoder's ``_value_code`` writes it."""
+    written as ``x``, as the encoder writes it (``value_kind``)."""
     inner = optional_of(annotation)
     if inner is not None:
         return f"(x is None if v is None else {_code(inner)})"
-    if annotation is str or annotation is int or annotation is bool:
-        return "(x.__class__ is v.__class__ and x == v)"
-    if annotation is datetime:
-        return "(x.__class__ is str and x == _timestamp(v))"
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return "(x.__class__ is v.value.__class__ and x == v.value)"
-    if annotation in RECORDS_BY_TYPE:
-        return "_M[v.__class__, _loose](v, x, refs, known)"
-    if element_of(annotation) in RECORDS_BY_TYPE:
-        return "((x.__class__ is list and not x) if not v else _records(v, x, refs, known, _loose))"
-    origin = typing.get_origin(annotation)
-    if origin in (Mapping, dict, PMap) or getattr(origin, "__name__", "") == "PMap":
-        return "_map(v, x)"
-    return "_M[v.__class__, _loose](v, x, refs, known)"
+    return _MATCHED[value_kind(annotation)]
 
 
 def _compile(cls: type, loose: frozenset[str]) -> Matcher:
