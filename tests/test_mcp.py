@@ -456,6 +456,26 @@ def test_an_answer_that_is_no_message_fails_the_call_at_once(tmp_path):
     assert fine.value == {"said": "hi"} and fine.error is None
 
 
+def test_a_tool_list_that_is_no_message_is_said_at_once(tmp_path):
+    """A server whose answer to the tool list is cut short: the run starts at once with
+    no tools from it, the catalogue saying why (it waited 30 s and said "in time")."""
+    script = tmp_path / "server.py"
+    source = Path(HOSTILE).read_text()
+    cut = "send(text[:60])  # cut short\n            continue"
+    script.write_text(
+        source.replace("send(text.replace('\"maximum\": 0', '\"maximum\": NaN'))", cut)
+    )
+    assert "cut short" in script.read_text()
+    loop = loop_of(reply("done"), tools=[MCPServerStdio(sys.executable, [str(script)])])
+    started = time.monotonic()
+    final = loop.run(initial())
+    assert time.monotonic() - started < 15
+    assert final.status is ExecutionStatus.COMPLETED
+    error = final.metadata["agents.tool_sources"][0]["error"]
+    assert error.startswith("the MCP server python did not start: MCPToolError: ")
+    assert "not a JSON-RPC message" in error and "list of its tools" in error
+
+
 def test_a_tool_list_the_sdk_refuses_is_said_in_one_line(tmp_path):
     """A server whose tool list the SDK refuses (a schema of ``"type": "string"``) offers no
     tools, and why is one line in the recorded catalogue (it was the SDK's task group)."""

@@ -132,7 +132,7 @@ class MCPServer:
             self._failure = None
             if connection.tools_changed:  # notifications/tools/list_changed
                 connection.tools_changed = False
-                future = connection.submit(sdk.list_tools)
+                future = connection.submit(connection.listed)
                 connection.identity, connection.tools = future.result(START_TIMEOUT)
                 self._tools = None
             if self._tools is None:
@@ -180,7 +180,7 @@ class MCPServer:
         with self._lock:
             connection = self._connection
             if connection is not None and connection.alive:
-                future = connection.submit(sdk.list_tools)
+                future = connection.submit(connection.listed)
                 connection.identity, connection.tools = future.result(START_TIMEOUT)
             self._tools = None
 

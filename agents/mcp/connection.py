@@ -41,6 +41,7 @@ class Connection:
         self.died: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.failure: BaseException | None = None
         self.fault: str | None = None  # the last thing the server sent that was no message
+        self._listings: set[asyncio.Event] = set()  # tool lists awaited (``listed``)
         self.client: Any = None
         self.identity: dict[str, str] = {}
         self.protocol = ""
@@ -65,7 +66,7 @@ class Connection:
         try:
             async with self._make_client(self) as client:
                 self.client = client
-                self.identity, self.tools = await sdk.list_tools(client)
+                self.identity, self.tools = await self.listed(client)
                 self.protocol = sdk.protocol_of(client)
                 watcher = asyncio.create_task(sdk.watch_tools(client, self.notice_change))
                 self.ready.set()
@@ -89,10 +90,29 @@ class Connection:
 
     def notice_fault(self, what: str) -> None:
         """The server sent what the SDK could not read (and dropped, tied to no request):
-        the calls in flight are told (``watch``) and give up rather than wait for an
-        answer that may have been it."""
+        the calls in flight are told (``watch``), and the listings of its tools
+        (``listed``), and give up rather than wait for an answer that may have been it."""
         self.fault = what
+        for listing in self._listings:
+            listing.set()
         self._ended()
+
+    async def listed(self, client: Any) -> tuple[dict[str, str], list[sdk.ToolInfo]]:
+        """``sdk.list_tools`` on the session's loop, given up as soon as the server sends
+        what is no message (``MCPToolError``)."""
+        fault = asyncio.Event()
+        self._listings.add(fault)
+        listing = asyncio.ensure_future(sdk.list_tools(client))
+        waiting = asyncio.ensure_future(fault.wait())
+        try:
+            done, _ = await asyncio.wait({listing, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._listings.discard(fault)
+            waiting.cancel()
+        if listing in done:
+            return listing.result()
+        listing.cancel()
+        raise MCPToolError(f"{self.fault}, in answer to the list of its tools")
 
     def notice_session(self, given: str) -> None:
         self.session_id = given
