@@ -21,15 +21,17 @@ def load_state(path: str) -> AgentState:
     return load_record(path).final
 
 
-def load_record(path: str) -> RunRecord:
+def load_record(path: str, data: bytes | None = None) -> RunRecord:
     """The record of the run in a run file: every stretch of it for an audit log, the end
-    alone (its start rewound) for a state document."""
+    alone (its start rewound) for a state document; ``data``: the file's bytes, when the
+    caller has read them."""
     file = Path(path)
-    if not file.exists():
-        raise StateDecodeError(f"{path}: no such file")
-    if file.is_dir():
-        raise StateDecodeError(f"{path}: is a directory, not a run file")
-    data = file.read_bytes()
+    if data is None:
+        if not file.exists():
+            raise StateDecodeError(f"{path}: no such file")
+        if file.is_dir():
+            raise StateDecodeError(f"{path}: is a directory, not a run file")
+        data = file.read_bytes()
     if not data.strip():
         raise StateDecodeError(f"{path}: empty file (a run file is an audit log or a state)")
     first = _json_or_none(data.split(b"\n", 1)[0])

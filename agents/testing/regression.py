@@ -105,14 +105,15 @@ def regress(
     short = ShortWay(loop, prompt) if tools == "record" and not exact and quiet else None
     outcomes = []
     for source, found in _found(runs):
-        state = None
+        state = data = None
         if short and isinstance(found, Path) and found.suffix == ".jsonl":
             with contextlib.suppress(OSError):  # unreadable: load_record says so, as ever
-                state = short.same(found.read_bytes())
+                data = found.read_bytes()
+            state = short.same(data) if data is not None else None
         if state is not None:
             outcome = RunOutcome(source=source, change=None)
-        else:
-            record = found if isinstance(found, RunRecord) else load_record(str(found))
+        else:  # the general way (the bytes read once)
+            record = found if isinstance(found, RunRecord) else load_record(str(found), data)
             outcome, state = _regress_one(loop, prompt, source, record, tools, exact, continue_with)
         if keep is not None:
             keep(outcome, state)

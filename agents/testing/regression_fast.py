@@ -286,7 +286,7 @@ class _Given:
     one; any other request leaves this way (``off``) and fails the run there."""
 
     def __init__(self) -> None:
-        self._verified: tuple[tuple[Any, ...], bytes] | None = None  # offered, as text
+        self._verified: tuple[tuple[Any, ...], bytes] | None = None  # parts found alike
         self.reset(None)
 
     def reset(self, recorded: Any) -> None:
@@ -294,8 +294,8 @@ class _Given:
         self.position = 0
         self.off = False
         self.body: History[Any] | None = None  # the conversation the last request sent
-        self._offered: Any = None
-        self._shape: tuple[tuple[Any, ...], Any] | None = None  # offered, found alike
+        self._offered: Any = None  # what the record says the requests offer, and as text
+        self._text: bytes | None = None
 
     def infer(self, request: InferenceRequest) -> InferenceResponse:
         position = self.position
@@ -352,26 +352,23 @@ class _Given:
         return True
 
     def _offered_alike(self, request: InferenceRequest, step: int) -> bool:
-        """What the request offers besides its messages, against the latest recorded."""
+        """What the request offers besides its messages, against the latest recorded:
+        compared once for as long as the loop offers the same objects and the record the
+        same text (a loop offers the same at every step of every recording)."""
         offered = self.recorded.offered.get(step)
         if offered is not None:
-            self._offered = offered
+            self._offered, self._text = offered, exact(offered)
         if self._offered is None:
             return True  # the record does not say (as the general way)
         parts = (request.tools, request.model, request.response_format, request.options)
-        offered = self._offered
-        last = self._shape  # a loop offers the same objects at every step: compared once
-        if last is not None and last[1] is offered and all(map(_is, parts, last[0])):
+        verified = self._verified
+        if verified is not None and verified[1] == self._text and all(map(_is, parts, verified[0])):
             return True
-        text = exact(offered)  # and the same at every recording: compared once, as text
-        before = self._verified
-        if not (before and text == before[1] and all(map(_is, parts, before[0]))):
-            from agents.audit.records import request_shape
+        from agents.audit.records import request_shape
 
-            if text is None or not json_alike(request_shape(request), offered):
-                return False
-            self._verified = (parts, text)
-        self._shape = (parts, offered)
+        if self._text is None or not json_alike(request_shape(request), self._offered):
+            return False
+        self._verified = (parts, self._text)
         return True
 
 
