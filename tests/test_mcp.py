@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import add, initial
+from helpers import add, agents_cli, initial
 from mcp_servers import FAILING, GIT, HOSTILE, TIME
 
 from agents import (
@@ -456,6 +456,51 @@ def test_an_answer_that_is_no_message_fails_the_call_at_once(tmp_path):
     assert fine.value == {"said": "hi"} and fine.error is None
 
 
+def test_an_answer_that_is_no_message_before_the_caller_watches(monkeypatch):
+    """The server's garbled answer may come before the calling thread starts watching the
+    session for faults: the call still fails at once (the watch came after the call was
+    sent, and such a call waited for its deadline). The caller is slowed here to make the
+    race certain."""
+    from agents.mcp.connection import Connection
+
+    watch = Connection.watch
+
+    def slow_watch(self: Connection) -> Any:
+        time.sleep(0.5)  # the answer arrives meanwhile
+        return watch(self)
+
+    monkeypatch.setattr(Connection, "watch", slow_watch)
+    hostile = MCPServerStdio(sys.executable, [HOSTILE], timeout=8.0)
+    loop = loop_of(call("echo", text="garble"), reply("done"), tools=[hostile])
+    started = time.monotonic()
+    final = loop.run(initial())
+    assert time.monotonic() - started < 6
+    (garbled,) = final.tool_executions
+    assert garbled.error is not None and "not a JSON-RPC message" in garbled.error.message
+
+
+def test_the_cli_prints_no_traceback_for_an_answer_that_is_no_message(tmp_path):
+    """``agents run`` of an agent whose MCP server garbles an answer: the run records the
+    failed call and the command prints no traceback (the SDK logs one for each line it
+    cannot parse, with a piece of that line)."""
+    (tmp_path / "garbling.py").write_text(
+        "import sys\n"
+        "from agents import AgentLoop\n"
+        "from agents.mcp import MCPServerStdio\n"
+        "from agents.testing import ScriptedDriver, call, reply\n"
+        "def make():\n"
+        f"    server = MCPServerStdio(sys.executable, [{HOSTILE!r}])\n"
+        "    script = [call('echo', text='garble'), reply('done')]\n"
+        "    return AgentLoop(ScriptedDriver(script), tools=[server])\n",
+        encoding="utf-8",
+    )
+    result = agents_cli("run", "garbling:make", "--out", "run.jsonl", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "garble" not in result.stderr, result.stderr
+    (garbled,) = AuditLog.read(tmp_path / "run.jsonl").tool_executions
+    assert garbled.error is not None and "not a JSON-RPC message" in garbled.error.message
+
+
 def test_a_tool_list_that_is_no_message_is_said_at_once(tmp_path):
     """A server whose answer to the tool list is cut short: the run starts at once with
     no tools from it, the catalogue saying why (it waited 30 s and said "in time")."""
@@ -474,6 +519,31 @@ def test_a_tool_list_that_is_no_message_is_said_at_once(tmp_path):
     error = final.metadata["agents.tool_sources"][0]["error"]
     assert error.startswith("the MCP server python did not start: MCPToolError: ")
     assert "not a JSON-RPC message" in error and "list of its tools" in error
+
+
+def test_a_handshake_answer_that_is_no_message_is_said_at_once(tmp_path):
+    """A server whose answer to ``initialize`` is cut short: the run starts at once with no
+    tools from it, the catalogue saying why (it waited 41 s and said "in time"), and the
+    server it started is gone."""
+    script = tmp_path / "server.py"
+    source = Path(HOSTILE).read_text()
+    listing = '        elif method == "tools/list":'
+    cut = (
+        '            send(json.dumps({"jsonrpc": "2.0", "id": number, "result": result})[:50])\n'
+        "            continue\n"
+    )
+    script.write_text(source.replace(listing, cut + listing, 1))
+    assert "[:50]" in script.read_text()
+    loop = loop_of(reply("done"), tools=[MCPServerStdio(sys.executable, [str(script)])])
+    started = time.monotonic()
+    final = loop.run(initial())
+    assert time.monotonic() - started < 15
+    assert final.status is ExecutionStatus.COMPLETED
+    error = final.metadata["agents.tool_sources"][0]["error"]
+    assert error.startswith("the MCP server python did not start: MCPToolError: ")
+    assert "not a JSON-RPC message" in error and "handshake" in error
+    left = subprocess.run(["pgrep", "-f", str(script)], capture_output=True, text=True)
+    assert left.stdout == ""
 
 
 def test_a_tool_list_the_sdk_refuses_is_said_in_one_line(tmp_path):

@@ -11,6 +11,7 @@ import argparse
 import functools
 import importlib
 import io
+import logging
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -255,6 +256,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # not UTF-8, as Python decodes it) is shown as its escape, not a crash.
         if isinstance(stream, io.TextIOWrapper):
             stream.reconfigure(errors="backslashreplace")
+    # The MCP SDK logs a traceback, with a piece of the line, for each line a server sends
+    # that it cannot parse: the run records the failed call; the command prints no traceback.
+    logging.getLogger("mcp").addHandler(logging.NullHandler())
     parser = _parser()
     args = parser.parse_args(argv)
     found = _COMMANDS.get(args.command or "")

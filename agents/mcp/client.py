@@ -320,11 +320,16 @@ class MCPServer:
         connection = self._connection
         if connection is None or not connection.alive:
             raise MCPToolError(f"the MCP server {self.label} is not running")
-        future = connection.submit(
-            lambda client: within_call(scope, client.call_tool(name, arguments, meta=meta))
-        )
-        call = asyncio.wrap_future(future)
+        # Watched before the call is sent: an answer that is no message may come at once.
         ended = connection.watch()  # the session ended, or its server sent what is no message
+        try:
+            future = connection.submit(
+                lambda client: within_call(scope, client.call_tool(name, arguments, meta=meta))
+            )
+        except BaseException:
+            connection.unwatch(ended)
+            raise
+        call = asyncio.wrap_future(future)
         connection.calls.append(scope)
         try:
             done, _ = await asyncio.wait(

@@ -49,6 +49,7 @@ class Connection:
         self.calls: list[CallScope] = []  # in flight
         self.tools: list[sdk.ToolInfo] = []
         self._stop: asyncio.Event | None = None
+        self._starting: asyncio.Task[None] | None = None  # the handshake, until it is done
         self._watch_lock = threading.Lock()
         self._watchers: set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = set()
         self._thread = threading.Thread(target=self._main, name=f"agents-mcp {label}", daemon=True)
@@ -63,8 +64,10 @@ class Connection:
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
+        self._starting = asyncio.current_task()
         try:
             async with self._make_client(self) as client:
+                self._starting = None
                 self.client = client
                 self.identity, self.tools = await self.listed(client)
                 self.protocol = sdk.protocol_of(client)
@@ -78,7 +81,10 @@ class Connection:
                         await watcher
         except BaseException as exc:  # the session ended: say why to whoever waits
             self.failure = exc
+            if self.fault is not None and isinstance(exc, asyncio.CancelledError):
+                self.failure = MCPToolError(f"{self.fault}, in answer to the handshake")
         finally:
+            self._starting = None
             self.client = None
             self.ready.set()
             if not self.died.done():
@@ -90,9 +96,13 @@ class Connection:
 
     def notice_fault(self, what: str) -> None:
         """The server sent what the SDK could not read (and dropped, tied to no request):
-        the calls in flight are told (``watch``), and the listings of its tools
-        (``listed``), and give up rather than wait for an answer that may have been it."""
+        the calls in flight are told (``watch``), the listings of its tools (``listed``)
+        and the handshake, and give up rather than wait for an answer that may have been
+        it."""
         self.fault = what
+        starting, self._starting = self._starting, None
+        if starting is not None:  # the handshake: given up (the SDK closes the transport)
+            starting.cancel()
         for listing in self._listings:
             listing.set()
         self._ended()
