@@ -16,15 +16,18 @@ from structlog.testing import capture_logs
 
 from agents import (
     AgentLoop,
+    AgentState,
     AuditLog,
     InferenceRequest,
     LiteLLMDriver,
     Message,
     PostgresSessionStore,
     ProviderError,
+    Role,
     SessionRuntime,
     SQLiteSessionStore,
     StateDecodeError,
+    ToolCall,
 )
 from agents.testing import SequentialIds, TickingClock, capture_events
 
@@ -202,3 +205,76 @@ def test_redaction_knows_every_form():
     assert PG_PASSWORD not in redacted_dsn(f"postgresql://h/db?password={PG_PASSWORD}&x=1")
     assert environment_secrets({"HF_TOKEN": BEARER, "HOME": "/root/somewhere"}) == (BEARER,)
     assert scrub(f"Authorization: Bearer {BEARER}") == "Authorization: Bearer [redacted]"
+
+
+TOOL_KEY = "sk-planted-tool-value-9999"
+TOOL_ERROR_KEY = "sk-planted-tool-error-0000"
+CALL_PASSWORD = "planted-call-password-1212"
+MESSAGE_TOKEN = "planted-message-token-3434"
+PLANTED = (TOOL_KEY, TOOL_ERROR_KEY, CALL_PASSWORD, MESSAGE_TOKEN)
+
+
+def test_what_tools_return_or_raise_never_shows_its_secrets(tmp_path, debug_logs):
+    """A tool returning a secret under a secret key, one raising an error naming a
+    key-shaped secret, a call's password and a message's token: the model is never sent the
+    first two (the tool's message is its value rendered with the secret redacted, the error
+    scrubbed), and no state, repr, event, audit log or log line holds any of them;
+    regressing the recorded run finds it the same, both ways."""
+    from agents import FunctionDriver, tool
+    from agents.testing import regress
+
+    @tool
+    def credentials(user: str, password: str) -> dict[str, str]:
+        """The user's credentials."""
+        return {"user": user, "api_key": TOOL_KEY}
+
+    @tool
+    def connect(host: str) -> str:
+        """Connect to a host."""
+        raise ValueError(f"{host} refused the key {TOOL_ERROR_KEY}")
+
+    def agent(model):
+        return AgentLoop(
+            FunctionDriver(model),
+            tools=[credentials, connect],
+            clock=TickingClock(),
+            ids=SequentialIds(),
+        )
+
+    sent = []
+
+    def model(request):
+        sent.append(json.dumps([m.content for m in request.messages]))
+        step = (len(request.messages) - 2) // 2
+        if step == 0:
+            arguments = {"user": "u", "password": CALL_PASSWORD}
+            return [ToolCall(id="c1", name="credentials", arguments=arguments)]
+        if step == 1:
+            return [ToolCall(id="c2", name="connect", arguments={"host": "h"})]
+        return "done"
+
+    recorder = capture_events()
+    with capture_logs() as structured, AuditLog.open(tmp_path / "run.jsonl") as audit:
+        asked = Message(role=Role.USER, content="log in", metadata={"token": MESSAGE_TOKEN})
+        start = AgentState.initial("You log in.", messages=[asked])
+        final = agent(model).with_listeners(audit, recorder).run(start)
+    assert final.status.value == "completed"
+    got, refused = final.tool_executions
+    assert got.value["api_key"] == TOOL_KEY  # the program has it
+    assert final.context.store.messages[2].content == '{"api_key": "[redacted]", "user": "u"}'
+    assert "[redacted]" in refused.error.message
+    texts = {
+        "requests": "\n".join(sent),
+        "state": final.to_json(),
+        "repr(state)": repr(final),
+        "events": "\n".join(repr(event) for event in recorder.events),
+        "audit log": (tmp_path / "run.jsonl").read_text(encoding="utf-8"),
+        "structlog": repr(structured),
+        "stdlib logs": debug_logs.getvalue(),
+    }
+    assert "[redacted]" in repr(got) and TOOL_KEY in got.value.values()
+    found = {where: [s for s in PLANTED if s in text] for where, text in texts.items()}
+    assert {where: hits for where, hits in found.items() if hits} == {}
+    for tools in ("record", "live"):
+        report = regress(agent(model), [tmp_path / "run.jsonl"], tools=tools)
+        assert report.ok, report.summary()

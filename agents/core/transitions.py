@@ -13,9 +13,10 @@ from typing import Any
 from agents.records.context import AgentContext, MessageStore
 from agents.records.error_info import ErrorInfo
 from agents.records.execution import ExecutionState, ExecutionStatus
-from agents.records.frozen import EMPTY_VECTOR, deep_thaw
+from agents.records.frozen import EMPTY_VECTOR
 from agents.records.messages import Message, Role, make_message
 from agents.records.record import updater
+from agents.records.redaction import redact
 from agents.records.signals import ExecutionContinuation, StopReason, StopSignal
 from agents.records.state import AgentState
 from agents.records.step import StepExecution, ToolExecution
@@ -146,8 +147,10 @@ def finish_execution(state: AgentState, status: ExecutionStatus, now: datetime) 
 def render_tool_result(execution: ToolExecution) -> str:
     """What the model reads for a tool execution.
 
-    Strings as they are, other values as JSON with sorted keys; a failure as
-    ``Error: <type>: <message>``; a stop request as ``Stopped: <message>``.
+    Strings as they are, other values as JSON with sorted keys, the values under secret
+    keys written ``"[redacted]"`` (SPEC §10: the model's provider, the stored conversation
+    and the logs never get them; the execution's ``value`` keeps them for the program); a
+    failure as ``Error: <type>: <message>``; a stop request as ``Stopped: <message>``.
     """
     if execution.error is not None:
         return f"Error: {execution.error.describe()}"
@@ -159,7 +162,7 @@ def render_tool_result(execution: ToolExecution) -> str:
         return value  # type: ignore[no-any-return]
     if kind is int:
         return str(value)
-    return json.dumps(deep_thaw(value), sort_keys=True, ensure_ascii=False)
+    return json.dumps(redact(value), sort_keys=True, ensure_ascii=False)
 
 
 def tool_message(execution: ToolExecution) -> Message:

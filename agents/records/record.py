@@ -9,12 +9,14 @@ it because ``attrs.evolve`` re-runs every converter and costs several microsecon
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any, Final, Self
 
 import attrs
 
 from agents.records import codec
 from agents.records.compiled import make_evolve, maker, slot_setter, updater
+from agents.records.frozen import deep_freeze
+from agents.records.redaction import holds_secret_key, redacted
 
 __all__ = ["Record", "maker", "slot_setter", "updater"]
 
@@ -28,6 +30,7 @@ class Record:
         super().__init_subclass__(**kwargs)
         if attrs.has(cls):  # attrs's final class (with slots), not the one it was made from
             codec.register(cls)
+            _guard_repr(cls)
 
     def _evolve(self, **changes: Any) -> Self:
         """Copy with the given fields replaced, skipping converters (internal)."""
@@ -53,3 +56,29 @@ class Record:
     def from_json(cls, text: str | bytes) -> Self:
         """Rebuild a record from ``to_json`` output."""
         return codec.from_json(text, cls)
+
+
+def _guard_repr(cls: type) -> None:
+    """attrs's ``repr`` of ``cls``, showing each secret a map or list field holds (under
+    a secret key, at any depth: SPEC §10) as ``"[redacted]"``; a ``repr`` the class writes
+    itself is left as it is (it decides what it shows)."""
+    generated = cls.__dict__.get("__repr__")
+    code = getattr(generated, "__code__", None)
+    if generated is None or code is None or not code.co_filename.startswith("<attrs generated"):
+        return
+    names = tuple(field.name for field in attrs.fields(cls) if field.repr)
+
+    def guarded(self: Any) -> str:
+        hidden = {}
+        for name in names:
+            value = getattr(self, name)
+            if type(value) in _CONTAINERS and holds_secret_key(value):
+                hidden[name] = deep_freeze(redacted(value))
+        shown: str = generated(self._evolve(**hidden) if hidden else self)
+        return shown
+
+    guarded.__qualname__ = f"{cls.__qualname__}.__repr__"
+    cls.__repr__ = guarded  # type: ignore[method-assign,assignment]
+
+
+_CONTAINERS: Final = frozenset({type(deep_freeze({"k": 1})), type(deep_freeze([1]))})

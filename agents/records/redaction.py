@@ -24,6 +24,7 @@ __all__ = [
     "REDACTED",
     "dsn_secrets",
     "environment_secrets",
+    "holds_secret_key",
     "is_secret_key",
     "odd_float",
     "redact",
@@ -127,6 +128,18 @@ def redacted(value: Any) -> Any:
     if isinstance(value, list | tuple | PVector):
         return [redacted(item) for item in value]
     return value
+
+
+def holds_secret_key(value: Any) -> bool:
+    """Whether a map in ``value``, at any depth, has a secret key."""
+    if isinstance(value, Mapping | PMap):
+        return any(
+            (isinstance(key, str) and is_secret_key(key)) or holds_secret_key(item)
+            for key, item in value.items()
+        )
+    if isinstance(value, list | tuple | PVector):
+        return any(holds_secret_key(item) for item in value)
+    return False
 
 
 def secret_values(value: Any) -> tuple[str, ...]:
