@@ -89,6 +89,31 @@ def _value_code(annotation: Any) -> str:
     return _ENCODED[value_kind(annotation)]
 
 
+def _checked(name: str, annotation: Any, namespace: dict[str, Any]) -> list[str]:
+    """Lines refusing a value of another type than a text, number, flag or enum field
+    declares (a record built by hand with ``content=5`` or ``role="user"``): written, it
+    could not be read back. Other fields are converted or written by what they hold."""
+    inner = optional_of(annotation)
+    kind = inner if inner is not None else annotation
+    if value_kind(kind) not in ("plain", "enum") and kind is not float:
+        return []
+    namespace[f"_t_{name}"] = kind
+    test = f"v.__class__ is not _t_{name}"
+    if kind is float:  # an int is a float's value, written as a float (``to_float``)
+        test = f"{test} and v.__class__ is not int"
+    if inner is not None:
+        test = f"v is not None and {test}"
+    declared = kind.__name__ + (" or None" if inner is not None else "")
+    return [f"    if {test}:", f"        _wrong(record, {name!r}, v, {declared!r})"]
+
+
+def _wrong(record: Any, name: str, value: Any, declared: str) -> None:
+    raise TypeError(
+        f"{type(record).__name__}.{name} holds {type(value).__name__}, not {declared}: "
+        "written, it could not be read back"
+    )
+
+
 def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
     annotations = hints(cls)
     state_scope = scope(cls)
@@ -108,11 +133,23 @@ def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
         lines.append(f"    out = {{'kind': {cls.__name__!r}}}")
     if state_scope is not None:  # a document of its own: the steps inside refer to its context
         lines += ["    outer = ctx", f"    ctx = _Encoding(_Refs(record.{state_scope}))"]
+    namespace: dict[str, Any] = {
+        "_ENC": _ENCODERS,
+        "_Encoding": Encoding,
+        "_Refs": Refs,
+        "_any": encode_any,
+        "_redact": _redact,
+        "_datetime": _datetime,
+        "_odd": odd_float,
+        "_wrong": _wrong,
+    }
     fields = {field.name: field for field in data_fields(cls)}
     for name, plain, optional, messages_ref in field_plan(cls):
         annotation = annotations[name]
         named = fields[name].metadata.get(RECORD)
         lines.append(f"    v = record.{name}")
+        if named is None:
+            lines += _checked(name, annotation, namespace)
         if plain:
             lines.append(f"    out[{name!r}] = v")
             if annotation in (float, float | None):
@@ -134,15 +171,6 @@ def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
     if state_scope is not None:
         lines += ["    if ctx.odd:", "        outer.odd = True"]
     lines.append("    return out")
-    namespace: dict[str, Any] = {
-        "_ENC": _ENCODERS,
-        "_Encoding": Encoding,
-        "_Refs": Refs,
-        "_any": encode_any,
-        "_redact": _redact,
-        "_datetime": _datetime,
-        "_odd": odd_float,
-    }
     encode: Callable[[Any, Encoding], dict[str, Any]] = compiled(
         "\n".join(lines), namespace, cls, "encode"
     )
