@@ -82,7 +82,7 @@ class Connection:
         except BaseException as exc:  # the session ended: say why to whoever waits
             self.failure = exc
             if self.fault is not None and isinstance(exc, asyncio.CancelledError):
-                self.failure = MCPToolError(f"{self.fault}, in answer to the handshake")
+                self.failure = MCPToolError(f"{self.fault}, during the handshake")
         finally:
             self._starting = None
             self.client = None
