@@ -90,24 +90,38 @@ def _value_code(annotation: Any) -> str:
 
 
 def _checked(name: str, annotation: Any, namespace: dict[str, Any]) -> list[str]:
-    """Lines refusing a value of another type than a text, number, flag or enum field
-    declares (a record built by hand with ``content=5`` or ``role="user"``): written, it
-    could not be read back. Other fields are converted or written by what they hold."""
+    """Lines checking a text, number, flag or enum field's value (one class test when it is
+    of the declared type): a subclass's value is written as the declared type's (a
+    ``StrEnum`` member as its text, as orjson writes it), anything else refused — a record
+    built by hand with ``content=5`` or ``role="user"``: written, it could not be read
+    back. Other fields are converted or written by what they hold."""
     inner = optional_of(annotation)
     kind = inner if inner is not None else annotation
     if value_kind(kind) not in ("plain", "enum") and kind is not float:
         return []
     namespace[f"_t_{name}"] = kind
     test = f"v.__class__ is not _t_{name}"
-    if kind is float:  # an int is a float's value, written as a float (``to_float``)
-        test = f"{test} and v.__class__ is not int"
     if inner is not None:
         test = f"v is not None and {test}"
     declared = kind.__name__ + (" or None" if inner is not None else "")
-    return [f"    if {test}:", f"        _wrong(record, {name!r}, v, {declared!r})"]
+    return [f"    if {test}:", f"        v = _plain(record, {name!r}, v, _t_{name}, {declared!r})"]
 
 
-def _wrong(record: Any, name: str, value: Any, declared: str) -> None:
+_EXACT: Final[dict[type, Callable[[Any], Any]]] = {
+    str: str.__str__,
+    int: int.__int__,
+    float: float.__float__,
+}
+
+
+def _plain(record: Any, name: str, value: Any, kind: type, declared: str) -> Any:
+    """A value of a subclass of ``kind`` as a ``kind`` (an ``int`` for a float field as it
+    is: ``to_float`` makes it a float where records are built); anything else refused."""
+    if kind is float and type(value) is int:
+        return value
+    exact = _EXACT.get(kind)
+    if exact is not None and isinstance(value, kind) and not isinstance(value, bool):
+        return exact(value)
     raise TypeError(
         f"{type(record).__name__}.{name} holds {type(value).__name__}, not {declared}: "
         "written, it could not be read back"
@@ -141,7 +155,7 @@ def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
         "_redact": _redact,
         "_datetime": _datetime,
         "_odd": odd_float,
-        "_wrong": _wrong,
+        "_plain": _plain,
     }
     fields = {field.name: field for field in data_fields(cls)}
     for name, plain, optional, messages_ref in field_plan(cls):

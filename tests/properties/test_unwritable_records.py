@@ -91,3 +91,26 @@ def test_a_store_and_an_audit_log_refuse_what_could_not_be_read(tmp_path):
     assert (tmp_path / "run.jsonl").read_bytes() == b""
     good = make_loop(reply("hi")).run(initial())
     assert AgentState.from_json(good.to_json()) == good
+
+
+def test_a_subclass_of_a_fields_type_is_written_as_that_type():
+    """A ``StrEnum`` member as a message's text and an ``IntEnum`` member as a count are
+    written as the text and the number (as orjson writes them, and as before the check):
+    the same JSON as the plain values', read back equal; ``True`` for a count is refused."""
+    import enum
+
+    from agents import Usage
+
+    class Greeting(enum.StrEnum):
+        HELLO = "hello"
+
+    class Count(enum.IntEnum):
+        THREE = 3
+
+    odd = AgentState.initial("x", messages=[Message(role=Role.USER, content=Greeting.HELLO)])
+    plain = AgentState.initial("x", messages=[Message(role=Role.USER, content="hello")])
+    assert odd.to_json() == plain.to_json()
+    assert AgentState.from_json(odd.to_json()) == odd
+    assert Usage(input_tokens=Count.THREE).to_json() == Usage(input_tokens=3).to_json()
+    with pytest.raises(TypeError, match=r"Usage\.input_tokens holds bool, not int"):
+        Usage(input_tokens=True).to_json()
