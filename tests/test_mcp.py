@@ -501,47 +501,39 @@ def test_the_cli_prints_no_traceback_for_an_answer_that_is_no_message(tmp_path):
     assert garbled.error is not None and "not a JSON-RPC message" in garbled.error.message
 
 
-def test_a_tool_list_that_is_no_message_is_said_at_once(tmp_path):
-    """A server whose answer to the tool list is cut short: the run starts at once with
-    no tools from it, the catalogue saying why (it waited 30 s and said "in time")."""
+_LISTING = "send(text.replace('\"maximum\": 0', '\"maximum\": NaN'))"
+_INITIALIZE = '        elif method == "tools/list":'
+_CUT_INITIALIZE = (
+    '            send(json.dumps({"jsonrpc": "2.0", "id": number, "result": result})[:50])\n'
+    "            continue\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("where", "replaced", "by", "said"),
+    [
+        ("tool list", _LISTING, "send(text[:60])\n            continue", "list of its tools"),
+        ("handshake", _INITIALIZE, _CUT_INITIALIZE + _INITIALIZE, "during the handshake"),
+    ],
+)
+def test_a_start_answered_by_what_is_no_message_is_said_at_once(
+    tmp_path, where, replaced, by, said
+):
+    """A server whose answer to the tool list, or to ``initialize`` (the handshake), is cut
+    short: the run starts at once with no tools from it, the catalogue saying why (it
+    waited 30 s, or 41 s, and said "in time"), and the server it started is gone."""
     script = tmp_path / "server.py"
     source = Path(HOSTILE).read_text()
-    cut = "send(text[:60])  # cut short\n            continue"
-    script.write_text(
-        source.replace("send(text.replace('\"maximum\": 0', '\"maximum\": NaN'))", cut)
-    )
-    assert "cut short" in script.read_text()
+    assert replaced in source
+    script.write_text(source.replace(replaced, by, 1))
     loop = loop_of(reply("done"), tools=[MCPServerStdio(sys.executable, [str(script)])])
     started = time.monotonic()
     final = loop.run(initial())
-    assert time.monotonic() - started < 15
+    assert time.monotonic() - started < 15, where
     assert final.status is ExecutionStatus.COMPLETED
     error = final.metadata["agents.tool_sources"][0]["error"]
     assert error.startswith("the MCP server python did not start: MCPToolError: ")
-    assert "not a JSON-RPC message" in error and "list of its tools" in error
-
-
-def test_a_handshake_answer_that_is_no_message_is_said_at_once(tmp_path):
-    """A server whose answer to ``initialize`` is cut short: the run starts at once with no
-    tools from it, the catalogue saying why (it waited 41 s and said "in time"), and the
-    server it started is gone."""
-    script = tmp_path / "server.py"
-    source = Path(HOSTILE).read_text()
-    listing = '        elif method == "tools/list":'
-    cut = (
-        '            send(json.dumps({"jsonrpc": "2.0", "id": number, "result": result})[:50])\n'
-        "            continue\n"
-    )
-    script.write_text(source.replace(listing, cut + listing, 1))
-    assert "[:50]" in script.read_text()
-    loop = loop_of(reply("done"), tools=[MCPServerStdio(sys.executable, [str(script)])])
-    started = time.monotonic()
-    final = loop.run(initial())
-    assert time.monotonic() - started < 15
-    assert final.status is ExecutionStatus.COMPLETED
-    error = final.metadata["agents.tool_sources"][0]["error"]
-    assert error.startswith("the MCP server python did not start: MCPToolError: ")
-    assert "not a JSON-RPC message" in error and "handshake" in error
+    assert "not a JSON-RPC message" in error and said in error
     left = subprocess.run(["pgrep", "-f", str(script)], capture_output=True, text=True)
     assert left.stdout == ""
 
