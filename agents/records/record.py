@@ -15,7 +15,7 @@ import attrs
 
 from agents.records import codec
 from agents.records.compiled import make_evolve, maker, slot_setter, updater
-from agents.records.frozen import deep_freeze
+from agents.records.frozen import EMPTY_MAP, EMPTY_VECTOR, deep_freeze
 from agents.records.redaction import holds_secret_key, redacted
 
 __all__ = ["Record", "maker", "slot_setter", "updater"]
@@ -81,4 +81,4 @@ def _guard_repr(cls: type) -> None:
     cls.__repr__ = guarded  # type: ignore[method-assign,assignment]
 
 
-_CONTAINERS: Final = frozenset({type(deep_freeze({"k": 1})), type(deep_freeze([1]))})
+_CONTAINERS: Final = frozenset({type(EMPTY_MAP), type(EMPTY_VECTOR)})  # PMap, PVector
