@@ -13,16 +13,17 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
 from pyrsistent import PMap, PVector
 
-from agents.records.compiled import compiled, optional_of, value_kind
+from agents.records.compiled import compiled, element_of, optional_of, value_kind
 from agents.records.frozen import History, to_pvector
 from agents.records.json_text import timestamp
 from agents.records.redaction import odd_float, redact
 from agents.records.registry import (
     RECORD,
+    RECORDS,
     RECORDS_BY_TYPE,
     SHARED,
     Refs,
@@ -70,40 +71,55 @@ def encoder_of(cls: type) -> Encoder:
     return _ENCODERS[cls]
 
 
-_ENCODED: Final = {  # each value_kind's expression writing ``v``
+_ENCODED: Final = {  # each value_kind's expression writing ``v`` (of field ``{name}``)
     "plain": "v",
-    "datetime": "_datetime(v)",
+    "datetime": "_timestamp(v)",  # its class and offset checked (``_checked``)
     "enum": "v.value",
-    "record": "_ENC[v.__class__](v, ctx)",  # by the class it holds, as encode_any does
-    "records": "[_ENC[i.__class__](i, ctx) for i in v]",
-    "map": "(_redact(v, ctx) if v else {})",
+    "record": "_ENC[_t_{name}](v, ctx)",  # its class checked (``_checked``)
+    "records": (
+        "[_ENC[_t_{name}](i, ctx) if i.__class__ is _t_{name} else "
+        "_item(_cls, {name!r}, i, _t_{name}) for i in v]"  # (not ``record``: a cell)
+    ),
+    "map": "(_redact(v, ctx) if v else {{}})",
     "any": "_any(v, ctx)",
 }
 
 
-def _value_code(annotation: Any) -> str:
-    """An expression encoding ``v`` (never ``None`` unless the annotation allows it)."""
+def _value_code(name: str, annotation: Any, namespace: dict[str, Any]) -> str:
+    """An expression encoding ``v``, field ``name``'s value (never ``None`` unless the
+    annotation allows it); a sequence of records checks each item's class."""
     inner = optional_of(annotation)
     if inner is not None:
-        return f"(None if v is None else {_value_code(inner)})"
-    return _ENCODED[value_kind(annotation)]
+        return f"(None if v is None else {_value_code(name, inner, namespace)})"
+    kind = value_kind(annotation)
+    if kind == "records":
+        namespace[f"_t_{name}"] = element_of(annotation)
+    return _ENCODED[kind].format(name=name)
 
 
 def _checked(name: str, annotation: Any, namespace: dict[str, Any]) -> list[str]:
-    """Lines checking a text, number, flag or enum field's value (one class test when it is
-    of the declared type): a subclass's value is written as the declared type's (a
-    ``StrEnum`` member as its text, as orjson writes it), anything else refused — a record
-    built by hand with ``content=5`` or ``role="user"``: written, it could not be read
-    back. Other fields are converted or written by what they hold."""
+    """Lines checking a text, number, flag, enum, time or record field's value (one class
+    test when it is of the declared type): a subclass's value is written as the declared
+    type's (a ``StrEnum`` member as its text, as orjson writes it), anything else refused — a
+    record built by hand with ``content=5``, ``role="user"``, a dict for a response or a
+    time as text: written, it could not be read back. A time must be aware; a record field
+    holds a record of its declared class only (a sequence of records checks each item where
+    it is written: ``_value_code``). Maps and JSON values are frozen and checked where a
+    record is made."""
     inner = optional_of(annotation)
     kind = inner if inner is not None else annotation
-    if value_kind(kind) not in ("plain", "enum") and kind is not float:
+    checked = value_kind(kind)
+    if checked not in ("plain", "enum", "record", "datetime") and kind is not float:
         return []
     namespace[f"_t_{name}"] = kind
     test = f"v.__class__ is not _t_{name}"
+    if checked == "datetime":  # an aware one (a naive time is no point in time)
+        test = f"({test} or v.tzinfo is None)"
     if inner is not None:
         test = f"v is not None and {test}"
     declared = kind.__name__ + (" or None" if inner is not None else "")
+    if checked == "record":  # a record of its class only: the decoder reads no other
+        return [f"    if {test}:", f"        _wrong(record, {name!r}, v, {declared!r})"]
     return [f"    if {test}:", f"        v = _plain(record, {name!r}, v, _t_{name}, {declared!r})"]
 
 
@@ -119,12 +135,30 @@ def _plain(record: Any, name: str, value: Any, kind: type, declared: str) -> Any
     is: ``to_float`` makes it a float where records are built); anything else refused."""
     if kind is float and type(value) is int:
         return value
+    if kind is datetime and isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise ValueError(
+                f"{type(record).__name__}.{name} holds a naive datetime {value!r}: records "
+                "hold aware UTC times"
+            )
+        return value
     exact = _EXACT.get(kind)
     if exact is not None and isinstance(value, kind) and not isinstance(value, bool):
         return exact(value)
+    return _wrong(record, name, value, declared)
+
+
+def _wrong(record: Any, name: str, value: Any, declared: str) -> NoReturn:
     raise TypeError(
         f"{type(record).__name__}.{name} holds {type(value).__name__}, not {declared}: "
         "written, it could not be read back"
+    )
+
+
+def _item(cls: type, name: str, item: Any, kind: type) -> NoReturn:
+    raise TypeError(
+        f"{cls.__name__}.{name} holds a {type(item).__name__} item, not "
+        f"{kind.__name__}: written, it could not be read back"
     )
 
 
@@ -145,31 +179,38 @@ def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
         ]
     else:
         lines.append(f"    out = {{'kind': {cls.__name__!r}}}")
-    if state_scope is not None:  # a document of its own: the steps inside refer to its context
-        lines += ["    outer = ctx", f"    ctx = _Encoding(_Refs(record.{state_scope}))"]
     namespace: dict[str, Any] = {
         "_ENC": _ENCODERS,
         "_Encoding": Encoding,
         "_Refs": Refs,
         "_any": encode_any,
         "_redact": _redact,
-        "_datetime": _datetime,
+        "_timestamp": timestamp,
         "_odd": odd_float,
         "_plain": _plain,
+        "_wrong": _wrong,
+        "_item": _item,
+        "_cls": cls,
     }
     fields = {field.name: field for field in data_fields(cls)}
+    if state_scope is not None:  # a document of its own: the steps inside refer to its context
+        lines.append(f"    v = record.{state_scope}")
+        lines += _checked(state_scope, annotations[state_scope], namespace)
+        lines += ["    outer = ctx", "    ctx = _Encoding(_Refs(v))"]
     for name, plain, optional, messages_ref in field_plan(cls):
         annotation = annotations[name]
         named = fields[name].metadata.get(RECORD)
+        if named is not None:  # declared ``Any`` (a forward reference), read as that record
+            annotation = RECORDS[named] | None if fields[name].default is None else RECORDS[named]
         lines.append(f"    v = record.{name}")
-        if named is None:
+        if name != state_scope:  # (checked above)
             lines += _checked(name, annotation, namespace)
         if plain:
             lines.append(f"    out[{name!r}] = v")
             if annotation in (float, float | None):
                 lines.append("    if v.__class__ is float and _odd(v):\n        ctx.odd = True")
             continue
-        code = "_any(v, ctx)" if named is not None else _value_code(annotation)
+        code = _value_code(name, annotation, namespace)
         indent = "    "
         if optional:
             lines.append("    if v is not None:")

@@ -80,6 +80,8 @@ def to_pmap(value: Mapping[str, Any] | None) -> PMapT[str, Any]:
     """Return ``value`` as a deeply frozen ``PMap``, unchanged when it already is one."""
     if type(value) is _PMAP_TYPE:
         return value
+    if type(value) is not dict and value is not None and not isinstance(value, Mapping):
+        raise NestingError(f"a {type(value).__name__} where an object belongs")
     if not value:
         return EMPTY_MAP
     frozen = {}

@@ -1,25 +1,46 @@
 """A record built by hand with a value of another type than a field declares (``content=5``,
-``role="user"``) is refused where it would be written — ``to_json``, a session store, an
-audit log — with a ``TypeError`` naming the record and the field: the codec never writes
-what it cannot read back (a stored session that could not be loaded again)."""
+``role="user"``, a dict for a model's response, a string among a step's messages, a time
+without an offset) is refused where it would be written — ``to_json``, a session store, an
+audit log — with a ``TypeError`` (a ``ValueError`` for a naive time) naming the record and
+the field: the codec never writes what it cannot read back (a stored session that could not
+be loaded again)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs
 import pytest
-from helpers import initial, make_loop
+from helpers import add, initial, make_loop
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from agents import AgentState, AuditLog, Message, Role, SQLiteSessionStore
+from agents import AgentState, AuditLog, Message, Role, SQLiteSessionStore, ToolCall
 from agents.records.compiled import optional_of, value_kind
-from agents.records.registry import RECORDS_BY_TYPE, data_fields, hints
-from agents.testing import reply
+from agents.records.registry import RECORD, RECORDS_BY_TYPE, data_fields, hints
+from agents.testing import call, reply
 from agents.testing.strategies import agent_states
 
-WRONG = (5, 1.5, True, "user", None, b"x", [1], {"a": 1}, Role.USER)
+WRONG = (
+    5,
+    1.5,
+    True,
+    "user",
+    None,
+    b"x",
+    [1],
+    {"a": 1},
+    Role.USER,
+    Message.user("x"),
+    ToolCall(id="c", name="n"),
+    [Message.user("x")],
+    ["x"],
+    [{"role": "user"}],
+    datetime(2026, 1, 1),  # naive
+    datetime(2026, 1, 1, tzinfo=UTC).date(),
+    "2026-01-01T00:00:00+00:00",
+)
 
 
 def _records(value: Any, found: dict[int, Any]) -> None:
@@ -36,13 +57,16 @@ def _records(value: Any, found: dict[int, Any]) -> None:
 
 
 def _checked_fields(record: Any) -> list[str]:
-    """The fields the encoder checks: text, numbers, flags and enums."""
+    """The fields the encoder checks: text, numbers, flags, enums, times, records and
+    sequences of records (every field but plain maps and JSON values, which are frozen and
+    checked where a record is made)."""
     annotations = hints(type(record))
     names = []
     for field in data_fields(type(record)):
         annotation = annotations[field.name]
         kind = optional_of(annotation) or annotation
-        if value_kind(kind) in ("plain", "enum") or kind is float:
+        checked = ("plain", "enum", "datetime", "record", "records")
+        if value_kind(kind) in checked or kind is float or field.metadata.get(RECORD):
             names.append(field.name)
     return names
 
@@ -66,7 +90,7 @@ def test_the_codec_never_writes_what_it_cannot_read(state, data):
         return  # refused where it is made
     try:
         text = bad.to_json()
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         said = str(exc)
     else:
         assert type(bad).from_json(text).to_json() == text
@@ -91,6 +115,56 @@ def test_a_store_and_an_audit_log_refuse_what_could_not_be_read(tmp_path):
     assert (tmp_path / "run.jsonl").read_bytes() == b""
     good = make_loop(reply("hi")).run(initial())
     assert AgentState.from_json(good.to_json()) == good
+
+
+def test_a_store_refuses_a_record_field_holding_what_could_not_be_read(tmp_path):
+    """A step whose response is a dict, a string among its messages, a time as text: each
+    is refused where the state would be written, naming the field (each used to be stored,
+    and the session could then not be loaded: ``expected kind 'InferenceResponse'``)."""
+    final = make_loop(call("add", a=1, b=2), reply("done"), tools=[add]).run(initial())
+    step_execution = final.step_executions[0]
+    step = step_execution.step
+    broken = {
+        r"AgentStep\.response holds dict, not InferenceResponse or None": attrs.evolve(
+            step, response={"content": "x"}
+        ),
+        r"AgentStep\.output_messages holds a str item, not Message": attrs.evolve(
+            step, output_messages=["x"]
+        ),
+        r"ToolExecution\.tool_call holds Message, not ToolCall": attrs.evolve(
+            step,
+            tool_executions=[attrs.evolve(step.tool_executions[0], tool_call=Message.user("x"))],
+        ),
+    }
+    store = SQLiteSessionStore(tmp_path / "sessions.db")
+    for said, bad_step in broken.items():
+        executions = [attrs.evolve(step_execution, step=bad_step), *final.step_executions[1:]]
+        bad = attrs.evolve(
+            final, execution=attrs.evolve(final.execution, step_executions=executions)
+        )
+        with pytest.raises(TypeError, match=said):
+            store.create(bad)
+    late = attrs.evolve(step_execution, started_at="2026-01-01T00:00:00+00:00")
+    with pytest.raises(TypeError, match=r"StepExecution\.started_at holds str, not datetime"):
+        late.to_json()
+    naive = attrs.evolve(step_execution, completed_at=datetime(2026, 1, 1))
+    with pytest.raises(ValueError, match=r"StepExecution\.completed_at holds a naive datetime"):
+        naive.to_json()
+    with pytest.raises(TypeError, match=r"AgentState\.context holds Message, not AgentContext"):
+        attrs.evolve(final, context=Message.user("x")).to_json()
+    assert store.list() == []
+    session = store.create(final)
+    assert store.load(session.session_id).state == final
+
+
+def test_a_map_field_given_another_kind_of_value_is_refused_where_it_is_made():
+    """Metadata or arguments given a list or a text: a ``ValueError`` saying so (it was an
+    ``AttributeError`` from inside the converter)."""
+    with pytest.raises(ValueError, match="a list where an object belongs"):
+        Message(role=Role.USER, content="x", metadata=[1])
+    with pytest.raises(ValueError, match="a str where an object belongs"):
+        ToolCall(id="c", name="n", arguments="a=1")
+    assert Message(role=Role.USER, content="x", metadata=None).metadata == {}
 
 
 def test_a_subclass_of_a_fields_type_is_written_as_that_type():
