@@ -23,6 +23,7 @@ from agents import (
     StopSignal,
     ToolCall,
     Usage,
+    tool,
 )
 from agents.testing import FunctionDriver, call, calls, reply
 
@@ -261,6 +262,61 @@ def test_records_refuse_what_json_cannot_write(value, said):
         ToolCall(id="c1", name="add", arguments={"a": value})
 
 
+@pytest.mark.parametrize(("value", "said"), NOT_JSON)
+def test_persistent_maps_and_vectors_are_checked_as_plain_ones(value, said):
+    """A ``PMap`` or ``PVector`` built by the user with pyrsistent holds anything: it used to
+    be taken as it was (frozen already, it seemed) — a set or bytes then failed ``to_json``,
+    ``{1: "a"}`` was written as ``{"1": "a"}`` (read back as another value), a map nested
+    200 deep was written and could then not be read. Now it is checked as a dict or a list
+    is, with the same error and the same depth limit."""
+    from pyrsistent import pmap, pvector
+
+    with pytest.raises(ValueError, match="is not") as refused:
+        initial().with_metadata("k", pmap(value) if isinstance(value, dict) else pvector([value]))
+    expected = said if isinstance(value, dict) else said.replace("the top", "[0]")
+    assert str(refused.value) == expected
+    with pytest.raises(ValueError, match="is not"):
+        ToolCall(id="c1", name="add", arguments=pmap({"a": value}))
+    with pytest.raises(ValueError, match="is not"):
+        Message(role=Role.USER, content="x", metadata=pmap({"a": pvector([value])}))
+
+
+def test_a_persistent_map_holding_mutable_or_deep_values_is_frozen_or_refused():
+    """Inside a ``PMap``: a dict or a list becomes frozen (the record is hashable and
+    equal to one built from plain values, the same object kept when nothing needed
+    freezing), nesting has the same limit as a dict's, and ``NaN`` is refused."""
+    from pyrsistent import pmap
+
+    from agents.records.frozen import MAX_DEPTH
+
+    loose = pmap({"a": {"b": [1, {"c": 2}]}})
+    call = ToolCall(id="c1", name="add", arguments=loose)
+    assert call == ToolCall(id="c1", name="add", arguments={"a": {"b": [1, {"c": 2}]}})
+    hash(call)
+    frozen = call.arguments
+    assert ToolCall(id="c1", name="add", arguments=frozen).arguments is frozen
+
+    def nested(depth, make):
+        value = 1
+        for _ in range(depth):
+            value = make({"x": value})
+        return value
+
+    for depth in (MAX_DEPTH, MAX_DEPTH + 1, MAX_DEPTH + 2):
+        outcomes = []
+        for make in (dict, pmap):
+            try:
+                Message(role=Role.USER, content="x", metadata=nested(depth, make))
+                outcomes.append("taken")
+            except ValueError as exc:
+                outcomes.append(str(exc).split(" at ")[0])
+        assert outcomes[0] == outcomes[1], depth
+    with pytest.raises(ValueError, match="nested deeper than"):
+        Message.user("x").with_metadata("k", nested(3 * MAX_DEPTH, pmap))
+    with pytest.raises(ValueError, match=r"nan is not a JSON number at \.a"):
+        ToolCall(id="c1", name="add", arguments=pmap({"a": float("nan")}))
+
+
 def test_a_model_answer_holding_what_json_cannot_write_fails_the_run_not_its_state():
     """A model whose tool call holds a set: the run fails with the error recorded, and its
     state encodes and reads back equal (it completed with a state ``to_json`` refused)."""
@@ -272,6 +328,23 @@ def test_a_model_answer_holding_what_json_cannot_write_fails_the_run_not_its_sta
     assert final.status is ExecutionStatus.FAILED
     assert final.execution.error.message == "a value of type 'set' is not JSON at .a"
     assert AgentState.from_json(final.to_json()) == final
+
+
+def test_a_tuple_a_tool_returns_reads_back_equal():
+    """A tool returning a tuple (as Python functions often do), a tuple in metadata: held
+    as a ``PVector``, so the state reads back from its JSON equal to itself (the tuple was
+    kept, and read back as a ``PVector``: the state was not equal to its own round trip)."""
+
+    @tool
+    def pair(a: int) -> list[int]:
+        """Two of a number."""
+        return (a, a)  # type: ignore[return-value]
+
+    final = make_loop(call("pair", a=1), reply("ok"), tools=[pair]).run(initial())
+    assert final.tool_executions[0].value == [1, 1]
+    assert AgentState.from_json(final.to_json()) == final
+    state = initial().with_metadata("k", {"point": (1, (2, 3))})
+    assert AgentState.from_json(state.to_json()) == state
 
 
 def test_json_like_mappings_sequences_and_scalar_subclasses_are_taken():

@@ -77,9 +77,10 @@ _EXACT_SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 
 def to_pmap(value: Mapping[str, Any] | None) -> PMapT[str, Any]:
-    """Return ``value`` as a deeply frozen ``PMap``, unchanged when it already is one."""
-    if type(value) is _PMAP_TYPE:
-        return value
+    """Return ``value`` as a deeply frozen ``PMap``, unchanged when it already is one (one
+    holding only frozen JSON: what a ``PMap`` holds is checked as a dict's items are)."""
+    if type(value) is _PMAP_TYPE:  # its values counted from 0, as a dict's below
+        return _persistent(value, -1) if value else value
     if type(value) is not dict and value is not None and not isinstance(value, Mapping):
         raise NestingError(f"a {type(value).__name__} where an object belongs")
     if not value:
@@ -122,8 +123,9 @@ class NestingError(ValueError):
 
 
 def deep_freeze(value: Any) -> Any:
-    """Turn nested dicts/lists/tuples into ``PMap``/``PVector``; JSON's scalars pass through
-    (persistent collections are taken as they are: frozen already).
+    """Turn nested dicts/lists/tuples into ``PMap``/``PVector`` (a tuple too: the codec reads
+    any array back as a ``PVector``); JSON's scalars pass through, and so does a persistent
+    collection that holds only frozen JSON (``_persistent`` checks it).
 
     Raises ``NestingError`` (a ``ValueError``) for a value nested deeper than ``MAX_DEPTH``
     or holding what JSON cannot write — a non-finite float (``NaN``, ``Infinity``), a set,
@@ -134,11 +136,52 @@ def deep_freeze(value: Any) -> Any:
         if value - value != 0.0:  # NaN or an infinity
             raise NestingError(f"{value!r} is not a JSON number", non_finite=True)
         return value
-    if kind in _SCALARS or kind is _PMAP_TYPE or kind is _PVECTOR_TYPE:
+    if kind in _SCALARS:
         return value
-    if isinstance(value, str | int | bool | PMap | PVector):
+    if kind is _PMAP_TYPE or kind is _PVECTOR_TYPE:
+        return _persistent(value, 0) if value else value
+    if isinstance(value, str | int | bool):
         return value
     return _frozen(value, 0)
+
+
+def _persistent(value: Any, depth: int) -> Any:
+    """A ``PMap`` or ``PVector`` given as it is, checked as ``_frozen`` checks what it
+    freezes — pyrsistent holds anything: a set, a ``NaN``, a key that is not a string, a
+    mutable dict, nesting past ``MAX_DEPTH`` — the same object when all it holds is frozen
+    JSON, else a frozen copy (what ``_frozen`` makes of what it holds), or a
+    ``NestingError``. (The loop never hands a converter one: it builds records without
+    them; a user's constructor call or ``with_*`` may.)"""
+    if depth >= MAX_DEPTH:
+        raise NestingError(f"nested deeper than {MAX_DEPTH} levels")
+    changed: dict[Any, Any] = {}
+    if type(value) is _PMAP_TYPE:
+        for key, item in shallow_dict(value).items():
+            if type(key) is not str:
+                raise NestingError(f"a key that is not a string ({type(key).__name__} {key!r})")
+            if type(item) in _EXACT_SCALARS:
+                continue
+            try:
+                frozen = _frozen(item, depth + 1)
+            except NestingError as exc:
+                exc.where = f".{key}{exc.where}"
+                raise
+            if frozen is not item:
+                changed[key] = frozen
+        return value.update(changed) if changed else value
+    for index, item in enumerate(value):
+        if type(item) in _EXACT_SCALARS:
+            continue
+        try:
+            frozen = _frozen(item, depth + 1)
+        except NestingError as exc:
+            exc.where = f"[{index}]{exc.where}"
+            raise
+        if frozen is not item:
+            changed[index] = frozen
+    if not changed:
+        return value
+    return pvector(changed.get(index, item) for index, item in enumerate(value))
 
 
 def _frozen(value: Any, depth: int) -> Any:
@@ -148,7 +191,7 @@ def _frozen(value: Any, depth: int) -> Any:
             raise NestingError(f"{value!r} is not a JSON number", non_finite=True)
         return value
     if kind is _PMAP_TYPE or kind is _PVECTOR_TYPE:
-        return value
+        return _persistent(value, depth) if value else value
     if depth >= MAX_DEPTH:
         raise NestingError(f"nested deeper than {MAX_DEPTH} levels")
     if kind is dict:
@@ -170,15 +213,15 @@ def _frozen(value: Any, depth: int) -> Any:
             except NestingError as exc:
                 exc.where = f"[{index}]{exc.where}"
                 raise
-        return pvector(items) if kind is list else tuple(items)
+        return pvector(items)  # a tuple too: JSON reads an array back as a PVector
     if isinstance(value, float) and value - value != 0.0:
         raise NestingError(f"{value!r} is not a JSON number", non_finite=True)
     if isinstance(value, str | int | float):  # subclasses (an IntEnum, a str enum)
         return value
-    if isinstance(value, Mapping):  # a defaultdict, an OrderedDict, a mapping proxy
+    if isinstance(value, Mapping):  # a defaultdict, an OrderedDict, a PRecord, a proxy
         return _frozen(dict(value), depth)
-    if isinstance(value, list | tuple):
-        return _frozen(list(value) if isinstance(value, list) else tuple(value), depth)
+    if isinstance(value, list | tuple | PVector):  # a named tuple, a pure-Python PVector
+        return _frozen(list(value), depth)
     raise NestingError(f"a value of type {type(value).__name__!r} is not JSON")
 
 
