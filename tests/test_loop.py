@@ -22,6 +22,7 @@ from agents import (
     ToolCall,
     hook,
     inference_interceptor,
+    tool,
     tool_interceptor,
 )
 from agents.testing import (
@@ -439,6 +440,53 @@ def test_listener_failure_is_ignored_unless_critical():
     assert final.status is ExecutionStatus.FAILED
     assert final.execution.error.type == "ListenerFailed"
     assert "audit disk full" in final.execution.error.message
+
+
+def test_a_critical_listeners_failure_is_recorded_the_same_in_every_run():
+    """The failure names the listener by its ``repr`` without a memory address (a default
+    ``repr``, a function's, a bound method's): two runs with the same inputs give the same
+    JSON (the address made each run's record differ)."""
+
+    class Critical:
+        critical = True
+
+        def __call__(self, event):
+            raise OSError("audit disk full")
+
+        def method(self, event):
+            raise OSError("audit disk full")
+
+    def function(event):
+        raise OSError("audit disk full")
+
+    function.critical = True
+    Critical.method.critical = True  # a bound method reads its function's attributes
+    for listener_of in (Critical, lambda: function, lambda: Critical().method):
+        texts = {make_loop(reply("x"), listeners=[listener_of()]).run(initial()).to_json()}
+        texts.add(make_loop(reply("x"), listeners=[listener_of()]).run(initial()).to_json())
+        assert len(texts) == 1, texts
+        assert " at 0x" not in texts.pop()
+
+
+def test_an_error_naming_an_object_is_recorded_the_same_in_every_run():
+    """A tool's error whose text shows an object's default ``repr``: recorded without the
+    memory address (``<...Session object>``), so two runs give the same JSON."""
+
+    class Session:
+        pass
+
+    @tool
+    def fetch(url: str) -> str:
+        """Fetch a page."""
+        raise ValueError(f"{Session()} is closed")
+
+    texts = set()
+    for _ in range(2):
+        final = make_loop(call("fetch", url="u"), reply("sorry"), tools=[fetch]).run(initial())
+        texts.add(final.to_json())
+    assert len(texts) == 1
+    message = final.tool_executions[0].error.message
+    assert message.endswith("Session object> is closed"), message
 
 
 @pytest.mark.parametrize("bad", [None, {"messages": []}, "hello", Message.user("x")])

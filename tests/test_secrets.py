@@ -10,7 +10,7 @@ import logging
 import sqlite3
 
 import pytest
-from helpers import add, initial
+from helpers import add, initial, make_loop
 from llm_server import LLMServer, fault, tool_calls
 from structlog.testing import capture_logs
 
@@ -29,7 +29,7 @@ from agents import (
     StateDecodeError,
     ToolCall,
 )
-from agents.testing import SequentialIds, TickingClock, capture_events
+from agents.testing import SequentialIds, TickingClock, capture_events, reply
 
 API_KEY = "sk-planted-api-key-1111"
 BEARER = "planted-bearer-token-2222"
@@ -278,3 +278,44 @@ def test_what_tools_return_or_raise_never_shows_its_secrets(tmp_path, debug_logs
     for tools in ("record", "live"):
         report = regress(agent(model), [tmp_path / "run.jsonl"], tools=tools)
         assert report.ok, report.summary()
+
+
+LISTENER_KEY = "sk-planted-listener-key-9999"
+LISTENER_BEARER = "planted-listener-bearer-1010"
+
+
+def test_a_failing_listener_never_shows_the_secrets_its_error_names(debug_logs):
+    """A listener (a webhook, an exporter) failing with an error that names a key or a
+    bearer credential: the warning logged for a non-critical one, and the error a critical
+    one fails the run with (kept in the state, its events and logs), say it redacted."""
+
+    class Webhook:
+        critical = False
+
+        def __init__(self, critical: bool) -> None:
+            self.critical = critical
+
+        def __call__(self, event: object) -> None:
+            raise ConnectionError(
+                f"POST refused (Authorization: Bearer {LISTENER_BEARER}, key {LISTENER_KEY})"
+            )
+
+    recorder = capture_events()
+    with capture_logs() as structured:
+        shrugged = make_loop(reply("hi")).with_listeners(Webhook(False), recorder).run(initial())
+        failed = make_loop(reply("hi")).with_listeners(Webhook(True), recorder).run(initial())
+    assert shrugged.status.value == "completed"
+    assert failed.status.value == "failed"
+    assert failed.execution.error.type == "ListenerFailed"
+    assert "[redacted]" in failed.execution.error.message
+    assert any(entry.get("event") == "listener_failed" for entry in structured)
+    texts = {
+        "state": failed.to_json(),
+        "repr(state)": repr(failed),
+        "events": "\n".join(repr(event) for event in recorder.events),
+        "structlog": repr(structured),
+        "stdlib logs": debug_logs.getvalue(),
+    }
+    planted = (LISTENER_KEY, LISTENER_BEARER)
+    found = {where: [s for s in planted if s in text] for where, text in texts.items()}
+    assert {where: hits for where, hits in found.items() if hits} == {}

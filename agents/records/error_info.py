@@ -12,7 +12,7 @@ from pyrsistent.typing import PMap
 from agents.errors import AgentError
 from agents.records.frozen import EMPTY_MAP, to_pmap
 from agents.records.record import Record
-from agents.records.redaction import scrub
+from agents.records.redaction import scrub, without_addresses
 
 __all__ = ["ErrorInfo", "ProviderError", "ReplayDivergence"]
 
@@ -30,7 +30,9 @@ class ErrorInfo(Record):
         """The ``error_info`` an exception carries, else its class name and message (an
         exception whose text cannot be had — its ``__str__`` raises — is said so: the
         failure is recorded all the same). Key-shaped words (``sk-…``) and ``Bearer``/
-        ``Basic`` credentials in the message are written ``"[redacted]"`` (SPEC §10)."""
+        ``Basic`` credentials in the message are written ``"[redacted]"`` (SPEC §10), and
+        the memory addresses of default ``repr``s are left out (the same run, the same
+        record)."""
         try:
             carried = getattr(exc, "error_info", None)
         except Exception:  # a property that raises
@@ -38,7 +40,7 @@ class ErrorInfo(Record):
         if isinstance(carried, ErrorInfo):
             return carried
         try:
-            message = scrub(str(exc))  # key-shaped words and credentials: "[redacted]"
+            message = scrub(without_addresses(str(exc)))  # keys and credentials: "[redacted]"
         except Exception:
             message = "(its message could not be read: str() raised)"
         return cls(type=type(exc).__name__, message=message)

@@ -32,6 +32,7 @@ __all__ = [
     "redacted_dsn",
     "scrub",
     "secret_values",
+    "without_addresses",
 ]
 
 REDACTED: Final = "[redacted]"
@@ -177,6 +178,15 @@ def environment_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
         ):
             found.append(value)
     return tuple(found)
+
+
+_ADDRESS: Final = re.compile(r" at 0x[0-9a-fA-F]+(?=>)")
+
+
+def without_addresses(text: str) -> str:
+    """``text`` without the memory addresses default ``repr``s show (``<Foo object at
+    0x7f…>`` → ``<Foo object>``): an error's text is recorded the same in every run."""
+    return _ADDRESS.sub("", text) if " at 0x" in text else text
 
 
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:

@@ -29,11 +29,13 @@ from agents.records.events import (
     ToolCallCompleted,
     ToolCallStarted,
 )
+from agents.records.redaction import scrub, without_addresses
 
 __all__ = [
     "EventLogger",
     "event_logger",
     "event_name",
+    "listener_failure",
     "log_listener_failure",
     "note",
     "resolve_logger",
@@ -148,12 +150,20 @@ def event_logger(logger: Any) -> EventLogger | None:
     return None if logger is None else EventLogger(logger)
 
 
+def listener_failure(listener: Any, exc: BaseException) -> tuple[str, str]:
+    """The listener (its ``repr``, without the memory address a default one shows: the
+    record of a run is the same in every run) and ``Type: message`` of what it raised,
+    key-shaped words and credentials redacted (SPEC §10): a webhook's or an exporter's
+    error may quote the request it made."""
+    shown = scrub(without_addresses(repr(listener)))
+    return shown, scrub(without_addresses(f"{type(exc).__name__}: {exc}"))
+
+
 def log_listener_failure(logger: Any, listener: Any, exc: BaseException) -> None:
     """A non-critical listener raised: warn and go on."""
     if logger is not None:
-        logger.warning(
-            "listener_failed", listener=repr(listener), error=f"{type(exc).__name__}: {exc}"
-        )
+        shown, error = listener_failure(listener, exc)
+        logger.warning("listener_failed", listener=shown, error=error)
 
 
 def note(event: str, **fields: Any) -> None:

@@ -27,7 +27,12 @@ from agents.records.inference import FINISH_REASONS, InferenceRequest
 from agents.records.state import AgentState
 from agents.shell.describe import describe, describe_markdown
 from agents.shell.driving import adrive, drive
-from agents.shell.log import event_logger, log_listener_failure, resolve_logger
+from agents.shell.log import (
+    event_logger,
+    listener_failure,
+    log_listener_failure,
+    resolve_logger,
+)
 from agents.shell.perform import (
     AsyncTools,
     BlockingPerformer,
@@ -387,11 +392,11 @@ class AgentLoop:
                 except Exception as exc:
                     if getattr(listener, "critical", False):
                         broken.append(listener)
+                        shown, error = listener_failure(listener, exc)
                         raise MachineFailure(
                             ErrorInfo(
                                 type="ListenerFailed",
-                                message=f"critical listener {listener!r} failed: "
-                                f"{type(exc).__name__}: {exc}",
+                                message=f"critical listener {shown} failed: {error}",
                             )
                         ) from exc
                     log_listener_failure(logger, listener, exc)
