@@ -428,6 +428,9 @@ def test_a_compactor_that_raises_or_returns_nonsense_fails_the_run():
     assert final.execution.error.message == "no plan"
     final = make(ScriptedDriver([reply("x")]), Nonsense()).run(start())
     assert final.execution.error.type == "CompactionError"
+    again = make(ScriptedDriver([reply("x")]), Nonsense()).run(start())
+    assert again.to_json() == final.to_json()  # the compactor named without its address
+    assert "Nonsense object> returned" in final.execution.error.message
 
 
 # -- inspect, replay and the report ------------------------------------------------------------

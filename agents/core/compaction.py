@@ -31,6 +31,7 @@ from agents.records.error_info import ErrorInfo
 from agents.records.frozen import History, deep_thaw, to_history
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.messages import Message, Role
+from agents.records.redaction import without_addresses
 from agents.records.state import AgentState
 from agents.records.step import Compaction
 
@@ -305,8 +306,10 @@ def plan_compaction(compactor: Any, context: AgentContext, step: int) -> Compact
         raise MachineFailure(
             ErrorInfo(
                 type="CompactionError",
-                message=f"compactor {compactor!r} returned {plan!r}: expected a "
-                "CompactionPlan moving fewer messages than the conversation holds",
+                message=without_addresses(
+                    f"compactor {compactor!r} returned {plan!r}: expected a "
+                    "CompactionPlan moving fewer messages than the conversation holds"
+                ),
                 details={"step": step},
             )
         )
