@@ -31,6 +31,7 @@ from agents.records.codec import nesting_position, register
 from agents.records.frozen import MAX_DEPTH, deep_thaw, to_float, to_pmap
 from agents.records.json_text import has_lone_surrogate
 from agents.records.record import Record
+from agents.records.redaction import redacted
 from agents.records.state import AgentState
 from agents.shell.loop import AgentLoop
 from agents.shell.subagents import SubagentFailed, subagent_tool
@@ -154,8 +155,11 @@ class AgentDefinition(Record):
         return _checked(super().from_json(text))
 
     def to_text(self, kind: str) -> str:
-        """The definition as a file of ``kind`` that ``from_text`` reads back equal."""
-        data = self.to_data()
+        """The definition as a file of ``kind`` that ``from_text`` reads back equal — but
+        for a secret (a value under a secret key, as ``llm_options``' ``api_key`` or an
+        ``Authorization`` header), written ``"[redacted]"`` as the codec writes it (SPEC
+        §10): no credential in a file (keep them in the environment)."""
+        data = redacted(self.to_data())
         if kind == "toml":
             return write_toml(data)
         if kind == "yaml":

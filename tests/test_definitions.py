@@ -70,6 +70,23 @@ def test_every_format_round_trips(kind, tmp_path):
     assert AgentDefinition.from_text(minimal.to_text(kind), kind) == minimal
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_definition_written_to_a_file_holds_no_credential(kind):
+    """``llm_options`` holding an API key and an ``Authorization`` header: ``to_text``
+    writes them ``"[redacted]"`` (as ``to_json`` does), in every format; they were written
+    in clear, into the file a user saves and commits. The rest reads back as it was."""
+    key, token = "sk-planted-definition-key-1212", "planted-definition-token-3434"
+    options = {"api_key": key, "extra_headers": {"Authorization": f"Bearer {token}"}, "top_p": 1}
+    definition = AgentDefinition(name="keyed", model="openai/x", llm_options=options)
+    text = definition.to_text(kind)
+    assert key not in text and token not in text
+    back = AgentDefinition.from_text(text, kind)
+    assert back.llm_options["api_key"] == "[redacted]"
+    assert back.llm_options["extra_headers"]["Authorization"] == "[redacted]"
+    assert back.llm_options["top_p"] == 1 and back.model == "openai/x"
+    assert key not in definition.to_json() and key not in repr(definition)
+
+
 def test_markdown_takes_the_system_prompt_from_its_body():
     text = "---\nname: writer\nmodel: openai/x\n---\n\nYou write.\n\nShort texts only.\n"
     definition = AgentDefinition.from_text(text, "markdown")
