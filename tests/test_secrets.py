@@ -319,3 +319,44 @@ def test_a_failing_listener_never_shows_the_secrets_its_error_names(debug_logs):
     planted = (LISTENER_KEY, LISTENER_BEARER)
     found = {where: [s for s in planted if s in text] for where, text in texts.items()}
     assert {where: hits for where, hits in found.items() if hits} == {}
+
+
+DEFAULT_KEY = "sk-planted-default-key-5656"
+DEFAULT_BEARER = "planted-default-bearer-7878"
+
+
+def test_a_tools_secret_default_is_never_sent_to_the_model():
+    """A tool whose parameters default to credentials (a parameter named ``api_key``, a
+    headers map with ``Authorization``, a key-shaped text): its schema — sent to the
+    provider with every request, shown by ``describe`` — leaves those defaults out (they
+    were sent in clear); other defaults stay, and a call without the argument still gets
+    the function's default."""
+    from agents import FunctionDriver, tool
+
+    @tool
+    def fetch(
+        url: str,
+        api_key: str = DEFAULT_KEY,
+        headers: dict[str, str] = {"Authorization": f"Bearer {DEFAULT_BEARER}"},  # noqa: B006
+        auth: str = f"Bearer {DEFAULT_BEARER}",
+        retries: int = 2,
+    ) -> str:
+        """Fetch a page."""
+        return "ok" if api_key == DEFAULT_KEY and retries == 2 else "wrong default"
+
+    sent = []
+
+    def model(request):
+        sent.append(json.dumps([dict(schema) for schema in request.tools], default=repr))
+        if len(request.messages) == 2:
+            return [ToolCall(id="c1", name="fetch", arguments={"url": "u"})]
+        return "done"
+
+    loop = AgentLoop(FunctionDriver(model), tools=[fetch])
+    final = loop.run(initial())
+    assert final.tool_executions[0].value == "ok"
+    properties = fetch.parameters["properties"]
+    assert properties["retries"]["default"] == 2
+    assert all("default" not in properties[name] for name in ("api_key", "headers", "auth"))
+    shown = "\n".join([*sent, str(loop.describe()), loop.describe_markdown(), final.to_json()])
+    assert DEFAULT_KEY not in shown and DEFAULT_BEARER not in shown

@@ -25,6 +25,7 @@ from agents.records.effects import ToolInvocation
 from agents.records.frozen import deep_freeze, shallow_dict
 from agents.records.inputs import InputAnswer, InputRequest
 from agents.records.messages import ToolCall
+from agents.records.redaction import holds_secret_key, is_secret_key, scrub
 from agents.records.schema import Validator, compile_validator, describe_docstring, schema_for_type
 from agents.records.state import AgentState
 from agents.records.step import ToolExecution
@@ -289,7 +290,7 @@ def _build(
             default = parameter.default
             if isinstance(default, enum.Enum):
                 default = default.value
-            if json_problem(default, "default", 0) is None:
+            if json_problem(default, "default", 0) is None and not _secret(parameter.name, default):
                 schema["default"] = default
         properties[parameter.name] = schema
     parameters: dict[str, Any] = {
@@ -314,6 +315,16 @@ def _build(
         _validator=compile_validator(parameters),
         _converters=converters,
     )
+
+
+def _secret(name: str, default: Any) -> bool:
+    """Whether a parameter's default is a credential the model must not be sent (the tool
+    schema goes to the provider with every request): a parameter named like a secret key
+    (``api_key``, ``token``…), a default map holding one, or a key-shaped text (``sk-…``,
+    ``Bearer …``). Its schema then has no ``default``; the function's own still applies."""
+    if is_secret_key(name) or holds_secret_key(default):
+        return True
+    return isinstance(default, str) and scrub(default) != default
 
 
 def _checked_name(
