@@ -178,6 +178,53 @@ def test_a_message_with_a_tool_is_answered_as_a_stream(server):
         assert timeline["status"] == "completed"
 
 
+def test_a_page_elsewhere_cannot_reach_the_server_by_dns_rebinding(server):
+    """A web page the user visits can point its own name at 127.0.0.1 and call the server
+    as same-origin (DNS rebinding): it then drove the agent (sessions, messages, tools).
+    ``agents serve`` on a loopback address answers only to a loopback ``Host``: any other is
+    refused (403, one line of JSON) before anything runs; ``localhost`` and ``127.0.0.1``
+    work, on any path, the page's too."""
+    port = server.port
+    with httpx.Client() as client:
+        for name in ("evil.example", "attacker.test:8080", f"127.0.0.1.nip.io:{port}"):
+            answer = client.post(
+                f"{server.url}/sessions", json={"session_id": "rebound"}, headers={"Host": name}
+            )
+            assert answer.status_code == 403, (name, answer.text)
+            assert answer.json()["error"].startswith("this server answers to 127.0.0.1")
+            assert client.get(f"{server.url}/", headers={"Host": name}).status_code == 403
+        assert client.get(f"{server.url}/sessions/rebound").status_code == 404  # none made
+        for name in (f"localhost:{port}", f"127.0.0.1:{port}", "LOCALHOST"):
+            created = client.post(f"{server.url}/sessions", json={}, headers={"Host": name})
+            assert created.status_code == 201, (name, created.text)
+
+
+def test_the_allowed_hosts_of_the_application():
+    """``app(allowed_hosts=...)`` (what ``agents serve`` passes on a loopback address):
+    other names refused with 403, an IPv6 loopback with its port taken; without it, any
+    host (an application mounted in a service of its own decides)."""
+    from serve_agent import loop
+
+    from agents import InMemorySessionStore
+    from agents.serve import app
+    from agents.serve.asgi import LOOPBACK_HOSTS, is_loopback
+
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
+    assert not is_loopback("0.0.0.0") and not is_loopback("example.com")
+
+    async def answers(application: Any, host: str) -> int:
+        transport = httpx.ASGITransport(app=application)
+        async with httpx.AsyncClient(transport=transport, base_url="http://x") as client:
+            answer = await client.post("/sessions", json={}, headers={"Host": host})
+            return answer.status_code
+
+    guarded = app(lambda s: loop(), store=InMemorySessionStore(), allowed_hosts=LOOPBACK_HOSTS)
+    open_ = app(lambda s: loop(), store=InMemorySessionStore())
+    assert asyncio.run(answers(guarded, "evil.example")) == 403
+    assert asyncio.run(answers(guarded, "[::1]:8000")) == 201
+    assert asyncio.run(answers(open_, "evil.example")) == 201
+
+
 def test_an_approval_round_trip(server):
     """A call that needs approval suspends the run (the stream says which calls wait);
     approving it resumes the run, whose events the session's stream carries on with."""

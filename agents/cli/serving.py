@@ -25,7 +25,7 @@ def serve(args: argparse.Namespace, out: TextIO) -> int:
     from agents.errors import ConfigurationError
 
     try:
-        from agents.serve.asgi import app, run_server
+        from agents.serve.asgi import LOOPBACK_HOSTS, app, is_loopback, run_server
         from agents.serve.page import PAGE
     except ImportError:
         raise ConfigurationError(
@@ -36,7 +36,9 @@ def serve(args: argparse.Namespace, out: TextIO) -> int:
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None
     out.write(f"serving {args.target} on http://{args.host}:{args.port}/\n")
     out.flush()
-    run_server(app(factory, store=store, token=token, page=PAGE), args.host, args.port)
+    hosts = LOOPBACK_HOSTS if is_loopback(args.host) else None  # no DNS rebinding
+    served = app(factory, store=store, token=token, page=PAGE, allowed_hosts=hosts)
+    run_server(served, args.host, args.port)
     return OK
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import ipaddress
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from starlette.applications import Starlette
@@ -32,7 +33,7 @@ from agents.records.state import AgentState
 from agents.serve.runs import UNFINISHED, Busy, Runs, event_type
 from agents.tools.threads import to_thread
 
-__all__ = ["MAX_BODY", "app", "run_server"]
+__all__ = ["LOOPBACK_HOSTS", "MAX_BODY", "app", "is_loopback", "run_server"]
 
 MAX_BODY: Final = 1_000_000  # bytes a request body may have
 
@@ -118,10 +119,15 @@ def app(
     store: Any = None,
     token: str | None = None,
     page: str | None = None,
+    allowed_hosts: Iterable[str] | None = None,
 ) -> Starlette:
     """The ASGI application: ``runtime_or_loop_factory`` is a ``SessionRuntime``, or a
     function ``(session) -> AgentLoop`` over ``store`` (a session store keeping event logs).
-    With ``token``, every request but the page needs ``Authorization: Bearer <token>``."""
+    With ``token``, every request but the page needs ``Authorization: Bearer <token>``.
+    With ``allowed_hosts``, a request whose ``Host`` header names another host (any port)
+    is refused (403): the guard against DNS rebinding, by which a web page the user visits
+    reaches a server on this machine under the page's own name (``agents serve`` on a
+    loopback address allows ``LOOPBACK_HOSTS`` only)."""
     if isinstance(runtime_or_loop_factory, SessionRuntime):
         runtime = runtime_or_loop_factory
     else:
@@ -161,7 +167,8 @@ def app(
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_error, Exception: _server_error},
     )
-    return _Guard(application, token)  # type: ignore[return-value]
+    hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
+    return _Guard(application, token, hosts)  # type: ignore[return-value]
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -179,14 +186,49 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     return _error(500, f"internal error ({type(exc).__name__})")
 
 
-class _Guard:
-    """The bearer token on every request but the page, and one-line JSON errors."""
+LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "[::1]"})
+"""The names a server on a loopback address answers to (``Host``, any port)."""
 
-    def __init__(self, inner: Any, token: str | None) -> None:
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (an address to bind) is this machine only."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _host_name(scope: Any) -> str:
+    """The host the request's ``Host`` header names, without its port, in lower case."""
+    for name, value in scope.get("headers") or ():
+        if name == b"host":
+            host: str = value.decode("latin-1").strip().lower()
+            if host.startswith("["):  # an IPv6 address: [::1]:8000
+                end = host.find("]")
+                return host[: end + 1] if end >= 0 else host
+            return host.split(":", 1)[0]
+    return ""
+
+
+class _Guard:
+    """The allowed hosts and the bearer token on every request (the token: but the
+    page's), and one-line JSON errors."""
+
+    def __init__(self, inner: Any, token: str | None, hosts: frozenset[str] | None) -> None:
         self.inner = inner
         self.token = token
+        self.hosts = hosts
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and self.hosts is not None:
+            host = _host_name(scope)
+            if host not in self.hosts:
+                allowed = ", ".join(sorted(self.hosts))
+                said = f"this server answers to {allowed} only, not to {host!r}"
+                await _error(403, said)(scope, receive, send)
+                return
         if scope["type"] == "http" and self.token is not None and scope["path"] != "/":
             headers = dict(scope.get("headers") or [])
             given = headers.get(b"authorization", b"").decode("latin-1")
