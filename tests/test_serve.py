@@ -199,6 +199,30 @@ def test_a_page_elsewhere_cannot_reach_the_server_by_dns_rebinding(server):
             assert created.status_code == 201, (name, created.text)
 
 
+def test_a_page_elsewhere_cannot_make_the_agent_run(server):
+    """Any web page may send a ``text/plain`` POST to 127.0.0.1 without asking (no CORS
+    preflight); it could make the agent run a message of its choosing. ``agents serve``
+    refuses a request whose ``Origin`` is not its own (403) before anything runs; its own
+    page's (same origin) and a client sending no ``Origin`` (curl, as the how-to's
+    commands: form-encoded) are answered."""
+    with httpx.Client() as client:
+        session = new_session(client, server.url)
+        messages = f"{server.url}/sessions/{session}/messages"
+        for origin in ("http://evil.example", "null", f"http://localhost:{server.port}"):
+            headers = {"Content-Type": "text/plain", "Origin": origin}
+            answer = client.post(messages, content=b'{"message": "add 2 3"}', headers=headers)
+            assert answer.status_code == 403, (origin, answer.text)
+            assert "another origin" in answer.json()["error"]
+        assert client.get(f"{server.url}/sessions/{session}").json()["execution"] is None
+        own = {"Origin": server.url, "Content-Type": "text/plain"}
+        body = b'{"message": "add 2 3"}'
+        kinds = [e["event"] for e in stream(client, "POST", messages, headers=own, content=body)]
+        assert kinds[-1] == "RunEnded"
+        form = {"Content-Type": "application/x-www-form-urlencoded"}
+        kinds = [e["event"] for e in stream(client, "POST", messages, headers=form, content=body)]
+        assert kinds[-1] == "RunEnded"
+
+
 def test_the_allowed_hosts_of_the_application():
     """``app(allowed_hosts=...)`` (what ``agents serve`` passes on a loopback address):
     other names refused with 403, an IPv6 loopback with its port taken; without it, any

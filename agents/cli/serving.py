@@ -37,7 +37,9 @@ def serve(args: argparse.Namespace, out: TextIO) -> int:
     out.write(f"serving {args.target} on http://{args.host}:{args.port}/\n")
     out.flush()
     hosts = LOOPBACK_HOSTS if is_loopback(args.host) else None  # no DNS rebinding
-    served = app(factory, store=store, token=token, page=PAGE, allowed_hosts=hosts)
+    served = app(
+        factory, store=store, token=token, page=PAGE, allowed_hosts=hosts, same_origin=True
+    )
     run_server(served, args.host, args.port)
     return OK
 

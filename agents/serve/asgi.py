@@ -120,6 +120,7 @@ def app(
     token: str | None = None,
     page: str | None = None,
     allowed_hosts: Iterable[str] | None = None,
+    same_origin: bool = False,
 ) -> Starlette:
     """The ASGI application: ``runtime_or_loop_factory`` is a ``SessionRuntime``, or a
     function ``(session) -> AgentLoop`` over ``store`` (a session store keeping event logs).
@@ -127,7 +128,12 @@ def app(
     With ``allowed_hosts``, a request whose ``Host`` header names another host (any port)
     is refused (403): the guard against DNS rebinding, by which a web page the user visits
     reaches a server on this machine under the page's own name (``agents serve`` on a
-    loopback address allows ``LOOPBACK_HOSTS`` only)."""
+    loopback address allows ``LOOPBACK_HOSTS`` only). With ``same_origin``, a request a
+    browser sends from a page of another origin (its ``Origin`` header names another host
+    than ``Host``) is refused (403): the guard against cross-site requests, which any page
+    may send (a ``text/plain`` POST needs no permission) to make the agent run a message of
+    its choosing (``agents serve`` sets it; clients that are not browsers send no
+    ``Origin``)."""
     if isinstance(runtime_or_loop_factory, SessionRuntime):
         runtime = runtime_or_loop_factory
     else:
@@ -168,7 +174,7 @@ def app(
         exception_handlers={HTTPException: _http_error, Exception: _server_error},
     )
     hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
-    return _Guard(application, token, hosts)  # type: ignore[return-value]
+    return _Guard(application, token, hosts, same_origin)  # type: ignore[return-value]
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -200,33 +206,57 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _host_name(scope: Any) -> str:
-    """The host the request's ``Host`` header names, without its port, in lower case."""
+def _header(scope: Any, wanted: bytes) -> str | None:
+    """A request header's value, stripped and in lower case (``None``: not sent)."""
     for name, value in scope.get("headers") or ():
-        if name == b"host":
-            host: str = value.decode("latin-1").strip().lower()
-            if host.startswith("["):  # an IPv6 address: [::1]:8000
-                end = host.find("]")
-                return host[: end + 1] if end >= 0 else host
-            return host.split(":", 1)[0]
-    return ""
+        if name == wanted:
+            found: str = value.decode("latin-1").strip().lower()
+            return found
+    return None
+
+
+def _host_name(host: str) -> str:
+    """The host a ``Host`` header names, without its port."""
+    if host.startswith("["):  # an IPv6 address: [::1]:8000
+        end = host.find("]")
+        return host[: end + 1] if end >= 0 else host
+    return host.split(":", 1)[0]
+
+
+def _foreign_origin(scope: Any) -> str | None:
+    """The ``Origin`` a browser sent when it is not the server's own (scheme aside: its
+    host and port against ``Host``), else ``None``."""
+    origin = _header(scope, b"origin")
+    if origin is None:
+        return None
+    host = _header(scope, b"host") or ""
+    return None if origin.partition("://")[2] == host else origin
 
 
 class _Guard:
     """The allowed hosts and the bearer token on every request (the token: but the
     page's), and one-line JSON errors."""
 
-    def __init__(self, inner: Any, token: str | None, hosts: frozenset[str] | None) -> None:
+    def __init__(
+        self, inner: Any, token: str | None, hosts: frozenset[str] | None, same_origin: bool
+    ) -> None:
         self.inner = inner
         self.token = token
         self.hosts = hosts
+        self.same_origin = same_origin
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http" and self.hosts is not None:
-            host = _host_name(scope)
+            host = _host_name(_header(scope, b"host") or "")
             if host not in self.hosts:
                 allowed = ", ".join(sorted(self.hosts))
                 said = f"this server answers to {allowed} only, not to {host!r}"
+                await _error(403, said)(scope, receive, send)
+                return
+        if scope["type"] == "http" and self.same_origin:
+            origin = _foreign_origin(scope)
+            if origin is not None:
+                said = f"a page of another origin ({origin!r}) may not call this server"
                 await _error(403, said)(scope, receive, send)
                 return
         if scope["type"] == "http" and self.token is not None and scope["path"] != "/":
