@@ -154,33 +154,24 @@ def _persistent(value: Any, depth: int) -> Any:
     them; a user's constructor call or ``with_*`` may.)"""
     if depth >= MAX_DEPTH:
         raise NestingError(f"nested deeper than {MAX_DEPTH} levels")
+    is_map = type(value) is _PMAP_TYPE
     changed: dict[Any, Any] = {}
-    if type(value) is _PMAP_TYPE:
-        for key, item in shallow_dict(value).items():
-            if type(key) is not str:
-                raise NestingError(f"a key that is not a string ({type(key).__name__} {key!r})")
-            if type(item) in _EXACT_SCALARS:
-                continue
-            try:
-                frozen = _frozen(item, depth + 1)
-            except NestingError as exc:
-                exc.where = f".{key}{exc.where}"
-                raise
-            if frozen is not item:
-                changed[key] = frozen
-        return value.update(changed) if changed else value
-    for index, item in enumerate(value):
+    for key, item in shallow_dict(value).items() if is_map else enumerate(value):
+        if is_map and type(key) is not str:
+            raise NestingError(f"a key that is not a string ({type(key).__name__} {key!r})")
         if type(item) in _EXACT_SCALARS:
             continue
         try:
             frozen = _frozen(item, depth + 1)
         except NestingError as exc:
-            exc.where = f"[{index}]{exc.where}"
+            exc.where = f"{f'.{key}' if is_map else f'[{key}]'}{exc.where}"
             raise
         if frozen is not item:
-            changed[index] = frozen
+            changed[key] = frozen
     if not changed:
         return value
+    if is_map:
+        return value.update(changed)
     return pvector(changed.get(index, item) for index, item in enumerate(value))
 
 
