@@ -234,8 +234,8 @@ def _foreign_origin(scope: Any) -> str | None:
 
 
 class _Guard:
-    """The allowed hosts and the bearer token on every request (the token: but the
-    page's), and one-line JSON errors."""
+    """The allowed hosts, the same-origin rule and the bearer token on every request (the
+    token: but the page's), and one-line JSON errors."""
 
     def __init__(
         self, inner: Any, token: str | None, hosts: frozenset[str] | None, same_origin: bool
