@@ -330,6 +330,105 @@ def test_a_model_answer_holding_what_json_cannot_write_fails_the_run_not_its_sta
     assert AgentState.from_json(final.to_json()) == final
 
 
+def _unchanged_cases():
+    from datetime import UTC, datetime
+
+    from agents import ErrorInfo, InferenceRequest, InferenceResponse
+    from agents.records.step import ToolExecution
+
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    call_ = ToolCall(id="c1", name="add", arguments={"a": 1})
+    execution = ToolExecution(
+        id="t1", tool_call=call_, value={"n": [1, 2]}, started_at=at, completed_at=at
+    )
+    request = InferenceRequest(messages=[Message.user("x")], tools=[], options={"t": 1})
+    response = InferenceResponse(content="", tool_calls=[call_], finish_reason="tool_calls")
+    state = initial().with_metadata("k", {"n": 1}).with_llm_config(temperature=0.5)
+    return [
+        (
+            "Message.with_metadata",
+            Message.user("x").with_metadata("k", 1),
+            lambda r: r.with_metadata("k", 1),
+            lambda r: r.with_metadata("k", True),
+        ),
+        (
+            "AgentState.with_metadata",
+            state,
+            lambda r: r.with_metadata("k", {"n": 1}),
+            lambda r: r.with_metadata("k", {"n": 1.0}),
+        ),
+        (
+            "AgentContext.with_metadata",
+            state.context,
+            lambda r: r.with_metadata("k", {"n": 1}),
+            lambda r: r.with_metadata("k", {"n": True}),
+        ),
+        (
+            "AgentState.with_llm_config",
+            state,
+            lambda r: r.with_llm_config(temperature=0.5),
+            lambda r: r.with_llm_config(top_p=1),
+        ),
+        (
+            "AgentState.with_response_format",
+            state.with_response_format({"type": "object"}),
+            lambda r: r.with_response_format({"type": "object"}),
+            lambda r: r.with_response_format({"type": "array"}),
+        ),
+        (
+            "InferenceRequest.with_options",
+            request,
+            lambda r: r.with_options(t=1),
+            lambda r: r.with_options(t=1.0),
+        ),
+        (
+            "InferenceRequest.with_messages",
+            request,
+            lambda r: r.with_messages(list(r.messages)),
+            lambda r: r.with_messages([Message.user("y")]),
+        ),
+        (
+            "InferenceResponse.with_tool_calls",
+            response,
+            lambda r: r.with_tool_calls(list(r.tool_calls)),
+            lambda r: r.with_tool_calls([]),
+        ),
+        (
+            "ToolExecution.with_value",
+            execution,
+            lambda r: r.with_value({"n": [1, 2]}),
+            lambda r: r.with_value({"n": (1, 2.0)}),
+        ),
+        (
+            "ToolExecution.with_completed_at",
+            execution,
+            lambda r: r.with_completed_at(at),
+            lambda r: r.with_completed_at(at.replace(second=1)),
+        ),
+        (
+            "ErrorInfo.with_details",
+            ErrorInfo(type="E", message="m", details={"d": 1}),
+            lambda r: r.with_details({"d": 1}),
+            lambda r: r.with_details({"d": False}),
+        ),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "record", "same", "other"),
+    _unchanged_cases(),
+    ids=lambda c: c if isinstance(c, str) else "",
+)
+def test_a_with_method_that_changes_nothing_gives_back_the_record_itself(name, record, same, other):
+    """SPEC §2: a ``with_*`` method returns the same instance when nothing changes (these
+    made a copy each time); a value equal in Python but written otherwise (``1`` and
+    ``True``, ``1`` and ``1.0``) is a change, kept as given (``AgentState.with_metadata``
+    kept the old value for it)."""
+    assert same(record) is record, name
+    changed = other(record)
+    assert changed is not record and changed.to_json() != record.to_json(), name
+
+
 def test_a_tuple_a_tool_returns_reads_back_equal():
     """A tool returning a tuple (as Python functions often do), a tuple in metadata: held
     as a ``PVector``, so the state reads back from its JSON equal to itself (the tuple was

@@ -14,6 +14,7 @@ from agents.records.frozen import (
     EMPTY_VECTOR,
     History,
     deep_freeze,
+    same_value,
     to_history,
     to_pmap,
     to_pvector,
@@ -124,7 +125,10 @@ class AgentContext(Record):
         """A copy with one metadata entry set."""
         if type(key) is not str:
             raise TypeError(f"a metadata key is a str, not {type(key).__name__}")
-        return self._evolve(metadata=self.metadata.set(key, deep_freeze(value)))
+        frozen = deep_freeze(value)
+        if key in self.metadata and same_value(self.metadata[key], frozen):
+            return self
+        return self._evolve(metadata=self.metadata.set(key, frozen))
 
     def with_steering(self, message: Message) -> AgentContext:
         """A copy with a message queued for right before the next inference."""
@@ -158,7 +162,10 @@ class AgentContext(Record):
 
     def with_response_format(self, response_format: Any) -> AgentContext:
         """A copy asking for structured output."""
-        return self._evolve(response_format=deep_freeze(response_format))
+        frozen = deep_freeze(response_format)
+        if same_value(frozen, self.response_format):
+            return self
+        return self._evolve(response_format=frozen)
 
 
 def checked_message(message: Any, where: str) -> Message:

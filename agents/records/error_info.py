@@ -10,7 +10,7 @@ import attrs
 from pyrsistent.typing import PMap
 
 from agents.errors import AgentError
-from agents.records.frozen import EMPTY_MAP, to_pmap
+from agents.records.frozen import EMPTY_MAP, same_value, to_pmap
 from agents.records.record import Record
 from agents.records.redaction import scrub, without_addresses
 
@@ -53,7 +53,8 @@ class ErrorInfo(Record):
         """A copy with ``details`` merged in."""
         if not details:
             return self
-        return self._evolve(details=to_pmap({**self.details, **details}))
+        merged = to_pmap({**self.details, **details})
+        return self if same_value(merged, self.details) else self._evolve(details=merged)
 
 
 class ProviderError(AgentError):

@@ -11,6 +11,7 @@ a chunk and the collector sees one small tuple per 32 items.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Final, TypeVar, overload
 
 from pyrsistent import PMap, PVector, pmap, pvector, thaw
@@ -25,6 +26,7 @@ __all__ = [
     "NestingError",
     "deep_freeze",
     "deep_thaw",
+    "same_value",
     "shallow_dict",
     "to_float",
     "to_history",
@@ -214,6 +216,30 @@ def _frozen(value: Any, depth: int) -> Any:
     if isinstance(value, list | tuple | PVector):  # a named tuple, a pure-Python PVector
         return _frozen(list(value), depth)
     raise NestingError(f"a value of type {type(value).__name__!r} is not JSON")
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two frozen values (or records) are the same: equal, with the same types at
+    every level of a frozen JSON value (``1``, ``1.0`` and ``True`` differ, as their JSON
+    does; ``-0.0`` too) — what a ``with_*`` method asks before it gives back the record
+    itself, unchanged (SPEC §2). Records, and a ``History`` of them, are compared by
+    ``==`` (a conversation at C speed, item by item where they are the same objects)."""
+    if a is b:
+        return True
+    kind = type(a)
+    if kind is not type(b):
+        return False
+    if kind is _PMAP_TYPE:
+        return len(a) == len(b) and all(
+            key in b and same_value(item, b[key]) for key, item in shallow_dict(a).items()
+        )
+    if kind is _PVECTOR_TYPE or kind is tuple:
+        return len(a) == len(b) and all(map(same_value, a, b))
+    if kind is float:
+        return bool(a == b) and str(a) == str(b)
+    if kind is datetime:  # the same instant in another offset is written otherwise
+        return bool(a == b) and a.utcoffset() == b.utcoffset()
+    return bool(a == b)
 
 
 def shallow_dict(value: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from agents.records.frozen import (
     EMPTY_VECTOR,
     History,
     deep_freeze,
+    same_value,
     to_history,
     to_pmap,
     to_pvector,
@@ -52,11 +53,13 @@ class InferenceRequest(Record):
 
     def with_messages(self, messages: Sequence[Message]) -> InferenceRequest:
         """A copy sending other messages."""
-        return self._evolve(messages=to_history(messages))
+        history = to_history(messages)
+        return self if same_value(history, self.messages) else self._evolve(messages=history)
 
     def with_options(self, **options: Any) -> InferenceRequest:
         """A copy with options merged in."""
-        return self._evolve(options=to_pmap({**self.options, **options}))
+        merged = to_pmap({**self.options, **options})
+        return self if same_value(merged, self.options) else self._evolve(options=merged)
 
     def tool_names(self) -> list[str]:
         """The names of the offered tools, in order."""
@@ -80,7 +83,8 @@ class InferenceResponse(Record):
 
     def with_tool_calls(self, tool_calls: Iterable[ToolCall]) -> InferenceResponse:
         """A copy requesting other tool calls."""
-        return self._evolve(tool_calls=to_pvector(tool_calls))
+        calls = to_pvector(tool_calls)
+        return self if same_value(calls, self.tool_calls) else self._evolve(tool_calls=calls)
 
     def to_message(self) -> Message:
         """The assistant message this answer adds to the conversation."""

@@ -9,7 +9,7 @@ from typing import Any
 import attrs
 from pyrsistent.typing import PMap, PVector
 
-from agents.records.frozen import EMPTY_MAP, EMPTY_VECTOR, to_pmap, to_pvector
+from agents.records.frozen import EMPTY_MAP, EMPTY_VECTOR, same_value, to_pmap, to_pvector
 from agents.records.record import Record, slot_setter
 
 __all__ = ["Message", "Role", "ToolCall", "make_message"]
@@ -86,7 +86,10 @@ class Message(Record):
 
     def with_metadata(self, key: str, value: Any) -> Message:
         """A copy with one metadata entry set."""
-        return self._evolve(metadata=self.metadata.set(key, to_pmap({key: value})[key]))
+        frozen = to_pmap({key: value})[key]
+        if key in self.metadata and same_value(self.metadata[key], frozen):
+            return self
+        return self._evolve(metadata=self.metadata.set(key, frozen))
 
 
 _new = object.__new__

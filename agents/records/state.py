@@ -18,7 +18,7 @@ from agents.records.frozen import (
     EMPTY_MAP,
     EMPTY_VECTOR,
     History,
-    deep_freeze,
+    same_value,
     to_history,
     to_pmap,
     to_pvector,
@@ -129,9 +129,8 @@ class AgentState(Record):
 
     def with_metadata(self, key: str, value: Any) -> AgentState:
         """A copy with one metadata entry set."""
-        if key in self.context.metadata and self.context.metadata[key] == deep_freeze(value):
-            return self
-        return self._evolve(context=self.context.with_metadata(key, value))
+        context = self.context.with_metadata(key, value)
+        return self if context is self.context else self._evolve(context=context)
 
     def with_context(self, context: AgentContext) -> AgentState:
         """A copy with another context."""
@@ -141,7 +140,8 @@ class AgentState(Record):
 
     def with_llm_config(self, **config: Any) -> AgentState:
         """A copy with model options merged in (credentials belong to the driver, not here)."""
-        return self._evolve(llm_config=to_pmap({**self.llm_config, **config}))
+        merged = to_pmap({**self.llm_config, **config})
+        return self if same_value(merged, self.llm_config) else self._evolve(llm_config=merged)
 
     def with_execution(self, execution: ExecutionState | None) -> AgentState:
         """A copy with another execution."""
@@ -337,7 +337,8 @@ class AgentState(Record):
 
     def with_response_format(self, spec: Any) -> AgentState:
         """A copy asking for structured output (a JSON schema, or a class to derive one)."""
-        return self._evolve(context=self.context.with_response_format(output_schema(spec)))
+        context = self.context.with_response_format(output_schema(spec))
+        return self if context is self.context else self._evolve(context=context)
 
     # -- history queries (SPEC §14) ----------------------------------------------------------
 

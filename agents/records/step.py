@@ -15,6 +15,7 @@ from agents.records.frozen import (
     EMPTY_VECTOR,
     History,
     deep_freeze,
+    same_value,
     to_history,
     to_optional_pvector,
     to_pvector,
@@ -109,7 +110,8 @@ class ToolExecution(Record):
 
     def with_value(self, value: Any) -> ToolExecution:
         """A copy with another value (the error, if any, stays)."""
-        return self._evolve(value=deep_freeze(value))
+        frozen = deep_freeze(value)
+        return self if same_value(frozen, self.value) else self._evolve(value=frozen)
 
     def with_error(self, error: ErrorInfo | None) -> ToolExecution:
         """A copy with another error."""
@@ -117,6 +119,8 @@ class ToolExecution(Record):
 
     def with_completed_at(self, completed_at: datetime) -> ToolExecution:
         """A copy with another completion time."""
+        if same_value(completed_at, self.completed_at):
+            return self
         return self._evolve(completed_at=completed_at)
 
 
