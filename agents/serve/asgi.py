@@ -206,31 +206,12 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def _header(scope: Any, wanted: bytes) -> str | None:
-    """A request header's value, stripped and in lower case (``None``: not sent)."""
-    for name, value in scope.get("headers") or ():
-        if name == wanted:
-            found: str = value.decode("latin-1").strip().lower()
-            return found
-    return None
-
-
 def _host_name(host: str) -> str:
     """The host a ``Host`` header names, without its port."""
     if host.startswith("["):  # an IPv6 address: [::1]:8000
         end = host.find("]")
         return host[: end + 1] if end >= 0 else host
     return host.split(":", 1)[0]
-
-
-def _foreign_origin(scope: Any) -> str | None:
-    """The ``Origin`` a browser sent when it is not the server's own (scheme aside: its
-    host and port against ``Host``), else ``None``."""
-    origin = _header(scope, b"origin")
-    if origin is None:
-        return None
-    host = _header(scope, b"host") or ""
-    return None if origin.partition("://")[2] == host else origin
 
 
 class _Guard:
@@ -246,27 +227,29 @@ class _Guard:
         self.same_origin = same_origin
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and self.hosts is not None:
-            host = _host_name(_header(scope, b"host") or "")
-            if host not in self.hosts:
-                allowed = ", ".join(sorted(self.hosts))
-                said = f"this server answers to {allowed} only, not to {host!r}"
-                await _error(403, said)(scope, receive, send)
-                return
-        if scope["type"] == "http" and self.same_origin:
-            origin = _foreign_origin(scope)
-            if origin is not None:
-                said = f"a page of another origin ({origin!r}) may not call this server"
-                await _error(403, said)(scope, receive, send)
-                return
-        if scope["type"] == "http" and self.token is not None and scope["path"] != "/":
-            headers = dict(scope.get("headers") or [])
-            given = headers.get(b"authorization", b"").decode("latin-1")
-            expected = f"Bearer {self.token}"
-            if not hmac.compare_digest(given.encode(), expected.encode()):
-                await _error(401, "a bearer token is required")(scope, receive, send)
-                return
+        refused = self._refusal(scope) if scope["type"] == "http" else None
+        if refused is not None:
+            await _error(*refused)(scope, receive, send)
+            return
         await self.inner(scope, receive, send)
+
+    def _refusal(self, scope: Any) -> tuple[int, str] | None:
+        """The status and reason a request is refused with, or ``None``."""
+        headers = dict(scope.get("headers") or [])
+        host = headers.get(b"host", b"").decode("latin-1").strip().lower()
+        if self.hosts is not None and _host_name(host) not in self.hosts:
+            allowed = ", ".join(sorted(self.hosts))
+            return 403, f"this server answers to {allowed} only, not to {_host_name(host)!r}"
+        origin = headers.get(b"origin")
+        if self.same_origin and origin is not None:
+            seen = origin.decode("latin-1").strip().lower()
+            if seen.partition("://")[2] != host:  # a page of another host or port
+                return 403, f"a page of another origin ({seen!r}) may not call this server"
+        if self.token is not None and scope["path"] != "/":
+            given = headers.get(b"authorization", b"").decode("latin-1")
+            if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+                return 401, "a bearer token is required"
+        return None
 
 
 Handler = Callable[[Request], Awaitable[Response]]
