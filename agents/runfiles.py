@@ -11,6 +11,7 @@ from agents.errors import StateDecodeError
 from agents.records.codec import from_json, loads
 from agents.records.state import AgentState
 from agents.replaying import RunRecord
+from agents.shell.files import UnreadableFile, read_file
 
 __all__ = ["load_record", "load_state"]
 
@@ -27,11 +28,14 @@ def load_record(path: str, data: bytes | None = None) -> RunRecord:
     caller has read them."""
     file = Path(path)
     if data is None:
-        if not file.exists():
-            raise StateDecodeError(f"{path}: no such file")
-        if file.is_dir():
-            raise StateDecodeError(f"{path}: is a directory, not a run file")
-        data = file.read_bytes()
+        try:
+            data = read_file(file)
+        except FileNotFoundError:
+            raise StateDecodeError(f"{path}: no such file") from None
+        except IsADirectoryError:
+            raise StateDecodeError(f"{path}: is a directory, not a run file") from None
+        except UnreadableFile as exc:
+            raise StateDecodeError(f"{path}: {exc.strerror}") from None
     if not data.strip():
         raise StateDecodeError(f"{path}: empty file (a run file is an audit log or a state)")
     first = _json_or_none(data.split(b"\n", 1)[0])

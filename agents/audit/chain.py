@@ -16,12 +16,12 @@ import json
 import os
 import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, Final, NamedTuple
 
 from agents.audit.keys import PublicKey, signature_valid
 from agents.errors import AuditLogTampered, StateDecodeError
 from agents.records.json_text import loads, utf8_safe
+from agents.shell.files import UnreadableFile, read_file
 
 __all__ = [
     "BOUNDARIES",
@@ -265,8 +265,10 @@ def parse_line(raw: bytes, path: Any, number: int) -> dict[str, Any]:
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
     """The file's bytes, or a ``StateDecodeError`` saying why there are none."""
     try:
-        return Path(path).read_bytes()
+        return read_file(path)
     except FileNotFoundError:
         raise StateDecodeError(f"{path}: no such file", "$") from None
     except IsADirectoryError:
         raise StateDecodeError(f"{path}: is a directory, not an audit log", "$") from None
+    except UnreadableFile as exc:
+        raise StateDecodeError(f"{path}: {exc.strerror}", "$") from None

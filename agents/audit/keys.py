@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from agents.errors import ConfigurationError
+from agents.shell.files import read_file
 
 __all__ = [
     "PrivateKey",
@@ -90,7 +91,7 @@ def _pem(key: object, kind: str) -> bytes:
         return key
     if isinstance(key, str | os.PathLike):
         try:
-            return Path(key).read_bytes()
+            return read_file(key)
         except FileNotFoundError:
             raise ConfigurationError(f"{key}: no such key file") from None
         except OSError as exc:

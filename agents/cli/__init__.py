@@ -273,3 +273,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = str(exc).replace("\n", " ")
         sys.stderr.write(f"agents {args.command}: {message}\n")
         return BAD_INPUT
+    except MemoryError:  # an input too large for this machine: said in one line, as the rest
+        sys.stderr.write(f"agents {args.command}: out of memory\n")
+        return BAD_INPUT

@@ -28,6 +28,7 @@ from agents.records.json_text import utf8_safe
 from agents.records.messages import Message
 from agents.records.state import AgentState
 from agents.records.step import AgentStep
+from agents.shell.files import UnreadableFile, read_file
 
 __all__ = [
     "RecordedInference",
@@ -94,7 +95,11 @@ class ReplayDriver:
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> ReplayDriver:
         """Replay a recording (JSONL of ``RecordingInterceptor``) or a state JSON file."""
-        text = Path(path).read_text(encoding="utf-8")
+        try:
+            data = read_file(path)
+        except UnreadableFile as exc:
+            raise StateDecodeError(f"{path}: {exc.strerror}", "$") from None
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # text mode's
         stripped = text.lstrip()
         if not stripped:
             raise StateDecodeError(f"{path} is empty", "$")

@@ -46,6 +46,7 @@ from agents.replaying import (
     run_segment,
 )
 from agents.runfiles import load_record
+from agents.shell.files import read_file
 from agents.shell.loop import AgentLoop
 from agents.testing.changes import CHANGE_KINDS, Change, first_change, request_change
 from agents.testing.regression_fast import ShortWay
@@ -108,7 +109,7 @@ def regress(
         state = data = None
         if short and isinstance(found, Path) and found.suffix == ".jsonl":
             with contextlib.suppress(OSError):  # unreadable: load_record says so, as ever
-                data = found.read_bytes()
+                data = read_file(found)
             state = short.same(data) if data is not None else None
         if state is not None:
             outcome = RunOutcome(source=source, change=None)

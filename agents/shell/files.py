@@ -1,0 +1,53 @@
+"""Reading a file a user names (a run file, an audit log, a definition, a key): its bytes
+when it is a regular file, an error saying why not otherwise — never a read that does not
+end (``/dev/zero``, a device), one that never begins (a pipe nobody writes to), or a
+``MemoryError`` from a file larger than memory.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from typing import Final
+
+__all__ = ["UnreadableFile", "read_file"]
+
+_NONBLOCKING: Final = getattr(os, "O_NONBLOCK", 0)  # opening a pipe does not wait for a writer
+_KINDS: Final = (
+    (stat.S_ISFIFO, "a pipe"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+class UnreadableFile(OSError):
+    """A path that is not a regular file (a pipe, a device, a socket), or a file too large
+    to hold in memory; ``strerror`` says which."""
+
+
+def read_file(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the regular file at ``path``: ``FileNotFoundError`` when there is none,
+    ``IsADirectoryError`` for a directory, ``UnreadableFile`` for what is not a regular file
+    or does not fit in memory, any other ``OSError`` as the system reports it."""
+    handle = os.open(path, os.O_RDONLY | _NONBLOCKING | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(handle).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+            raise UnreadableFile(errno.EINVAL, f"{kind}, not a regular file", os.fspath(path))
+        if _NONBLOCKING:
+            os.set_blocking(handle, True)
+        with os.fdopen(handle, "rb", closefd=False) as file:
+            try:
+                return file.read()
+            except MemoryError:
+                size = os.fstat(handle).st_size
+                raise UnreadableFile(
+                    errno.EFBIG, f"too large to read into memory ({size:,} bytes)", os.fspath(path)
+                ) from None
+    finally:
+        os.close(handle)
