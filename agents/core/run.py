@@ -19,12 +19,13 @@ from agents.core.outputs import Outputs
 from agents.core.requests import RequestCompiler
 from agents.core.stopping import Limits
 from agents.core.transitions import add_signal, execution_of, record_error
+from agents.records.encoding import check_changes
 from agents.records.error_info import ErrorInfo
 from agents.records.events import Event, StopSignalReceived
 from agents.records.frozen import History, to_pvector
 from agents.records.goal import COMPLETE_GOAL
 from agents.records.inference import InferenceRequest, InferenceResponse
-from agents.records.messages import Message
+from agents.records.messages import Message, ToolCall
 from agents.records.signals import StopReason, StopSignal
 from agents.records.state import AgentState
 from agents.records.step import AgentStep, Compaction, ToolExecution
@@ -108,8 +109,48 @@ def run_hook_chain(hooks: tuple[Hook, ...], context: HookContext) -> HookContext
                     details={"hook": hook.name, "trigger": context.trigger.value},
                 )
             )
+        problem = None if result is context else _unrecordable(result, context)
+        if problem is not None:
+            raise MachineFailure(
+                ErrorInfo(
+                    type="HookReturnError",
+                    message=f"hook {hook.name!r} returned {problem}",
+                    details={"hook": hook.name, "trigger": context.trigger.value},
+                )
+            )
         context = result
     return context
+
+
+_PARTS: Final = (  # what a hook may hand back in its context, and of which class
+    ("state", AgentState),
+    ("step", AgentStep),
+    ("request", InferenceRequest),
+    ("response", InferenceResponse),
+    ("tool_call", ToolCall),
+    ("tool_execution", ToolExecution),
+    ("error", ErrorInfo),
+)
+
+
+def _unrecordable(result: HookContext, given: HookContext) -> str | None:
+    """What of a hook's context could not be recorded (a record of another class, a field
+    holding what it cannot — a state made with ``attrs.evolve(state, goal="...")``),
+    checked where it differs from the context the hook was given; ``None`` when all can."""
+    for name, cls in _PARTS:
+        new, old = getattr(result, name), getattr(given, name)
+        if new is old or new is None:
+            continue
+        if type(new) is not cls:
+            return f"a {name} that is a {type(new).__name__}, not a {cls.__name__}"
+        try:
+            check_changes(new, old)
+        except (TypeError, ValueError) as exc:
+            return f"a {name} that cannot be recorded: {exc}"
+    reason = result.blocked_reason
+    if reason is not None and type(reason) is not str:
+        return f"a blocked_reason that is a {type(reason).__name__}, not text"
+    return None
 
 
 class Run:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from agents.errors import ConfigurationError
+from agents.records.encoding import check_changes
 from agents.records.frozen import to_pvector
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.messages import ToolCall
@@ -16,12 +17,20 @@ __all__ = ["FunctionDriver"]
 
 
 def _to_response(value: Any) -> InferenceResponse:
-    if isinstance(value, InferenceResponse):
-        return value
+    """The function's answer as a response, checked as it would be recorded (a
+    ``TypeError`` naming the field that could not be: the step fails with it)."""
     if isinstance(value, str):
-        return InferenceResponse(content=value, finish_reason="stop")
-    if isinstance(value, Sequence) and value and all(isinstance(v, ToolCall) for v in value):
-        return InferenceResponse(tool_calls=to_pvector(value), finish_reason="tool_calls")
+        return InferenceResponse(content=str.__str__(value), finish_reason="stop")
+    try:
+        if type(value) is InferenceResponse:
+            check_changes(value)
+            return value
+        if isinstance(value, Sequence) and value and all(type(v) is ToolCall for v in value):
+            for call in value:
+                check_changes(call)
+            return InferenceResponse(tool_calls=to_pvector(value), finish_reason="tool_calls")
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"the FunctionDriver function's answer cannot be recorded: {exc}") from None
     raise TypeError(
         "a FunctionDriver function must return an InferenceResponse, a str or a non-empty "
         f"list of ToolCall, got {type(value).__name__}"
@@ -33,6 +42,7 @@ class FunctionDriver:
     a list of ``ToolCall``. ``fn`` may be ``async def``; both runners accept either."""
 
     __slots__ = ("_async", "function")
+    answers_checked: ClassVar[bool] = True  # by _to_response
 
     def __init__(self, function: Callable[[InferenceRequest], Any]) -> None:
         if not callable(function):

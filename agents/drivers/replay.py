@@ -16,12 +16,13 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 import attrs
 
-from agents.errors import StateDecodeError
+from agents.errors import ConfigurationError, StateDecodeError
 from agents.records.codec import from_dict, from_json, to_dict
+from agents.records.encoding import check_changes
 from agents.records.error_info import ErrorInfo, ReplayDivergence
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.json_text import utf8_safe
@@ -80,9 +81,20 @@ class ReplayDriver:
     """
 
     __slots__ = ("_lock", "_position", "_recorded")
+    answers_checked: ClassVar[bool] = True  # each recorded answer checked here, once
 
     def __init__(self, recorded: Iterable[RecordedInference]) -> None:
         self._recorded: tuple[RecordedInference, ...] = tuple(recorded)
+        for index, inference in enumerate(self._recorded, start=1):
+            response = inference.response
+            try:
+                if response is not None and type(response) is not InferenceResponse:
+                    raise TypeError(f"a {type(response).__name__}, not an InferenceResponse")
+                check_changes(response)
+            except (TypeError, ValueError) as exc:
+                raise ConfigurationError(
+                    f"recorded inference {index} cannot be recorded again: {exc}"
+                ) from None
         self._position = 0
         self._lock = threading.Lock()
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 
 from agents.errors import ConfigurationError, ScriptExhausted
 from agents.records.codec import parse_object
+from agents.records.encoding import check_changes
 from agents.records.frozen import to_pvector
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.messages import ToolCall
@@ -150,6 +151,7 @@ class ScriptedDriver:
     """
 
     __slots__ = ("_answers", "_keep", "_positions", "_used", "last_request", "requests")
+    answers_checked: ClassVar[bool] = True  # each answer checked once, when the script is made
 
     def __init__(self, steps: Iterable[ScriptStep], *, keep_requests: bool = False) -> None:
         self._answers: tuple[InferenceResponse | _Fail, ...] = _compile(list(steps))
@@ -241,4 +243,9 @@ def _compile(steps: list[ScriptStep]) -> tuple[InferenceResponse | _Fail, ...]:
                 f"script step {index} is {step!r}; use reply(), call(), calls(), fail() "
                 "or an InferenceResponse"
             )
+        if type(answers[-1]) is InferenceResponse:
+            try:
+                check_changes(answers[-1])
+            except (TypeError, ValueError) as exc:
+                raise ConfigurationError(f"script step {index} cannot be recorded: {exc}") from None
     return tuple(answers)

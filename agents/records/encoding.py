@@ -33,7 +33,7 @@ from agents.records.registry import (
     scope,
 )
 
-__all__ = ["Encoder", "Encoding", "encode_any", "encoder_of"]
+__all__ = ["Encoder", "Encoding", "check_changes", "encode_any", "encoder_of"]
 
 
 class Encoding:
@@ -162,8 +162,21 @@ def _item(cls: type, name: str, item: Any, kind: type) -> NoReturn:
     )
 
 
+def _written(cls: type) -> dict[str, Any]:
+    """Each field's annotation as the codec writes and reads it: a field declared ``Any``
+    that names its record (a forward reference) holds that record."""
+    annotations = dict(hints(cls))
+    for field in data_fields(cls):
+        named = field.metadata.get(RECORD)
+        if named is not None:
+            annotations[field.name] = (
+                RECORDS[named] | None if field.default is None else RECORDS[named]
+            )
+    return annotations
+
+
 def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
-    annotations = hints(cls)
+    annotations = _written(cls)
     state_scope = scope(cls)
     lines = ["def encode(record, ctx):"]
     if cls.__name__ in SHARED:  # encoded once per state, by identity
@@ -192,16 +205,12 @@ def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
         "_item": _item,
         "_cls": cls,
     }
-    fields = {field.name: field for field in data_fields(cls)}
     if state_scope is not None:  # a document of its own: the steps inside refer to its context
         lines.append(f"    v = record.{state_scope}")
         lines += _checked(state_scope, annotations[state_scope], namespace)
         lines += ["    outer = ctx", "    ctx = _Encoding(_Refs(v))"]
     for name, plain, optional, messages_ref in field_plan(cls):
         annotation = annotations[name]
-        named = fields[name].metadata.get(RECORD)
-        if named is not None:  # declared ``Any`` (a forward reference), read as that record
-            annotation = RECORDS[named] | None if fields[name].default is None else RECORDS[named]
         lines.append(f"    v = record.{name}")
         if name != state_scope:  # (checked above)
             lines += _checked(name, annotation, namespace)
@@ -230,6 +239,82 @@ def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
         "\n".join(lines), namespace, cls, "encode"
     )
     return encode
+
+
+# -- what a user's code hands back, checked as it would be written --------------------------
+
+
+def check_changes(new: Any, old: Any = None) -> None:
+    """The encoder's checks (``_checked``, ``_item``) on what record ``new`` holds that
+    ``old`` — the record it was made from, or ``None`` for all of it — does not: a
+    ``TypeError`` or ``ValueError`` naming the record and field that could not be written,
+    without writing anything. What the two share (the same objects) is not looked at: a
+    hook that changed one field of a long run's state costs a few attribute reads."""
+    if new is not old:
+        _CHECKERS[new.__class__](new, old)
+
+
+class _Checkers(dict[type, Callable[[Any, Any], None]]):
+    def __missing__(self, cls: type) -> Callable[[Any, Any], None]:
+        found = self[cls] = _compile_checker(cls) if cls in RECORDS_BY_TYPE else _nothing
+        return found
+
+
+_CHECKERS: Final = _Checkers()
+
+
+def _nothing(new: Any, old: Any) -> None:
+    """Not a record: what a record field holds is checked by the field (``_checked``)."""
+
+
+def _compile_checker(cls: type) -> Callable[[Any, Any], None]:
+    annotations = _written(cls)
+    namespace: dict[str, Any] = {
+        "_CHK": _CHECKERS,
+        "_items": _check_items,
+        "_plain": _plain,
+        "_wrong": _wrong,
+    }
+    lines = [
+        "def check(record, old):",
+        "    same = old is not None and old.__class__ is record.__class__",
+    ]
+    for field in data_fields(cls):
+        name, annotation = field.name, annotations[field.name]
+        inner = optional_of(annotation)
+        kind = value_kind(inner if inner is not None else annotation)
+        checks = _checked(name, annotation, namespace)
+        if kind == "record":
+            checks.append("    if v is not None:\n        _CHK[v.__class__](v, o)")
+        elif kind == "records":
+            namespace[f"_e_{name}"] = element_of(inner if inner is not None else annotation)
+            checks.append(
+                f"    if v is not None:\n        _items(record, {name!r}, v, o, _e_{name})"
+            )
+        if not checks:  # a map or a JSON value: frozen and checked where the record is made
+            continue
+        lines += [
+            f"    v = record.{name}",
+            f"    o = old.{name} if same else None",
+            "    if v is not o:",
+            *(f"    {line}" for check in checks for line in check.split("\n")),
+        ]
+    lines.append("    return None")
+    check: Callable[[Any, Any], None] = compiled("\n".join(lines), namespace, cls, "check")
+    return check
+
+
+def _check_items(record: Any, name: str, items: Any, old: Any, kind: type) -> None:
+    """A sequence of records: each item of the declared class, and checked where it is not
+    the item at its place before (a conversation that grew: only the new messages)."""
+    if type(items) is History and type(old) is History and old.is_prefix_of(items):
+        items, old = items.items_from(len(old)), None
+    for index, item in enumerate(items):
+        if item.__class__ is not kind:
+            _item(type(record), name, item, kind)
+        before = old[index] if old is not None and index < len(old) else None
+        if item is not before:
+            _CHECKERS[kind](item, before)
 
 
 def _datetime(value: datetime) -> str:

@@ -419,15 +419,14 @@ class AgentLoop:
         """How a blocking runner performs this loop's effects: inference through the
         interceptors, tools on threads (completion times from ``now``, by default the
         loop's clock), events to ``emit``."""
-        infer = sync_chain(
-            [layer for layer, _ in self._layers("intercept_inference")], self._sync_infer()
-        )
+        layers = self._layers("intercept_inference")
+        infer = sync_chain([layer for layer, _ in layers], self._sync_infer())
         tools = SyncTools(
             self._machine.tools,
             [layer for layer, _ in self._layers("intercept_tool")],
             now or self._machine.clock.now,
         )
-        return BlockingPerformer(infer, tools, emit)
+        return BlockingPerformer(infer, tools, emit, self._answers_checked(layers))
 
     def event_loop_performer(self, emit: Callable[[Event], None] | None) -> EventLoopPerformer:
         """How the async runners perform this loop's effects (sync or async interceptors,
@@ -436,10 +435,18 @@ class AgentLoop:
         if parts is None:
             parts = self._make_async_parts()
             object.__setattr__(self, "_async_parts", parts)
-        infer, tools = parts
-        return EventLoopPerformer(infer, tools, emit)
+        infer, tools, trusted = parts
+        return EventLoopPerformer(infer, tools, emit, trusted)
 
-    def _make_async_parts(self) -> tuple[Callable[[Any], Awaitable[Any]], AsyncTools]:
+    def _answers_checked(self, layers: list[Any]) -> bool:
+        """Whether the model's answers come checked: the driver checks them where it makes
+        them (``answers_checked = True``: the scripted, function and replay drivers) and no
+        interceptor stands in between; otherwise each is checked field by field."""
+        return getattr(self.driver, "answers_checked", False) is True and not layers
+
+    def _make_async_parts(
+        self,
+    ) -> tuple[Callable[[Any], Awaitable[Any]], AsyncTools, bool]:
         driver = self.driver
         ainfer = getattr(driver, "ainfer", None)
         sync_infer = getattr(driver, "infer", None)
@@ -449,15 +456,12 @@ class AgentLoop:
             inner_async: Callable[[Any], Awaitable[Any]] = with_deltas(ainfer)
         else:
             inner_async = threaded(sync_infer)  # type: ignore[arg-type]
-        infer = async_chain(
-            self._layers("intercept_inference"),
-            inner_async,
-            sync_infer if callable(sync_infer) else None,
-        )
+        layers = self._layers("intercept_inference")
+        infer = async_chain(layers, inner_async, sync_infer if callable(sync_infer) else None)
         tools = AsyncTools(
             self._machine.tools, self._layers("intercept_tool"), self._machine.clock.now
         )
-        return infer, tools
+        return infer, tools, self._answers_checked(layers)
 
     def _sync_infer(self) -> Callable[[InferenceRequest], Any]:
         driver = self.driver

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, Final, TypeVar
 
 from agents.records.effects import Failed, Infer, InvokeTools, ToolInvocation
+from agents.records.encoding import check_changes
 from agents.records.error_info import ErrorInfo
 from agents.records.events import Event
 from agents.records.inference import InferenceResponse
@@ -78,8 +79,25 @@ def with_deltas(infer: Callable[..., Any]) -> Callable[[Any], Any]:
 
 
 def check_response(response: Any) -> InferenceResponse | Failed:
-    if type(response) is InferenceResponse:
-        return response
+    """The model's answer as the run takes it: an ``InferenceResponse`` whose fields hold
+    what can be recorded (a driver's ``content=None``, a dict for a tool call, a text for
+    its usage fail the step here, naming the field, rather than the engine or the store
+    later); anything else is ``Failed``."""
+    if type(response) is not InferenceResponse:
+        return _not_a_response(response)
+    try:
+        check_changes(response)
+    except (TypeError, ValueError) as exc:
+        return Failed(
+            ErrorInfo(
+                type="InvalidResponse",
+                message=f"the driver returned a response that cannot be recorded: {exc}",
+            )
+        )
+    return response
+
+
+def _not_a_response(response: Any) -> Failed:
     return Failed(
         ErrorInfo(
             type="InvalidResponse",
@@ -146,6 +164,12 @@ def _interceptor_result(result: Any) -> ToolExecution:
         raise TypeError(
             f"a tool interceptor returned {type(result).__name__}, expected ToolExecution"
         )
+    try:
+        check_changes(result)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"a tool interceptor returned an execution that cannot be recorded: {exc}"
+        ) from None
     return result
 
 
@@ -312,15 +336,19 @@ class BlockingPerformer:
     (streamed pieces and retries reported to ``emit``), tool batches through ``tools``
     (threads for a parallel batch), a sub-agent's events forwarded to ``emit``."""
 
-    __slots__ = ("_infer", "emit", "invoke", "tools")
+    __slots__ = ("_infer", "_trusted", "emit", "invoke", "tools")
 
     def __init__(
         self,
         infer: Callable[[Any], Any],
         tools: SyncTools,
         emit: Callable[[Event], None] | None,
+        trusted: bool = False,
     ) -> None:
         self._infer = infer
+        # The driver checks its answers where it makes them (``answers_checked``): the
+        # class is all there is to check here.
+        self._trusted = trusted
         self.tools = tools
         self.emit = emit
         # The batch performer itself when nobody listens (a call less per step).
@@ -336,7 +364,9 @@ class BlockingPerformer:
             else:
                 with reporting(reporter_for(self.emit, effect)):
                     result = self._infer(effect.request)
-            return result if type(result) is InferenceResponse else check_response(result)
+            if self._trusted and type(result) is InferenceResponse:
+                return result
+            return check_response(result)
         except Exception as exc:
             return Failed(ErrorInfo.from_exception(exc))
 
@@ -356,15 +386,19 @@ class EventLoopPerformer:
     """``BlockingPerformer`` for the async runners: awaits the interceptor chain and runs
     a parallel batch as tasks."""
 
-    __slots__ = ("_infer", "emit", "invoke", "tools")
+    __slots__ = ("_infer", "_trusted", "emit", "invoke", "tools")
 
     def __init__(
         self,
         infer: Callable[[Any], Awaitable[Any]],
         tools: AsyncTools,
         emit: Callable[[Event], None] | None,
+        trusted: bool = False,
     ) -> None:
         self._infer = infer
+        # The driver checks its answers where it makes them (``answers_checked``): the
+        # class is all there is to check here.
+        self._trusted = trusted
         self.tools = tools
         self.emit = emit
         # The batch performer itself when nobody listens (a coroutine less per step).
@@ -380,6 +414,8 @@ class EventLoopPerformer:
             else:
                 with reporting(reporter_for(self.emit, effect)):
                     answer = await self._infer(effect.request)
+            if self._trusted and type(answer) is InferenceResponse:
+                return answer
             return check_response(answer)
         except Exception as exc:
             return Failed(ErrorInfo.from_exception(exc))

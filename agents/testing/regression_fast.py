@@ -285,6 +285,8 @@ class _Given:
     """The model, answered from the record for as long as each request is the recorded
     one; any other request leaves this way (``off``) and fails the run there."""
 
+    answers_checked: Final = True  # its answers are the decoder's
+
     def __init__(self) -> None:
         self._verified: tuple[tuple[Any, ...], bytes] | None = None  # parts found alike
         self.reset(None)
