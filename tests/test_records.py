@@ -262,6 +262,28 @@ def test_records_refuse_what_json_cannot_write(value, said):
         ToolCall(id="c1", name="add", arguments={"a": value})
 
 
+def test_a_str_enum_key_is_kept_as_its_text():
+    """A ``StrEnum`` member as a map's key (a tool's ``{Status.OK: 3}``) is the text JSON
+    writes for it, so the record reads back equal; it was refused ("a key that is not a
+    string"), in a dict and in a pyrsistent map alike, while the same member as a value
+    was taken."""
+    import enum
+
+    from pyrsistent import pmap
+
+    class Status(enum.StrEnum):
+        OK = "ok"
+
+    for given in ({Status.OK: 3}, pmap({Status.OK: 3}), {"inner": {Status.OK: [3]}}):
+        state = initial().with_metadata("k", given)
+        held = state.metadata["k"]
+        keys = held["inner"].keys() if "inner" in held else held.keys()
+        assert [type(key) for key in keys] == [str]
+        assert AgentState.from_json(state.to_json()) == state
+        call_ = ToolCall(id="c1", name="add", arguments={"a": given})
+        assert ToolCall.from_json(call_.to_json()) == call_
+
+
 @pytest.mark.parametrize(("value", "said"), NOT_JSON)
 def test_persistent_maps_and_vectors_are_checked_as_plain_ones(value, said):
     """A ``PMap`` or ``PVector`` built by the user with pyrsistent holds anything: it used to

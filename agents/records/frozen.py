@@ -90,7 +90,7 @@ def to_pmap(value: Mapping[str, Any] | None) -> PMapT[str, Any]:
     frozen = {}
     for key, item in value.items():
         if type(key) is not str:
-            raise NestingError(f"a key that is not a string ({type(key).__name__} {key!r})")
+            key = _key(key)
         if type(item) in _EXACT_SCALARS:
             frozen[key] = item
             continue
@@ -159,8 +159,8 @@ def _persistent(value: Any, depth: int) -> Any:
     is_map = type(value) is _PMAP_TYPE
     changed: dict[Any, Any] = {}
     for key, item in shallow_dict(value).items() if is_map else enumerate(value):
-        if is_map and type(key) is not str:
-            raise NestingError(f"a key that is not a string ({type(key).__name__} {key!r})")
+        if is_map and type(key) is not str:  # (a text's subclass: the map is made again)
+            return _frozen(dict(shallow_dict(value)), depth)
         if type(item) in _EXACT_SCALARS:
             continue
         try:
@@ -177,6 +177,14 @@ def _persistent(value: Any, depth: int) -> Any:
     return pvector(changed.get(index, item) for index, item in enumerate(value))
 
 
+def _key(key: Any) -> str:
+    """A map's key as JSON writes it: a text — a ``StrEnum`` member (any subclass of
+    ``str``) as its text, so that the map reads back equal; anything else refused."""
+    if isinstance(key, str):
+        return str.__str__(key)
+    raise NestingError(f"a key that is not a string ({type(key).__name__} {key!r})")
+
+
 def _frozen(value: Any, depth: int) -> Any:
     kind = type(value)
     if kind in _SCALARS:
@@ -191,7 +199,7 @@ def _frozen(value: Any, depth: int) -> Any:
         frozen = {}
         for key, item in value.items():
             if type(key) is not str:
-                raise NestingError(f"a key that is not a string ({type(key).__name__} {key!r})")
+                key = _key(key)
             try:
                 frozen[key] = _frozen(item, depth + 1)
             except NestingError as exc:  # the path is built only on the way out
