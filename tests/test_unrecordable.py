@@ -129,6 +129,7 @@ class _ProviderDriver:
 _BAD_ANSWERS = [
     (InferenceResponse(content=b"hi"), "InferenceResponse.content holds bytes"),  # type: ignore[arg-type]
     (InferenceResponse(content="x", usage="lots"), "InferenceResponse.usage holds str"),  # type: ignore[arg-type]
+    (InferenceResponse(content="x", usage=None), "InferenceResponse.usage holds NoneType"),  # type: ignore[arg-type]
     (InferenceResponse(tool_calls=[{"id": "c1"}]), "holds a dict item, not ToolCall"),
     (
         InferenceResponse(tool_calls=[ToolCall(id=1, name="add", arguments={})]),  # type: ignore[arg-type]

@@ -296,7 +296,7 @@ def _compile_checker(cls: type) -> Callable[[Any, Any], None]:
         lines += [
             f"    v = record.{name}",
             f"    o = old.{name} if same else None",
-            "    if v is not o:",
+            "    if not same or v is not o:",
             *(f"    {line}" for check in checks for line in check.split("\n")),
         ]
     lines.append("    return None")

@@ -98,6 +98,41 @@ def test_the_codec_never_writes_what_it_cannot_read(state, data):
     assert f"{type(record).__name__}.{name} holds" in said
 
 
+@settings(max_examples=60, deadline=None)
+@given(agent_states(), st.data())
+def test_what_a_run_is_handed_is_checked_as_the_codec_would_write_it(state, data):
+    """``check_changes`` (what the run checks of a hook's, a driver's or an interceptor's
+    records where they enter) refuses exactly what ``to_json`` refuses, with the same
+    words: given the record the bad one was made from (only the changed field is looked
+    at) and given nothing (all of it)."""
+    from agents.records.encoding import check_changes
+
+    found: dict[int, Any] = {}
+    _records(state, found)
+    record = data.draw(st.sampled_from(list(found.values())))
+    check_changes(record)
+    names = _checked_fields(record)
+    if not names:
+        return
+    name = data.draw(st.sampled_from(names))
+    try:
+        bad = attrs.evolve(record, **{name: data.draw(st.sampled_from(WRONG))})
+    except (TypeError, ValueError):
+        return
+    try:
+        bad.to_json()
+        written = None
+    except (TypeError, ValueError) as exc:
+        written = (type(exc), str(exc))
+    for old in (record, None):
+        try:
+            check_changes(bad, old)
+            checked = None
+        except (TypeError, ValueError) as exc:
+            checked = (type(exc), str(exc))
+        assert checked == written
+
+
 def test_a_store_and_an_audit_log_refuse_what_could_not_be_read(tmp_path):
     """A message built with ``content=5``: the store writes nothing (it used to store a
     session it could not load), and a run audited with it fails, its log unwritten."""
