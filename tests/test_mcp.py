@@ -820,6 +820,62 @@ def test_mcp_serve_answers_the_official_client_over_streamable_http(tmp_path):
         process.wait(10)
 
 
+def test_mcp_serve_over_http_with_a_token_answers_only_those_who_send_it(tmp_path):
+    """``agents mcp-serve ... --transport http --token T`` (or ``$AGENTS_MCP_TOKEN``): a
+    request without ``Authorization: Bearer T`` gets a one-line JSON 401 (there was no
+    token option: any process that could reach the port ran the agent); this library's
+    client sending the header calls the agent as before."""
+    import urllib.error
+    import urllib.request
+
+    (tmp_path / "echo_agent.py").write_text(ECHO_AGENT)
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "agents", "mcp-serve", "echo_agent:loop"),
+            *("--name", "echoer", "--transport", "http", "--port", str(port)),
+        ],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "AGENTS_MCP_TOKEN": "t0ken-for-the-test"},
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        wait_listening(port)
+        hello = json.dumps(
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}
+        ).encode()
+        for header in ({}, {"Authorization": "Bearer wrong"}):
+            request = urllib.request.Request(
+                url,
+                data=hello,
+                headers={"Content-Type": "application/json", **header},
+                method="POST",
+            )
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=10)
+            assert refused.value.code == 401
+            assert json.loads(refused.value.read()) == {"error": "a bearer token is required"}
+        without = MCPServerHTTP(url)
+        final = loop_of(call("echoer", message="x"), reply("ok"), tools=[without]).run(initial())
+        (refused_call,) = final.tool_executions  # its tools could not even be listed
+        assert refused_call.error is not None and refused_call.error.type == "UnknownTool"
+        assert "you said" not in final.to_json()
+        served = MCPServerHTTP(url, headers={"Authorization": "Bearer t0ken-for-the-test"})
+        final = loop_of(call("echoer", message="nested"), reply("ok"), tools=[served]).run(
+            initial()
+        )
+        assert final.tool_executions[0].value == "you said: nested"
+        assert "t0ken-for-the-test" not in final.to_json() + repr(served)
+    finally:
+        process.terminate()
+        process.wait(10)
+    refused_stdio = agents_cli("mcp-serve", "echo_agent:loop", "--token", "t", cwd=tmp_path)
+    assert refused_stdio.returncode == 2
+    assert "stdio has no requests to refuse" in refused_stdio.stderr
+
+
 def test_the_catalogue_is_json_and_secrets_stay_out(tmp_path):
     """What a run records of its servers is plain JSON; a server's environment (which may
     hold credentials) is in no repr, record or error."""

@@ -120,6 +120,10 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--name", default="agent", help="the tool's name (default: agent)")
     serve.add_argument("--audit-log", metavar="FILE", help="record every run in this audit log")
     serve.add_argument(
+        "--token",
+        help="for http: require 'Authorization: Bearer TOKEN' (default: $AGENTS_MCP_TOKEN, if set)",
+    )
+    serve.add_argument(
         "--registry",
         metavar="MODULE:ATTR",
         help="tools (and definitions) a definition file may name: a Registry or a list",

@@ -62,7 +62,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
 
 def mcp_serve(args: argparse.Namespace, out: TextIO) -> int:
     """``agents mcp-serve MODULE:ATTR|FILE [--transport stdio|http] [--host] [--port]
-    [--audit-log FILE] [--name NAME]``: the agent as an MCP server, until stopped."""
+    [--audit-log FILE] [--name NAME] [--token T]``: the agent as an MCP server, until
+    stopped."""
     from agents.cli.regress import agent_of
     from agents.definitions import AgentDefinition
     from agents.errors import ConfigurationError
@@ -84,5 +85,18 @@ def mcp_serve(args: argparse.Namespace, out: TextIO) -> int:
         host=args.host,
         port=args.port,
         audit_log=args.audit_log,
+        token=_token(args),
     )
     return OK
+
+
+MCP_TOKEN_VARIABLE = "AGENTS_MCP_TOKEN"
+
+
+def _token(args: argparse.Namespace) -> str | None:
+    """``--token``, else ``$AGENTS_MCP_TOKEN`` for the HTTP transport (a token given on
+    the command line with stdio is refused: nothing it could guard)."""
+    if args.token:
+        return str(args.token)
+    found = os.environ.get(MCP_TOKEN_VARIABLE) if args.transport == "http" else None
+    return found or None

@@ -339,6 +339,12 @@ def _same_json(text: str, value: Any) -> bool:
         return False
 
 
+def http_app(server: SDKServer, host: str) -> Any:
+    """The ASGI application serving ``server`` over streamable HTTP at ``/mcp``, bound to
+    ``host`` (on a loopback address the SDK answers to local names and origins only)."""
+    return server.streamable_http_app(host=host)
+
+
 def agent_server(
     name: str,
     description: str,

@@ -30,11 +30,15 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     audit_log: str | os.PathLike[str] | None = None,
+    token: str | None = None,
 ) -> None:
     """Serve ``loop`` over ``transport`` (``"stdio"``, or ``"http"``: streamable HTTP at
-    ``http://host:port/mcp``) until the process is stopped."""
+    ``http://host:port/mcp``) until the process is stopped. ``token`` (HTTP only): every
+    request needs ``Authorization: Bearer <token>``."""
     if transport not in ("stdio", "http"):
         raise AgentError(f"transport must be 'stdio' or 'http', not {transport!r}")
+    if token is not None and transport != "http":
+        raise AgentError("a token guards the HTTP transport: stdio has no requests to refuse")
     first = start if start is not None else AgentState.initial()
     log = AuditLog.open(audit_log) if audit_log is not None else None
     runner = loop.with_listeners(log) if log is not None else loop
@@ -54,7 +58,9 @@ def serve(
         if transport == "stdio":
             server.run("stdio")
         else:
-            server.run("streamable-http", host=host, port=port)
+            from agents.serve.asgi import guarded, run_server
+
+            run_server(guarded(sdk.http_app(server, host), token=token), host, port)
     finally:
         if log is not None:
             log.close()

@@ -33,7 +33,7 @@ from agents.records.state import AgentState
 from agents.serve.runs import UNFINISHED, Busy, Runs, event_type
 from agents.tools.threads import to_thread
 
-__all__ = ["LOOPBACK_HOSTS", "MAX_BODY", "app", "is_loopback", "run_server"]
+__all__ = ["LOOPBACK_HOSTS", "MAX_BODY", "app", "guarded", "is_loopback", "run_server"]
 
 MAX_BODY: Final = 1_000_000  # bytes a request body may have
 
@@ -175,6 +175,13 @@ def app(
     )
     hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
     return _Guard(application, token, hosts, same_origin)  # type: ignore[return-value]
+
+
+def guarded(application: Any, *, token: str | None) -> Any:
+    """Any ASGI ``application`` (the MCP SDK's, for ``agents mcp-serve --transport http``)
+    behind ``app``'s bearer token: with ``token``, every HTTP request but one for ``/``
+    needs ``Authorization: Bearer <token>`` (a one-line JSON ``401`` otherwise)."""
+    return _Guard(application, token, None, False)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
