@@ -37,7 +37,7 @@ def read_file(path: str | os.PathLike[str]) -> bytes:
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
         if not stat.S_ISREG(mode):
-            kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+            kind = next((name for test, name in _KINDS if test(mode)), "a file of no known kind")
             raise UnreadableFile(errno.EINVAL, f"{kind}, not a regular file", os.fspath(path))
         if _NONBLOCKING:
             os.set_blocking(handle, True)
