@@ -33,7 +33,7 @@ from agents.records.json_text import has_lone_surrogate
 from agents.records.record import Record
 from agents.records.redaction import redacted
 from agents.records.state import AgentState
-from agents.shell.files import read_file
+from agents.shell.files import read_text
 from agents.shell.loop import AgentLoop
 from agents.shell.subagents import SubagentFailed, subagent_tool
 from agents.tools.tool import Tool, Tools
@@ -92,9 +92,7 @@ class AgentDefinition(Record):
                 f"not a definition file (expected {', '.join(sorted(SUFFIXES))})", file=file
             )
         try:
-            data = read_file(file)
-            # as text mode reads it: universal newlines
-            text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+            text = read_text(file)
         except UnicodeDecodeError:
             raise DefinitionError("not UTF-8 text", file=file) from None
         except OSError as exc:

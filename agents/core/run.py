@@ -19,7 +19,7 @@ from agents.core.outputs import Outputs
 from agents.core.requests import RequestCompiler
 from agents.core.stopping import Limits
 from agents.core.transitions import add_signal, execution_of, record_error
-from agents.records.encoding import check_changes
+from agents.records.encoding import unrecordable
 from agents.records.error_info import ErrorInfo
 from agents.records.events import Event, StopSignalReceived
 from agents.records.frozen import History, to_pvector
@@ -143,10 +143,9 @@ def _unrecordable(result: HookContext, given: HookContext) -> str | None:
             continue
         if type(new) is not cls:
             return f"a {name} that is a {type(new).__name__}, not a {cls.__name__}"
-        try:
-            check_changes(new, old)
-        except (TypeError, ValueError) as exc:
-            return f"a {name} that cannot be recorded: {exc}"
+        problem = unrecordable(new, old)
+        if problem is not None:
+            return f"a {name} that cannot be recorded: {problem}"
     reason = result.blocked_reason
     if reason is not None and type(reason) is not str:
         return f"a blocked_reason that is a {type(reason).__name__}, not text"

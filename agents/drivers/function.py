@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 from agents.errors import ConfigurationError
-from agents.records.encoding import check_changes
+from agents.records.encoding import unrecordable
 from agents.records.frozen import to_pvector
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.messages import ToolCall
@@ -21,20 +21,22 @@ def _to_response(value: Any) -> InferenceResponse:
     ``TypeError`` naming the field that could not be: the step fails with it)."""
     if isinstance(value, str):
         return InferenceResponse(content=str.__str__(value), finish_reason="stop")
-    try:
-        if type(value) is InferenceResponse:
-            check_changes(value)
-            return value
-        if isinstance(value, Sequence) and value and all(type(v) is ToolCall for v in value):
-            for call in value:
-                check_changes(call)
-            return InferenceResponse(tool_calls=to_pvector(value), finish_reason="tool_calls")
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"the FunctionDriver function's answer cannot be recorded: {exc}") from None
-    raise TypeError(
-        "a FunctionDriver function must return an InferenceResponse, a str or a non-empty "
-        f"list of ToolCall, got {type(value).__name__}"
-    )
+    checked: Sequence[Any]
+    if type(value) is InferenceResponse:
+        made, checked = value, (value,)
+    elif isinstance(value, Sequence) and value and all(type(v) is ToolCall for v in value):
+        made = InferenceResponse(tool_calls=to_pvector(value), finish_reason="tool_calls")
+        checked = value  # the calls the function made (the rest is this driver's)
+    else:
+        raise TypeError(
+            "a FunctionDriver function must return an InferenceResponse, a str or a non-empty "
+            f"list of ToolCall, got {type(value).__name__}"
+        )
+    for part in checked:
+        problem = unrecordable(part)
+        if problem is not None:
+            raise TypeError(f"the FunctionDriver function's answer cannot be recorded: {problem}")
+    return made
 
 
 class FunctionDriver:

@@ -22,14 +22,14 @@ import attrs
 
 from agents.errors import ConfigurationError, StateDecodeError
 from agents.records.codec import from_dict, from_json, to_dict
-from agents.records.encoding import check_changes
+from agents.records.encoding import unrecordable
 from agents.records.error_info import ErrorInfo, ReplayDivergence
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.json_text import utf8_safe
 from agents.records.messages import Message
 from agents.records.state import AgentState
 from agents.records.step import AgentStep
-from agents.shell.files import UnreadableFile, read_file
+from agents.shell.files import UnreadableFile, read_text
 
 __all__ = [
     "RecordedInference",
@@ -87,14 +87,14 @@ class ReplayDriver:
         self._recorded: tuple[RecordedInference, ...] = tuple(recorded)
         for index, inference in enumerate(self._recorded, start=1):
             response = inference.response
-            try:
-                if response is not None and type(response) is not InferenceResponse:
-                    raise TypeError(f"a {type(response).__name__}, not an InferenceResponse")
-                check_changes(response)
-            except (TypeError, ValueError) as exc:
+            if response is not None and type(response) is not InferenceResponse:
+                problem: str | None = f"a {type(response).__name__}, not an InferenceResponse"
+            else:
+                problem = unrecordable(response)
+            if problem is not None:
                 raise ConfigurationError(
-                    f"recorded inference {index} cannot be recorded again: {exc}"
-                ) from None
+                    f"recorded inference {index} cannot be recorded again: {problem}"
+                )
         self._position = 0
         self._lock = threading.Lock()
 
@@ -108,10 +108,9 @@ class ReplayDriver:
     def from_file(cls, path: str | os.PathLike[str]) -> ReplayDriver:
         """Replay a recording (JSONL of ``RecordingInterceptor``) or a state JSON file."""
         try:
-            data = read_file(path)
+            text = read_text(path)
         except UnreadableFile as exc:
             raise StateDecodeError(f"{path}: {exc.strerror}", "$") from None
-        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # text mode's
         stripped = text.lstrip()
         if not stripped:
             raise StateDecodeError(f"{path} is empty", "$")

@@ -16,7 +16,7 @@ import attrs
 
 from agents.errors import ConfigurationError, ScriptExhausted
 from agents.records.codec import parse_object
-from agents.records.encoding import check_changes
+from agents.records.encoding import unrecordable
 from agents.records.frozen import to_pvector
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.messages import ToolCall
@@ -243,9 +243,7 @@ def _compile(steps: list[ScriptStep]) -> tuple[InferenceResponse | _Fail, ...]:
                 f"script step {index} is {step!r}; use reply(), call(), calls(), fail() "
                 "or an InferenceResponse"
             )
-        if type(answers[-1]) is InferenceResponse:
-            try:
-                check_changes(answers[-1])
-            except (TypeError, ValueError) as exc:
-                raise ConfigurationError(f"script step {index} cannot be recorded: {exc}") from None
+        problem = unrecordable(answers[-1]) if type(answers[-1]) is InferenceResponse else None
+        if problem is not None:
+            raise ConfigurationError(f"script step {index} cannot be recorded: {problem}")
     return tuple(answers)

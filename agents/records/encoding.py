@@ -33,7 +33,7 @@ from agents.records.registry import (
     scope,
 )
 
-__all__ = ["Encoder", "Encoding", "check_changes", "encode_any", "encoder_of"]
+__all__ = ["Encoder", "Encoding", "check_changes", "encode_any", "encoder_of", "unrecordable"]
 
 
 class Encoding:
@@ -252,6 +252,16 @@ def check_changes(new: Any, old: Any = None) -> None:
     hook that changed one field of a long run's state costs a few attribute reads."""
     if new is not old:
         _CHECKERS[new.__class__](new, old)
+
+
+def unrecordable(new: Any, old: Any = None) -> str | None:
+    """``check_changes`` as an answer: what of ``new`` could not be written (the
+    encoder's words), or ``None`` when all of it can."""
+    try:
+        check_changes(new, old)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
+    return None
 
 
 class _Checkers(dict[type, Callable[[Any, Any], None]]):

@@ -11,7 +11,7 @@ import os
 import stat
 from typing import Final
 
-__all__ = ["UnreadableFile", "read_file"]
+__all__ = ["UnreadableFile", "read_file", "read_text"]
 
 _NONBLOCKING: Final = getattr(os, "O_NONBLOCK", 0)  # opening a pipe does not wait for a writer
 _KINDS: Final = (
@@ -51,3 +51,9 @@ def read_file(path: str | os.PathLike[str]) -> bytes:
                 ) from None
     finally:
         os.close(handle)
+
+
+def read_text(path: str | os.PathLike[str]) -> str:
+    """``read_file`` as UTF-8 text, its line ends read as text mode reads them (``\\r\\n``
+    and ``\\r`` as ``\\n``); ``UnicodeDecodeError`` for bytes that are not UTF-8."""
+    return read_file(path).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")

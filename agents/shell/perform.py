@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any, Final, TypeVar
 
 from agents.records.effects import Failed, Infer, InvokeTools, ToolInvocation
-from agents.records.encoding import check_changes
+from agents.records.encoding import unrecordable
 from agents.records.error_info import ErrorInfo
 from agents.records.events import Event
 from agents.records.inference import InferenceResponse
@@ -84,26 +84,13 @@ def check_response(response: Any) -> InferenceResponse | Failed:
     its usage fail the step here, naming the field, rather than the engine or the store
     later); anything else is ``Failed``."""
     if type(response) is not InferenceResponse:
-        return _not_a_response(response)
-    try:
-        check_changes(response)
-    except (TypeError, ValueError) as exc:
-        return Failed(
-            ErrorInfo(
-                type="InvalidResponse",
-                message=f"the driver returned a response that cannot be recorded: {exc}",
-            )
-        )
-    return response
-
-
-def _not_a_response(response: Any) -> Failed:
-    return Failed(
-        ErrorInfo(
-            type="InvalidResponse",
-            message=f"the driver returned {type(response).__name__}, expected InferenceResponse",
-        )
-    )
+        problem = f"the driver returned {type(response).__name__}, expected InferenceResponse"
+    else:
+        found = unrecordable(response)
+        if found is None:
+            return response
+        problem = f"the driver returned a response that cannot be recorded: {found}"
+    return Failed(ErrorInfo(type="InvalidResponse", message=problem))
 
 
 def sync_chain(layers: list[Layer], innermost: Callable[[X], Y]) -> Callable[[X], Y]:
@@ -164,12 +151,11 @@ def _interceptor_result(result: Any) -> ToolExecution:
         raise TypeError(
             f"a tool interceptor returned {type(result).__name__}, expected ToolExecution"
         )
-    try:
-        check_changes(result)
-    except (TypeError, ValueError) as exc:
+    problem = unrecordable(result)
+    if problem is not None:
         raise TypeError(
-            f"a tool interceptor returned an execution that cannot be recorded: {exc}"
-        ) from None
+            f"a tool interceptor returned an execution that cannot be recorded: {problem}"
+        )
     return result
 
 
