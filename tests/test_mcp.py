@@ -392,16 +392,20 @@ def test_failures_are_failed_tool_executions_never_a_hang():
 
 
 def test_a_failing_server_fails_only_its_own_tools():
-    """A server that cannot start offers no tools; the run goes on with the others'."""
+    """A server that cannot start offers no tools; the run goes on with the others'. A
+    call of a tool nobody offered says why the server offered none."""
     broken = MCPServerStdio("/nonexistent/server")
-    loop = loop_of(
-        call("get_current_time", timezone="UTC"), reply("done"), tools=[broken, time_server()]
-    )
+    script = calls(call("get_current_time", timezone="UTC"), call("read_file", path="x"))
+    loop = loop_of(script, reply("done"), tools=[broken, time_server()])
     final = loop.run(initial())
-    assert final.tool_executions[0].error is None
+    timed, unknown = final.tool_executions
+    assert timed.error is None
     recorded = final.metadata["agents.tool_sources"]
     assert recorded[0]["server"] == "server"
     assert recorded[0]["error"].startswith("the MCP server server did not start")
+    assert unknown.error.type == "UnknownTool"
+    assert unknown.error.message.startswith("unknown tool 'read_file'; available tools: ")
+    assert unknown.error.message.endswith("; " + recorded[0]["error"])
 
 
 def test_tools_a_state_cannot_hold_are_left_out_and_the_rest_work(tmp_path):
@@ -861,6 +865,11 @@ def test_mcp_serve_over_http_with_a_token_answers_only_those_who_send_it(tmp_pat
         final = loop_of(call("echoer", message="x"), reply("ok"), tools=[without]).run(initial())
         (refused_call,) = final.tool_executions  # its tools could not even be listed
         assert refused_call.error is not None and refused_call.error.type == "UnknownTool"
+        assert refused_call.error.message == (  # it said "available tools: none", no more
+            "unknown tool 'echoer'; available tools: none; the MCP server "
+            f"{url} did not start: MCPError: Server returned an error response "
+            "(HTTP 401 Unauthorized)"
+        )
         assert "you said" not in final.to_json()
         served = MCPServerHTTP(url, headers={"Authorization": "Bearer t0ken-for-the-test"})
         final = loop_of(call("echoer", message="nested"), reply("ok"), tools=[served]).run(

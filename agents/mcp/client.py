@@ -115,6 +115,8 @@ class MCPServer:
                 why = why.exceptions[0]
             said = " ".join(str(why).split())  # one line
             detail = f": {type(why).__name__}: {said}" if why is not None else " in time"
+            if connection.refusal is not None:  # what the SDK's words leave out
+                detail += f" (HTTP {connection.refusal})"
             raise MCPToolError(f"the MCP server {self.label} did not start{detail}")
         return connection
 
@@ -500,6 +502,7 @@ class MCPServerHTTP(MCPServer):
             connection.notice_session,
             connection.sample if self.sampling else None,
             connection.elicit if self.elicitation else None,
+            connection.notice_refusal,
         )
 
     def __repr__(self) -> str:

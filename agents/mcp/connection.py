@@ -46,6 +46,7 @@ class Connection:
         self.identity: dict[str, str] = {}
         self.protocol = ""
         self.session_id = ""  # the server's id for the session (streamable HTTP only)
+        self.refusal: str | None = None  # the last HTTP error status ("401 Unauthorized")
         self.calls: list[CallScope] = []  # in flight
         self.tools: list[sdk.ToolInfo] = []
         self._stop: asyncio.Event | None = None
@@ -126,6 +127,9 @@ class Connection:
 
     def notice_session(self, given: str) -> None:
         self.session_id = given
+
+    def notice_refusal(self, status: str) -> None:
+        self.refusal = status
 
     def _asking(self) -> CallScope:
         """The call a server's request is for: the call being made in this task (2026

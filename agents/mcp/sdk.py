@@ -235,17 +235,22 @@ async def http_client(
     session: Callable[[str], None],
     sample: Sample | None,
     elicit: Elicit | None = None,
+    refused: Callable[[str], None] | None = None,
 ) -> AsyncIterator[Client]:
     """A client of a streamable HTTP server at ``url``, sending ``headers`` with each
     request (its HTTP connections closed with it; reads may wait five minutes, as the
     SDK's own client lets a server hold a response stream open); ``session`` is told the
-    session id the server gives (its ``Mcp-Session-Id`` header)."""
+    session id the server gives (its ``Mcp-Session-Id`` header), ``refused`` the status
+    of an answer of 400 or more (``"401 Unauthorized"``), which the SDK reports only as
+    "Server returned an error response"."""
     limits = httpx2.Timeout(30.0, read=300.0)
 
     async def note(response: httpx2.Response) -> None:
         given = response.headers.get(SESSION_HEADER)
         if given:
             session(given)
+        if response.status_code >= 400 and refused is not None:
+            refused(f"{response.status_code} {response.reason_phrase}".strip())
 
     async with httpx2.AsyncClient(
         headers=dict(headers or {}), timeout=limits, event_hooks={"response": [note]}

@@ -288,12 +288,13 @@ class AgentLoop:
             for source in sources:
                 added.extend(source.tools_for_run(self))
                 opened.append(source)
-            loop = attrs.evolve(self, tools=self.tools.resolved(added))
+            catalogue = [dict(source.catalogue()) for source in sources]
+            unavailable = [e["error"] for e in catalogue if isinstance(e.get("error"), str)]
+            loop = attrs.evolve(self, tools=self.tools.resolved(added, unavailable))
         except BaseException:
             for source in opened:
                 source.release()
             raise
-        catalogue = [dict(source.catalogue()) for source in sources]
         if state.metadata.get(SOURCES_KEY) != catalogue:
             state = state.with_metadata(SOURCES_KEY, catalogue)
 

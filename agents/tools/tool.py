@@ -430,11 +430,17 @@ class ToolSource(Protocol):
 
 class Tools(Mapping[str, Tool]):
     """An immutable name → tool collection, in the order the tools were given, and the
-    tool sources whose tools each run adds (``sources``)."""
+    tool sources whose tools each run adds (``sources``); one run's (``resolved``) says
+    why each source that failed offered nothing (``unavailable``)."""
 
-    __slots__ = ("_by_name", "_schemas", "sources")
+    __slots__ = ("_by_name", "_schemas", "sources", "unavailable")
 
-    def __init__(self, tools: Iterable[Tool | Callable[..., Any] | ToolSource] = ()) -> None:
+    def __init__(
+        self,
+        tools: Iterable[Tool | Callable[..., Any] | ToolSource] = (),
+        *,
+        unavailable: Iterable[str] = (),
+    ) -> None:
         by_name: dict[str, Tool] = {}
         sources: list[ToolSource] = []
         for item in tools:
@@ -448,6 +454,7 @@ class Tools(Mapping[str, Tool]):
         self._by_name: Final = by_name
         self._schemas: Final = tuple(t.frozen_schema for t in by_name.values())
         self.sources: Final = tuple(sources)
+        self.unavailable: Final = tuple(unavailable)
 
     @classmethod
     def of(cls, tools: Tools | Iterable[Tool | Callable[..., Any]]) -> Tools:
@@ -482,16 +489,19 @@ class Tools(Mapping[str, Tool]):
         """A copy with ``new`` added (or replacing the tool of the same name)."""
         built = new if isinstance(new, Tool) else tool(new)
         kept = [t for t in self._by_name.values() if t.name != built.name]
-        return Tools([*kept, built, *self.sources])
+        return Tools([*kept, built, *self.sources], unavailable=self.unavailable)
 
     def without(self, name: str) -> Tools:
         """A copy without the tool ``name``."""
-        return Tools([*(t for t in self._by_name.values() if t.name != name), *self.sources])
+        kept = (t for t in self._by_name.values() if t.name != name)
+        return Tools([*kept, *self.sources], unavailable=self.unavailable)
 
-    def resolved(self, added: Iterable[Tool]) -> Tools:
+    def resolved(self, added: Iterable[Tool], unavailable: Iterable[str] = ()) -> Tools:
         """The tools of one run: these, the ``added`` ones its sources gave (a name
-        clash is a ``ConfigurationError``: give a server a ``prefix``), and no sources."""
-        return Tools([*self._by_name.values(), *added])
+        clash is a ``ConfigurationError``: give a server a ``prefix``), and no sources;
+        ``unavailable``: why the sources that failed offered nothing (a call of a tool
+        no source offered says so)."""
+        return Tools([*self._by_name.values(), *added], unavailable=unavailable)
 
 
 def _complete_goal(summary: str = "") -> ToolResult:
