@@ -314,23 +314,37 @@ def receiver() -> Iterator[Receiver]:
     running.close()
 
 
+ENDPOINT_PASSWORD = "planted-endpoint-password-4545"
+ENDPOINT_KEY = "planted-endpoint-key-6767"
+
+
+def with_credentials(url: str) -> str:
+    """``url`` with a user's password and a key in its query (a collector behind both)."""
+    return f"{url.replace('://', f'://user:{ENDPOINT_PASSWORD}@')}?sig={ENDPOINT_KEY}"
+
+
 def test_export_otel_sends_a_recorded_run_over_otlp_http(traced, receiver, tmp_path):
     """``agents export-otel FILE --endpoint URL``: the real OTLP/HTTP exporter sends the
-    spans, the receiver decodes the protobuf; the same spans as ``export`` gives."""
+    spans, the receiver decodes the protobuf; the same spans as ``export`` gives. The
+    command says where it sent them without the endpoint's credentials (it printed them)."""
     provider, exporter = traced
     with AuditLog.open(tmp_path / "run.jsonl") as log:
         final = the_loop(listeners=[log]).run(initial())
     export(final, provider)
     expected = {(s.name, s.context.span_id, s.start_time) for s in exporter.get_finished_spans()}
+    endpoint = with_credentials(receiver.url)
     done = subprocess.run(
-        [sys.executable, "-m", "agents", "export-otel", "run.jsonl", "--endpoint", receiver.url],
+        [sys.executable, "-m", "agents", "export-otel", "run.jsonl", "--endpoint", endpoint],
         capture_output=True,
         text=True,
         cwd=tmp_path,
         env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
     )
     assert done.returncode == 0, done.stderr
-    assert f"sent {len(expected)} spans" in done.stdout
+    shown = receiver.url.replace("://", "://user:[redacted]@")
+    assert done.stdout.endswith(f"sent {len(expected)} spans to {shown}\n")
+    assert ENDPOINT_PASSWORD not in done.stdout + done.stderr
+    assert ENDPOINT_KEY not in done.stdout + done.stderr
     sent = {
         (span.name, int.from_bytes(span.span_id, "big"), span.start_time_unix_nano)
         for span in receiver.spans()
@@ -379,7 +393,7 @@ def test_export_otel_bad_input_and_no_collector_are_one_line(tmp_path, receiver)
             "export-otel",
             "run.json",
             "--endpoint",
-            "http://127.0.0.1:9/v1/traces",
+            with_credentials("http://127.0.0.1:9/v1/traces"),
         ],
         capture_output=True,
         text=True,
@@ -388,6 +402,8 @@ def test_export_otel_bad_input_and_no_collector_are_one_line(tmp_path, receiver)
     )
     assert nobody.returncode == 2, nobody.stderr
     assert nobody.stderr.strip().count("\n") == 0 and "Traceback" not in nobody.stderr
+    assert "the collector at http://user:[redacted]@127.0.0.1:9/v1/traces did" in nobody.stderr
+    assert ENDPOINT_PASSWORD not in nobody.stderr and ENDPOINT_KEY not in nobody.stderr
 
 
 def test_import_agents_does_not_import_opentelemetry():

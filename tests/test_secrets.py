@@ -207,6 +207,83 @@ def test_redaction_knows_every_form():
     assert scrub(f"Authorization: Bearer {BEARER}") == "Authorization: Bearer [redacted]"
 
 
+PAIR_PASSWORD = "planted-pair-password-5656"
+PAIR_KEY = "planted-pair-json-key-7878"
+QUERY_KEY = "AIzaPlantedQueryKey9090"
+
+
+def test_secrets_named_in_a_texts_pairs_are_redacted_and_prose_is_kept():
+    """A value under a secret name in an error's text — ``password=…`` (a configuration
+    line), ``"api_key": "…"`` (a request echoed as JSON), ``?key=…`` (a URL's query) — was
+    kept whole; a word like "key-value-store" was redacted as if it were a key."""
+    from agents import FunctionDriver, tool
+    from agents.records.redaction import scrub
+
+    assert scrub("use a key-value-store; the api-key-rotation-policy") == (
+        "use a key-value-store; the api-key-rotation-policy"
+    )
+    assert scrub("key-3ax6xnjp29jd6fds4gc373sgvjxteol0 and sk-do-not-send-me") == (
+        "[redacted] and [redacted]"
+    )
+    assert scrub("host=db password=hunter2 user=u") == "host=db password=[redacted] user=u"
+    assert scrub("GET /v1/x:go?key=AIzaSy-12&alt=sse") == "GET /v1/x:go?key=[redacted]&alt=sse"
+    assert scrub('sent {"api_key": "a\\"b", "model": "m"}') == (
+        'sent {"api_key": "[redacted]", "model": "m"}'
+    )
+    assert scrub("{'client_secret': 'zz', 'secrets': 2}") == (
+        "{'client_secret': '[redacted]', 'secrets': 2}"
+    )
+    assert scrub("OPENAI_API_KEY='quoted value' x") == "OPENAI_API_KEY='[redacted]' x"
+    for kept in ("max_tokens=5 tokens=3", "key=value in prose", "a key: 2", '{"token": 5}'):
+        assert scrub(kept) == kept
+
+    @tool
+    def connect(host: str) -> str:
+        """Connect to a host."""
+        raise ConnectionError(
+            f"{host} password={PAIR_PASSWORD} refused "
+            f'{{"api_key": "{PAIR_KEY}"}} at https://h/v1?alt=sse&key={QUERY_KEY}'
+        )
+
+    @tool
+    def store(name: str) -> str:
+        """Store a value."""
+        raise KeyError(f"no key-value-store named {name}")
+
+    def model(request):
+        if len(request.messages) == 2:
+            return [
+                ToolCall(id="c1", name="connect", arguments={"host": "h"}),
+                ToolCall(id="c2", name="store", arguments={"name": "cache"}),
+            ]
+        return "done"
+
+    final = AgentLoop(FunctionDriver(model), tools=[connect, store]).run(initial())
+    refused, missing = final.tool_executions
+    assert "password=[redacted]" in refused.error.message
+    assert '{"api_key": "[redacted]"}' in refused.error.message
+    assert refused.error.message.endswith("&key=[redacted]")
+    assert missing.error.message == "'no key-value-store named cache'"
+    for text in (final.to_json(), repr(final)):
+        assert not [s for s in (PAIR_PASSWORD, PAIR_KEY, QUERY_KEY) if s in text]
+
+
+URL_PASSWORD = "planted-url-password-2323"
+
+
+def test_a_urls_password_never_shows():
+    """A password in a URL's user information (``http://user:password@host``), as a
+    driver's ``api_base`` holds it, was shown whole by its repr and ``describe()``."""
+    from agents.records.redaction import scrub
+
+    assert scrub(f"at https://me:{URL_PASSWORD}@h/v1 and ftp://x@h") == (
+        "at https://me:[redacted]@h/v1 and ftp://x@h"
+    )
+    driver = LiteLLMDriver("openai/m", api_base=f"http://me:{URL_PASSWORD}@127.0.0.1:9/v1")
+    shown = repr(driver) + json.dumps(driver.describe())
+    assert URL_PASSWORD not in shown and "http://me:[redacted]@127.0.0.1:9/v1" in shown
+
+
 TOOL_KEY = "sk-planted-tool-value-9999"
 TOOL_ERROR_KEY = "sk-planted-tool-error-0000"
 CALL_PASSWORD = "planted-call-password-1212"

@@ -15,6 +15,7 @@ __all__ = ["export_otel"]
 def export_otel(args: argparse.Namespace, out: TextIO) -> int:
     """``agents export-otel FILE --endpoint URL [--capture-content] [--agent-name NAME]``."""
     from agents.errors import ConfigurationError
+    from agents.records.redaction import shown_url
 
     # The exporter logs each failed attempt; the command says once what went wrong.
     logging.getLogger("opentelemetry").addHandler(logging.NullHandler())
@@ -30,5 +31,5 @@ def export_otel(args: argparse.Namespace, out: TextIO) -> int:
         capture_content=args.capture_content,
         agent_name=args.agent_name,
     )
-    out.write(f"sent {count} spans to {args.endpoint}\n")
+    out.write(f"sent {count} spans to {shown_url(args.endpoint)}\n")
     return OK

@@ -35,7 +35,7 @@ from agents.mcp.connection import Connection, MCPToolError
 from agents.mcp.sampling import Sampler
 from agents.otel.spans import mcp_traceparent
 from agents.records.frozen import deep_freeze, deep_thaw
-from agents.records.redaction import redacted_dsn
+from agents.records.redaction import shown_url
 from agents.records.schema import compile_validator
 from agents.shell.reporting import current_forward
 from agents.tools.outcomes import InputRequired, ToolResult
@@ -490,7 +490,7 @@ class MCPServerHTTP(MCPServer):
 
     @property
     def label(self) -> str:
-        return redacted_dsn(self.url.split("?", 1)[0])  # no query, no password
+        return shown_url(self.url)  # no query, no password
 
     def _client(self, connection: Connection) -> Any:
         return sdk.http_client(

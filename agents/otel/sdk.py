@@ -30,6 +30,7 @@ from agents.otel.spans import (
 from agents.records.events import Event, ExecutionCompleted, StepCompleted
 from agents.records.execution import ExecutionStatus
 from agents.records.json_text import replace_lone_surrogates
+from agents.records.redaction import shown_url
 from agents.records.state import AgentState
 from agents.shell.subagents import DEPTH_KEY
 
@@ -246,7 +247,7 @@ def send_otlp(
         exporter.shutdown()  # type: ignore[no-untyped-call]
         provider.shutdown()
     if result is not SpanExportResult.SUCCESS:
-        raise ConnectionError(f"the collector at {endpoint} did not take the spans")
+        raise ConnectionError(f"the collector at {shown_url(endpoint)} did not take the spans")
     return count
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
+import string
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -32,6 +33,7 @@ __all__ = [
     "redacted_dsn",
     "scrub",
     "secret_values",
+    "shown_url",
     "without_addresses",
 ]
 
@@ -60,8 +62,26 @@ _SECRET_SUFFIXES: Final = ("_api_key", "_secret", "_password", "_access_token")
 _ENV_SUFFIXES: Final = ("_key", "_token", "_secret", "_password", "_pass")
 _ENV_NAMES: Final = frozenset({"pgpassword"})
 _MIN_SECRET: Final = 6  # shorter values would scrub ordinary words; such keys are no keys
-# Key-shaped words, whatever their source (provider keys echoed in error messages).
-_KEY_PATTERN: Final = re.compile(r"\b(sk|pk|rk|key)-[A-Za-z0-9_\-]{6,}")
+# Key-shaped words, whatever their source (provider keys echoed in error messages):
+# ``sk-…``, ``pk-…``, ``rk-…``, and ``key-…`` holding a digit (Mailgun's keys; without a
+# digit it is prose: "a key-value store", "the api-key-rotation policy").
+_KEY_PATTERN: Final = re.compile(
+    r"\b(?:(?:sk|pk|rk)-[A-Za-z0-9_\-]{6,}|key-(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{6,})"
+)
+# A value under a secret name in text: ``password=…`` (a configuration line, a DSN, a URL's
+# query — where Google's APIs take ``key=``), ``"api_key": "…"`` (a request echoed as JSON
+# or as a Python dict). Found by the name's last word (the name is then read back to its
+# start and asked of ``is_secret_key``), in the text lowered letter for letter.
+_PAIR_WORD: Final = re.compile(
+    r"(?:api[_\-]?key|authorization|password|secret|token|cookie|key)([\"']?)(\s*[=:]\s*)"
+)
+_PAIR_VALUES: Final = {
+    "": re.compile(r"[^\s&;,\"'<>]+"),
+    '"': re.compile(r'"(?:[^"\\]|\\.)*"'),
+    "'": re.compile(r"'(?:[^'\\]|\\.)*'"),
+}
+_NAME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "_-")
+_LOWER: Final = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # "Bearer <token>" and "Basic <credentials>" wherever they appear.
 _SCHEME_PATTERN: Final = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]{6,}")
 
@@ -190,13 +210,53 @@ def without_addresses(text: str) -> str:
 
 
 def scrub(text: str, secrets: Iterable[str] = ()) -> str:
-    """``text`` with each of ``secrets`` (longest first), key-shaped words and
-    ``Bearer``/``Basic`` credentials replaced by ``"[redacted]"``."""
+    """``text`` with each of ``secrets`` (longest first), key-shaped words, ``Bearer``/
+    ``Basic`` credentials and the values of secret names (``password=…``, ``"api_key":
+    "…"``) replaced by ``"[redacted]"``."""
     for secret in sorted(set(secrets), key=len, reverse=True):
         if secret:
             text = text.replace(secret, REDACTED)
     text = _SCHEME_PATTERN.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    if "=" in text or ":" in text:
+        text = _without_secret_pairs(text)
+    if "://" in text and "@" in text:  # a URL's user information: scheme://user:password@
+        text = _DSN_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(3)}", text)
     return _KEY_PATTERN.sub(REDACTED, text)
+
+
+def _without_secret_pairs(text: str) -> str:
+    """``text`` with the value of each ``name=value`` and ``"name": "value"`` redacted
+    whose name is a secret key's (or ``key`` in a URL's query)."""
+    pieces: list[str] = []
+    done = 0
+    for match in _PAIR_WORD.finditer(text.translate(_LOWER)):  # the same length
+        quote, colon = match.group(1), ":" in match.group(2)
+        start = match.start()
+        while start > 0 and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        name = text[start : match.start(1)]
+        before = text[start - 1 : start]
+        if quote:  # "name": "value", as JSON or a Python dict writes it
+            secret = before == quote and colon and is_secret_key(name)
+        else:  # name=value
+            secret = not colon and (
+                is_secret_key(name) or (name.lower() == "key" and before in ("?", "&"))
+            )
+        at = match.end()
+        opening = text[at : at + 1]
+        opening = opening if opening in ('"', "'") else ""
+        if not secret or at < done or (quote and not opening):
+            continue
+        value = _PAIR_VALUES[opening].match(text, at)
+        if value is None or value.group()[len(opening) :].startswith(REDACTED):
+            continue
+        pieces.append(text[done:at])
+        pieces.append(f"{opening}{REDACTED}{opening}")
+        done = value.end()
+    if not pieces:
+        return text
+    pieces.append(text[done:])
+    return "".join(pieces)
 
 
 # A password in a database DSN: in a URL's user information, or as a key=value pair (the
@@ -219,6 +279,12 @@ def dsn_secrets(dsn: str) -> tuple[str, ...]:
             found.append(value[1:-1].replace("\\'", "'").replace("\\\\", "\\"))
     found.extend([unquote(value) for value in found])
     return tuple(value for value in dict.fromkeys(found) if value)
+
+
+def shown_url(url: str) -> str:
+    """``url`` as errors, reprs and output show it: without its query (which may hold a
+    key) and with its user information's password redacted."""
+    return redacted_dsn(url.split("?", 1)[0])
 
 
 def redacted_dsn(dsn: str) -> str:
