@@ -498,6 +498,31 @@ def test_worker_and_recover_reject_bad_input_with_one_line(tmp_path, args, messa
     assert not (ROOT / "x.db").exists()
 
 
+@pytest.mark.parametrize("command", [["worker", "--queue", "q"], ["recover", "--executor", "w1"]])
+def test_a_database_dbos_cannot_reach_is_said_in_lines_without_its_password(command):
+    """A system database nobody answers at: the command printed DBOS's tracebacks and
+    its own (the exception escaped); now each line is one line, the last the command's,
+    exit 2, the URL's password redacted."""
+    env = {k: v for k, v in os.environ.items() if k not in ("AGENTS_DATABASE_URL", "DURABLE_LOG")}
+    database = "postgresql://postgres:planted-dbos-password-8989@127.0.0.1:9/test"
+    name, *options = command
+    options = [*options, "--database", database]
+    result = subprocess.run(
+        [sys.executable, "-m", "agents", name, "examples.scale_out:agent", *options],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr and "planted-dbos-password" not in result.stderr
+    last = result.stderr.strip().splitlines()[-1]
+    shown = "postgresql://postgres:[redacted]@127.0.0.1:9/test"
+    assert last.startswith(f"agents {name}: DBOS could not start on {shown}: OperationalError: ")
+    assert all(not line.startswith((" ", "\t")) for line in result.stderr.splitlines())
+
+
 def test_a_worker_stopped_with_sigterm_lets_its_run_finish(tmp_path):
     """SIGTERM: the worker takes no more runs, finishes the one in flight (within
     ``--grace``), says so and exits 0; every step ran once."""

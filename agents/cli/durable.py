@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -18,8 +19,9 @@ def _database(args: argparse.Namespace) -> str | None:
     return args.database or os.environ.get("AGENTS_DATABASE_URL")
 
 
-def _load_durable(targets: Sequence[str], database: str | None) -> Any:
-    """Import the modules holding the DurableAgents (which registers them); the module."""
+def _load_durable(targets: Sequence[str], database: str | None) -> tuple[Any, str]:
+    """Import the modules holding the DurableAgents (which registers them); the module
+    ``agents.durable.dbos`` and the database's URL."""
     from agents.errors import ConfigurationError
 
     if not database:
@@ -33,7 +35,42 @@ def _load_durable(targets: Sequence[str], database: str | None) -> Any:
     for target in targets:
         if not isinstance(load_attribute(target), dbos.DurableAgent):
             raise ConfigurationError(f"{target} is not a DurableAgent")
-    return dbos
+    return dbos, database
+
+
+def _launch(dbos: Any, database: str, **options: Any) -> None:
+    """``dbos.launch``, a failure said in one line: DBOS's own log lines with their
+    tracebacks made one line each too (the command prints no traceback), and the
+    database's password never shown."""
+    from agents.errors import ConfigurationError
+    from agents.records.redaction import dsn_secrets, scrub, shown_url
+
+    secrets = dsn_secrets(database)
+    logging.getLogger("dbos").addFilter(_OneLine(secrets))
+    try:
+        dbos.launch(database, **options)
+    except Exception as exc:
+        said = " ".join(scrub(f"{type(exc).__name__}: {exc}", secrets).split())
+        raise ConfigurationError(f"DBOS could not start on {shown_url(database)}: {said}") from None
+
+
+class _OneLine(logging.Filter):
+    """A log record's traceback made the end of its one line, scrubbed."""
+
+    def __init__(self, secrets: Sequence[str]) -> None:
+        super().__init__()
+        self.secrets = tuple(secrets)
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        from agents.records.redaction import scrub
+
+        error = record.exc_info[1] if record.exc_info else None
+        said = record.getMessage()
+        if error is not None:
+            said = f"{said.rstrip(': ')}: {type(error).__name__}: {error}"
+        record.msg, record.args = " ".join(scrub(said, self.secrets).split()), None
+        record.exc_info = record.exc_text = record.stack_info = None
+        return True
 
 
 def worker(args: argparse.Namespace, out: TextIO) -> int:
@@ -41,12 +78,12 @@ def worker(args: argparse.Namespace, out: TextIO) -> int:
     import signal
     import threading
 
-    database = _database(args)
-    dbos = _load_durable(args.targets, database)
+    dbos, database = _load_durable(args.targets, _database(args))
     stop = threading.Event()
     for number in (signal.SIGTERM, signal.SIGINT):
         signal.signal(number, lambda *_: stop.set())
-    dbos.launch(
+    _launch(
+        dbos,
         database,
         executor_id=args.executor_id,
         queues=args.queue,
@@ -67,9 +104,8 @@ def worker(args: argparse.Namespace, out: TextIO) -> int:
 
 def recover(args: argparse.Namespace, out: TextIO) -> int:
     """``agents recover MODULE:ATTR --executor ID``: finish a dead worker's runs."""
-    database = _database(args)
-    dbos = _load_durable(args.targets, database)
-    dbos.launch(database, executor_id=f"recover-{os.getpid()}", queues=[])
+    dbos, database = _load_durable(args.targets, _database(args))
+    _launch(dbos, database, executor_id=f"recover-{os.getpid()}", queues=[])
     try:
         handles = dbos.recover(args.executor)
         for handle in handles:
