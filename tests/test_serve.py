@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -528,6 +529,50 @@ def test_a_port_out_of_range_and_a_libpq_connection_string_on_the_command_line(t
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
         assert "planted-pw-77" not in done.stderr + done.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_taken_port_is_one_line_and_port_0_is_the_port_chosen(tmp_path):
+    """A port another process holds: ``agents serve`` printed "serving ... on" that port,
+    then uvicorn's error, and exited 3 (``mcp-serve`` too); now one line, exit 2, and
+    nothing said served. ``--port 0`` says the port the system chose, which serves."""
+    env = {**os.environ, "PYTHONPATH": str(TESTS), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        for command in (["serve"], ["mcp-serve", "--transport", "http"]):
+            done = subprocess.run(
+                [sys.executable, "-m", "agents", *command, "serve_agent:loop", "--port", port],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 2, done
+            assert done.stdout == ""
+            assert done.stderr == (
+                f"agents {command[0]}: [Errno 98] cannot listen on 127.0.0.1:{port}: "
+                "Address already in use\n"
+            )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "agents", "serve", "serve_agent:loop", "--port", "0"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        said = process.stdout.readline()  # type: ignore[union-attr]
+        chosen = re.fullmatch(r"serving serve_agent:loop on http://127\.0\.0\.1:(\d+)/\n", said)
+        assert chosen is not None and chosen.group(1) != "0", said
+        page = httpx.get(f"http://127.0.0.1:{chosen.group(1)}/", timeout=30, trust_env=False)
+        assert page.status_code == 200 and "<html" in page.text.lower()
+    finally:
+        process.terminate()
+        process.wait(10)
+        process.stdout.close()  # type: ignore[union-attr]
 
 
 # -- AG-UI --------------------------------------------------------------------------------------

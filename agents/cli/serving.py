@@ -34,13 +34,16 @@ def serve(args: argparse.Namespace, out: TextIO) -> int:
     factory = loop_factory(args.target, args.registry)
     store = store_of(args.database)
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None
-    out.write(f"serving {args.target} on http://{args.host}:{args.port}/\n")
-    out.flush()
     hosts = LOOPBACK_HOSTS if is_loopback(args.host) else None  # no DNS rebinding
     served = app(
         factory, store=store, token=token, page=PAGE, allowed_hosts=hosts, same_origin=True
     )
-    run_server(served, args.host, args.port)
+
+    def listening(address: str) -> None:  # once the port is had (the one chosen, for 0)
+        out.write(f"serving {args.target} on {address}/\n")
+        out.flush()
+
+    run_server(served, args.host, args.port, listening=listening)
     return OK
 
 

@@ -460,8 +460,27 @@ async def _blocking(function: Callable[..., Any], *args: Any) -> Any:
     return await to_thread(function, *args)  # the engine's worker threads: cheaper hand-offs
 
 
-def run_server(application: Any, host: str, port: int) -> None:
-    """Serve ``application`` with uvicorn until stopped."""
+def run_server(
+    application: Any, host: str, port: int, *, listening: Callable[[str], None] | None = None
+) -> None:
+    """Serve ``application`` with uvicorn until stopped, on a socket bound first: an
+    address that cannot be had is an ``OSError`` saying which (uvicorn logged it and exited
+    with 3), and ``listening`` is told the address served (``http://host:port``, with the
+    port the system chose for 0) once it is bound."""
+    import socket
+
     import uvicorn
 
-    uvicorn.run(application, host=host, port=port, log_level="warning")
+    listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+        listener.bind((host, port))
+    except OSError as exc:
+        listener.close()
+        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    with listener:
+        if listening is not None:
+            shown = f"[{host}]" if ":" in host else host
+            listening(f"http://{shown}:{listener.getsockname()[1]}")
+        config = uvicorn.Config(application, log_level="warning")  # the socket's address
+        uvicorn.Server(config).run(sockets=[listener])
