@@ -41,6 +41,41 @@ def _failed_with(final: Any, kind: str, *words: str) -> None:
     final.to_json()  # the failed run can be written (and so stored, audited, sent)
 
 
+# -- a state built by hand --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"goal": "finish the job"}, "AgentState.goal holds str, not Goal or None"),
+        ({"context": None}, "AgentState.context holds NoneType, not AgentContext"),
+        ({"execution": "running"}, "AgentState.execution holds str, not ExecutionState or None"),
+    ],
+    ids=["goal", "context", "execution"],
+)
+@pytest.mark.parametrize("runner", ["run", "arun", "iterate"])
+def test_a_state_built_by_hand_that_cannot_be_recorded_is_a_configuration_error(
+    change, words, runner
+):
+    """Given to the run, such a state raised the engine's own error from deep inside
+    (``AttributeError: 'str' object has no attribute 'active'``): now a
+    ``ConfigurationError`` that names the field (the misuse a run raises for)."""
+    import asyncio
+
+    loop = make_loop(reply("done"), tools=[])
+    bad = attrs.evolve(initial(), **change)
+    runners = {
+        "run": lambda: loop.run(bad),
+        "arun": lambda: asyncio.run(loop.arun(bad)),
+        "iterate": lambda: list(loop.iterate(bad)),
+    }
+    with pytest.raises(ConfigurationError) as refused:
+        runners[runner]()
+    assert str(refused.value).startswith("the state given to the run cannot be recorded: ")
+    assert words in str(refused.value)
+    assert loop.run(initial()).status is ExecutionStatus.COMPLETED  # the loop is unharmed
+
+
 # -- hooks ------------------------------------------------------------------------------------
 
 

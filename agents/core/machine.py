@@ -18,7 +18,9 @@ from agents.core.cancellation import CancellationToken
 from agents.core.phases import after_execution, before_execution, before_step, resumed_step
 from agents.core.run import Emit, Machine, MachineFailure, Run
 from agents.core.step_phases import Effect, step
+from agents.errors import ConfigurationError
 from agents.records.effects import Progress
+from agents.records.encoding import unrecordable
 from agents.records.state import AgentState
 
 __all__ = ["Effect", "Emit", "Machine", "MachineFailure", "execute"]
@@ -43,18 +45,31 @@ def execute(
     listeners declared the events they act on, none of those).
     """
     run = Run(machine, emit, cancellation, step_events, detail_events)
-    state = before_execution(run, state)
-    state, resuming = resumed_step(run, state)  # a step suspended for approvals, if any
-    while not run.stopping:
-        assert state.execution is not None
-        number = len(state.execution.step_executions) + 1
-        started = run.now()
-        if resuming is None:  # a step suspended for approvals has passed BeforeStep
-            state = before_step(run, state, number, started)
-            if run.stopping:  # set by before_step (mypy keeps the loop's narrowing)
-                break  # type: ignore[unreachable]
-        state = yield from step(run, state, number, started, resuming)
-        resuming = None
-        if progress and not run.stopping:
-            yield Progress(state)
-    return after_execution(run, state)
+    given = state
+    try:
+        state = before_execution(run, state)
+        state, resuming = resumed_step(run, state)  # a step suspended for approvals, if any
+        while not run.stopping:
+            assert state.execution is not None
+            number = len(state.execution.step_executions) + 1
+            started = run.now()
+            if resuming is None:  # a step suspended for approvals has passed BeforeStep
+                state = before_step(run, state, number, started)
+                if run.stopping:  # set by before_step (mypy keeps the loop's narrowing)
+                    break  # type: ignore[unreachable]
+            state = yield from step(run, state, number, started, resuming)
+            resuming = None
+            if progress and not run.stopping:
+                yield Progress(state)
+        return after_execution(run, state)
+    except Exception as exc:
+        # Failures inside the run are recorded, not raised: what escapes is the engine's
+        # own error, which a state built by hand with a value of another type causes
+        # (``attrs.evolve(state, goal="...")``). Said so, naming the field: checking every
+        # given state before running would cost each run its whole history's walk.
+        problem = unrecordable(given)
+        if problem is None:
+            raise
+        raise ConfigurationError(
+            f"the state given to the run cannot be recorded: {problem}"
+        ) from exc
