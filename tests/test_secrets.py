@@ -7,6 +7,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import os
 import sqlite3
 
 import pytest
@@ -282,6 +283,37 @@ def test_a_urls_password_never_shows():
     driver = LiteLLMDriver("openai/m", api_base=f"http://me:{URL_PASSWORD}@127.0.0.1:9/v1")
     shown = repr(driver) + json.dumps(driver.describe())
     assert URL_PASSWORD not in shown and "http://me:[redacted]@127.0.0.1:9/v1" in shown
+
+
+def test_the_commands_one_line_never_shows_a_credential(tmp_path):
+    """A module that fails as the command imports it, naming a password, a URL's password,
+    a key and the environment's secret: the command's one line showed them all."""
+    import subprocess
+    import sys
+
+    planted = {
+        "password": "planted-import-password-4141",
+        "url": "planted-import-url-password-4242",
+        "env": "planted-import-env-token-4343",
+    }
+    (tmp_path / "leaky.py").write_text(
+        "import os\n"
+        f"raise ValueError('connecting with password={planted['password']} to "
+        f"http://me:{planted['url']}@db/x as ' + os.environ['SERVICE_TOKEN'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "agents", "run", "leaky:loop"],
+        cwd=tmp_path,
+        env={**os.environ, "SERVICE_TOKEN": planted["env"], "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        "agents run: cannot load leaky:loop: ValueError: connecting with "
+        "password=[redacted] to http://me:[redacted]@db/x as [redacted]\n"
+    )
 
 
 TOOL_KEY = "sk-planted-tool-value-9999"

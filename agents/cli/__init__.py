@@ -12,6 +12,7 @@ import functools
 import importlib
 import io
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -274,9 +275,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         command = getattr(importlib.import_module(module), name)
         return int(command(args, sys.stdout))
     except (AgentError, OSError, ValueError) as exc:
-        message = str(exc).replace("\n", " ")
-        sys.stderr.write(f"agents {args.command}: {message}\n")
+        sys.stderr.write(f"agents {args.command}: {_said(exc)}\n")
         return BAD_INPUT
     except MemoryError:  # an input too large for this machine: said in one line, as the rest
         sys.stderr.write(f"agents {args.command}: out of memory\n")
         return BAD_INPUT
+
+
+def _said(exc: BaseException) -> str:
+    """An error's text in one line, scrubbed: a user's module failing as it is imported,
+    or a library's error, may name a credential (``password=…``, a URL's password, a key,
+    the environment's secrets)."""
+    from agents.records.redaction import environment_secrets, scrub
+
+    return scrub(" ".join(str(exc).splitlines()), environment_secrets(os.environ))
