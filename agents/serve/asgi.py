@@ -466,7 +466,7 @@ def run_server(
     """Serve ``application`` with uvicorn until stopped, on a socket bound first: an
     address that cannot be had is an ``OSError`` saying which (uvicorn logged it and exited
     with 3), and ``listening`` is told the address served (``http://host:port``, with the
-    port the system chose for 0) once it is bound."""
+    port the system chose for 0) once it takes connections."""
     import socket
 
     import uvicorn
@@ -475,6 +475,7 @@ def run_server(
     try:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
         listener.bind((host, port))
+        listener.listen(2048)  # connections wait from now on, as uvicorn's backlog lets them
     except OSError as exc:
         listener.close()
         raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
