@@ -452,6 +452,19 @@ def test_a_durable_agent_checks_its_arguments(durable):
 # -- the command line ---------------------------------------------------------------------------
 
 
+def agents_command(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m agents ARGS`` from the checkout, without the environment's database."""
+    env = {k: v for k, v in os.environ.items() if k not in ("AGENTS_DATABASE_URL", "DURABLE_LOG")}
+    return subprocess.run(
+        [sys.executable, "-m", "agents", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
@@ -483,15 +496,7 @@ def test_a_durable_agent_checks_its_arguments(durable):
 )
 def test_worker_and_recover_reject_bad_input_with_one_line(tmp_path, args, message):
     """Exit code 2 and one line on stderr, no traceback, nothing written."""
-    env = {k: v for k, v in os.environ.items() if k not in ("AGENTS_DATABASE_URL", "DURABLE_LOG")}
-    result = subprocess.run(
-        [sys.executable, "-m", "agents", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = agents_command(*args)
     assert result.returncode == 2
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
@@ -503,18 +508,9 @@ def test_a_database_dbos_cannot_reach_is_said_in_lines_without_its_password(comm
     """A system database nobody answers at: the command printed DBOS's tracebacks and
     its own (the exception escaped); now each line is one line, the last the command's,
     exit 2, the URL's password redacted."""
-    env = {k: v for k, v in os.environ.items() if k not in ("AGENTS_DATABASE_URL", "DURABLE_LOG")}
     database = "postgresql://postgres:planted-dbos-password-8989@127.0.0.1:9/test"
     name, *options = command
-    options = [*options, "--database", database]
-    result = subprocess.run(
-        [sys.executable, "-m", "agents", name, "examples.scale_out:agent", *options],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = agents_command(name, "examples.scale_out:agent", *options, "--database", database)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr and "planted-dbos-password" not in result.stderr
     last = result.stderr.strip().splitlines()[-1]

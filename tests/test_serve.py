@@ -521,7 +521,9 @@ def test_a_port_out_of_range_and_a_libpq_connection_string_on_the_command_line(t
     env = {**os.environ, "PYTHONPATH": str(TESTS)}
     command = [sys.executable, "-m", "agents", "serve", "serve_agent:loop"]
     conninfo = "host=127.0.0.1 port=1 user=u password=planted-pw-77 dbname=x"
-    for options in (["--port", "99999"], ["--port", "²"], ["--database", conninfo]):
+    mysql = "mysql://u:planted-pw-77@127.0.0.1/db"  # was the name of a new SQLite file
+    refused = (["--port", "99999"], ["--port", "²"], ["--database", conninfo])
+    for options in (*refused, ["--database", mysql]):
         done = subprocess.run(
             [*command, *options], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
         )
@@ -573,6 +575,17 @@ def test_a_taken_port_is_one_line_and_port_0_is_the_port_chosen(tmp_path):
         process.terminate()
         process.wait(10)
         process.stdout.close()  # type: ignore[union-attr]
+
+
+def test_a_sqlite_url_names_the_file_as_dbos_reads_it(tmp_path, monkeypatch):
+    """``--database sqlite:///path`` (the URL DBOS takes) is that SQLite file, relative or
+    absolute (``sqlite:////abs``): it was taken for a file named ``sqlite:///...``."""
+    from agents.cli.serving import store_of
+
+    monkeypatch.chdir(tmp_path)
+    store_of("sqlite:///relative.sqlite").close()
+    store_of(f"sqlite:///{tmp_path / 'sub'}.sqlite").close()
+    assert {p.name for p in tmp_path.glob("*.sqlite")} == {"relative.sqlite", "sub.sqlite"}
 
 
 # -- AG-UI --------------------------------------------------------------------------------------

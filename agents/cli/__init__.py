@@ -97,8 +97,8 @@ def _parser() -> argparse.ArgumentParser:
     http.add_argument(
         "--database",
         metavar="URL_OR_PATH",
-        help="the session store: a SQLite file (default agents-sessions.sqlite) or a "
-        "postgresql:// URL",
+        help="the session store: a SQLite file (default agents-sessions.sqlite; a path or "
+        "sqlite:///path) or a postgresql:// URL",
     )
     http.add_argument("--host", default="127.0.0.1", help="default 127.0.0.1 (this machine only)")
     http.add_argument("--port", type=_port, default=8000)

@@ -17,6 +17,7 @@ TOKEN_VARIABLE = "AGENTS_SERVE_TOKEN"
 # libpq's "key=value ..." connection string, which would otherwise name a SQLite file (one
 # whose name holds the password).
 _CONNINFO: Final = re.compile(r"\s*[A-Za-z_]+\s*=")
+_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")  # a URL, not a file's path
 
 
 def serve(args: argparse.Namespace, out: TextIO) -> int:
@@ -79,7 +80,12 @@ def loop_factory(target: str, registry: str | None) -> Any:
 def store_of(database: str | None) -> Any:
     """A session store: PostgreSQL for a ``postgresql://`` URL or libpq's ``key=value``
     connection string (``host=... dbname=...``), else a SQLite file (by default
-    ``agents-sessions.sqlite`` here)."""
+    ``agents-sessions.sqlite`` here), named by its path or by a ``sqlite:///path`` URL as
+    DBOS takes (``sqlite:////abs/path`` for an absolute one). A URL of another scheme
+    (``mysql://``) is a ``ConfigurationError``, not the name of a new SQLite file."""
+    from agents.errors import ConfigurationError
+    from agents.records.redaction import shown_url
+
     if database and (
         database.startswith(("postgresql://", "postgres://")) or _CONNINFO.match(database)
     ):
@@ -88,4 +94,11 @@ def store_of(database: str | None) -> Any:
         return PostgresSessionStore(database)
     from agents.persistence.sqlite import SQLiteSessionStore
 
+    if database and database.startswith("sqlite:///"):
+        database = database.removeprefix("sqlite:///")
+    elif database and _SCHEME.match(database):
+        raise ConfigurationError(
+            f"--database {shown_url(database)}: a SQLite file (a path, or sqlite:///path), "
+            "a postgresql:// URL or a libpq connection string, not this kind of URL"
+        )
     return SQLiteSessionStore(database or "agents-sessions.sqlite")
