@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
@@ -25,7 +26,7 @@ from agents.records.codec import REDACTED, SCHEMA_VERSION, from_dict, is_secret_
 from agents.records.compiled import plain_init
 from agents.records.execution import ExecutionState
 from agents.records.step import StepExecution
-from agents.testing import call, calls, fail, reply
+from agents.testing import TickingClock, call, calls, fail, reply
 
 
 def rich_state() -> AgentState:
@@ -141,6 +142,31 @@ def test_timestamps_are_iso_with_microseconds_and_offset():
     assert AgentState.from_dict(data).created_at == at
 
 
+@pytest.mark.parametrize(
+    "start",
+    [
+        datetime(2025, 1, 2, 3, 4, 5, 678, tzinfo=UTC),
+        datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC),
+        datetime(2025, 1, 2, 3, 4, 5, 678, tzinfo=timezone(timedelta(hours=2))),
+        datetime(2025, 1, 2, 3, 4, 5, 678, tzinfo=timezone(timedelta(0), "Z")),
+    ],
+    ids=["utc-fraction", "utc-whole-second", "offset", "named-zero-offset"],
+)
+@pytest.mark.parametrize("metadata", [{}, {"small": 1e-05}, {"lone": "\ud800"}])
+def test_times_are_written_as_isoformat_by_every_writer(start, metadata):
+    """``to_json`` leaves a time for orjson to write where it writes what
+    ``isoformat(timespec="microseconds")`` does (UTC, a fraction of a second) and writes the
+    others itself; the text is the same either way, and when ``json`` writes the document
+    (a float orjson writes otherwise, a lone surrogate) too."""
+    clock = TickingClock(start, timedelta(microseconds=500_000))
+    loop = make_loop(call("add", a=1, b=2), call("add", a=2, b=3), reply("done"), clock=clock)
+    state = loop.run(initial().with_metadata("held", metadata))
+    expected = json.dumps(to_dict(state), ensure_ascii=False, separators=(",", ":"))
+    expected = re.sub("[\ud800-\udfff]", lambda lone: json.dumps(lone.group())[1:-1], expected)
+    assert state.to_json() == expected
+    assert AgentState.from_json(state.to_json()) == state
+
+
 def test_plain_maps_are_sorted_and_secrets_redacted():
     """Plain maps have sorted keys; values under secret-looking keys are redacted."""
     state = AgentState.initial(
@@ -233,10 +259,15 @@ def _corrupt(path: list, value):
         ),
     ],
 )
-def test_malformed_input_names_the_path(path, value, where, reason):
-    """Every decoding error names the path of the bad field and what was wrong."""
+@pytest.mark.parametrize("read", ["from_dict", "from_json"])
+def test_malformed_input_names_the_path(path, value, where, reason, read):
+    """Every decoding error names the path of the bad field and what was wrong — from
+    JSON text too, whose first pass empties what it has read (the second reads the text
+    again: an error late in the document is named as in the data)."""
+    data = _corrupt(path, value)
+    reading = AgentState.from_dict if read == "from_dict" else AgentState.from_json
     with pytest.raises(StateDecodeError) as info:
-        AgentState.from_dict(_corrupt(path, value))
+        reading(data if read == "from_dict" else json.dumps(data))
     assert info.value.path == where
     assert reason in str(info.value)
     assert str(info.value).endswith(f"(at {where})")

@@ -107,7 +107,7 @@ def step_row_json(step_execution: Any, input_messages: Any) -> str:
     """A step execution's JSON text with its step's input messages written as the JSON
     data ``input_messages`` (what a session store refers to them by), the rest as
     ``to_json`` writes it."""
-    encoding = Encoding(None)
+    encoding = Encoding(None, times=True)
     step = step_execution.step
     bare = step_execution._evolve(step=step._evolve(input_messages=History()))
     data = encoder_of(type(step_execution))(bare, encoding)
@@ -117,7 +117,7 @@ def step_row_json(step_execution: Any, input_messages: Any) -> str:
 
 def value_json(value: Any) -> str:
     """``encode_value`` as JSON text, written as ``to_json`` writes."""
-    encoding = Encoding(None)
+    encoding = Encoding(None, times=True)
     return dumps(encode_any(value, encoding), exotic=encoding.odd)
 
 
@@ -136,7 +136,8 @@ def _document(record: Any, encoding: Encoding) -> dict[str, Any]:
 def to_json(record: Any) -> str:
     """``record`` as compact JSON; the same record always gives the same text (what
     ``json.dumps(to_dict(record), ensure_ascii=False, separators=(",", ":"),
-    allow_nan=False)`` writes, written faster: ``json_text.dumps``)."""
-    encoding = Encoding(None)
+    allow_nan=False)`` writes, written faster: ``json_text.dumps``, which writes the times
+    the encoders leave as they are)."""
+    encoding = Encoding(None, times=True)
     data = _document(record, encoding)
     return dumps(data, exotic=encoding.odd)

@@ -30,6 +30,7 @@ from agents.records.frozen import (
     to_pmap,
     to_pvector,
 )
+from agents.records.json_text import exact_or_refuse
 from agents.records.registry import RECORD, RECORDS_BY_TYPE, SHARED, data_fields, field_plan, hints
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
 
 R = TypeVar("R")
 _UNSET: Any = object()
+_JSON_SCALARS: Final = frozenset({str, int, bool, type(None)})  # frozen as they are
 _SERIAL = itertools.count(1)
 
 
@@ -206,12 +208,15 @@ def plain_init(cls: type) -> tuple[dict[str, Any], list[Any]] | None:
 class DecoderSource:
     """The source of ``decode(value, path, context)`` for one record class: the optimistic
     first pass in straight-line code — each field checked inline where a check is cheap,
-    by its general decoder otherwise — and the general decoder wherever it doubts.
+    by its general decoder otherwise — and the general decoder wherever it doubts. Where
+    ``context.consume`` says the data is the decoder's own, the object a record was built
+    from is emptied there and then (``decoding._document``).
 
     The caller's ``namespace`` holds what the code calls: ``_general(value, path, context,
-    cls)``, ``_Bad`` (the error), ``_ref`` (a ``MessagesRef``), ``_DEC`` (compiled decoders
-    by class) and ``_exact`` (a SHARED record's key); each field's general decoder is put
-    there from ``general``."""
+    cls)``, ``_Bad`` (the error), ``_ref`` (a ``MessagesRef``) and ``_DEC`` (compiled
+    decoders by class); each field's general decoder is put there from ``general``. A
+    record is built as ``maker`` builds one, inline (no call): its fields set through the
+    slots' own setters, its validators run."""
 
     def __init__(self, cls: type, general: dict[str, Any], namespace: dict[str, Any]) -> None:
         self.cls, self.general, self.namespace = cls, general, namespace
@@ -219,11 +224,18 @@ class DecoderSource:
         self.fields = {field.name: field for field in data_fields(cls)}
         self.plain = plain_init(cls)
         namespace.update(
-            _cls=cls, _history=to_history, _pvector=pvector, _EMPTY=EMPTY_VECTOR, _NO_MAP=EMPTY_MAP
+            _cls=cls,
+            _history=to_history,
+            _pvector=pvector,
+            _EMPTY=EMPTY_VECTOR,
+            _NO_MAP=EMPTY_MAP,
+            _SCALARS=_JSON_SCALARS,
+            _dumps=exact_or_refuse,
         )
         if self.plain is not None:
             defaults, validated = self.plain
-            namespace["_make"] = maker(cls)
+            namespace["_new"] = object.__new__
+            namespace.update({f"_set_{name}": slot_setter(cls, name) for name in defaults})
             namespace.update({f"_default_{name}": value for name, value in defaults.items()})
             namespace.update({f"_check_{field.name}": field.validator for field in validated})
             namespace.update({f"_field_{field.name}": field for field in validated})
@@ -237,9 +249,12 @@ class DecoderSource:
             f"    if not context.paths and type(value) is dict and value.get('kind') == {name!r}:",
         ]
         shared = name in SHARED
-        if shared:  # a repeat: the record decoded before
+        if shared:  # a repeat: the record decoded before (its key: ``json_text.exact``)
             lines += [
-                "        key = _exact(value)",
+                "        try:",
+                "            key = _dumps(value)",
+                "        except TypeError:  # orjson's refusal too",
+                "            key = None",
                 "        if key is not None:",
                 "            found = context.shared.get(key)",
                 "            if found is not None:",
@@ -261,7 +276,12 @@ class DecoderSource:
                 "            if key is not None:",
                 "                context.shared[key] = new",
             ]
-        lines += ["            return new", "    return _general(value, path, context, _cls)"]
+        lines += [
+            "            if context.consume:",
+            "                value.clear()",
+            "            return new",
+            "    return _general(value, path, context, _cls)",
+        ]
         return "\n".join(lines)
 
     def _build(self, chosen: list[Any]) -> list[str]:
@@ -275,8 +295,8 @@ class DecoderSource:
             arguments = ", ".join(f"{name}={value}" for name, value in given.items())
             return [*lines, f"{indent}new = _cls({arguments})"]
         defaults, validated = self.plain  # __init__ would only set and check: do it here
-        values = ", ".join(given.get(name, f"_default_{name}") for name in defaults)
-        lines.append(f"{indent}new = _make({values})")
+        lines.append(f"{indent}new = _new(_cls)")  # as ``maker`` builds, inline
+        lines += [f"{indent}_set_{n}(new, {given.get(n, f'_default_{n}')})" for n in defaults]
         for field in validated:
             name = field.name
             lines.append(f"{indent}_check_{name}(new, _field_{name}, new.{name})")
@@ -289,8 +309,9 @@ class DecoderSource:
         general = f"{decoder}(x, path, context)"
         annotation = self.annotations[field.name]
         held = optional_of(annotation) or annotation
-        if self.fields[field.name].metadata.get(RECORD) is not None:
-            code = general
+        if self.fields[field.name].metadata.get(RECORD) is not None:  # named: decoded late
+            optional = self.fields[field.name].default is None
+            code = f"(None if x is None else {general})" if optional else general
         elif held in RECORDS_BY_TYPE:  # straight to its compiled decoder
             self.namespace[f"{decoder}_cls"] = held
             code = f"_DEC[{decoder}_cls](x, path, context)"
@@ -308,6 +329,8 @@ class DecoderSource:
     def _checked(self, annotation: Any, decoder: str, general: str) -> str:
         """The value itself when an inline check passes (the common case), else the
         field's general decoder (which converts or raises)."""
+        if annotation is Any:  # text, an integer, a flag or null as it is
+            return f"(x if type(x) in _SCALARS else {general})"
         if annotation in (str, bool, int):
             return f"(x if type(x) is {annotation.__name__} else {general})"
         if annotation in (str | None, int | None):
@@ -315,6 +338,9 @@ class DecoderSource:
             return f"(x if x is None or type(x) is {inner} else {general})"
         if annotation is float:  # x - x is 0.0 for finite floats only
             return f"(x if type(x) is float and x - x == 0.0 else {general})"
+        if annotation is datetime:  # a text ``fromisoformat`` reads, with its offset
+            self.namespace["_fromiso"] = datetime.fromisoformat
+            return f"(t if type(x) is str and (t := _fromiso(x)).tzinfo is not None else {general})"
         if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
             members = {member.value: member for member in annotation}
             if all(type(value) is str for value in members):
@@ -325,7 +351,7 @@ class DecoderSource:
             return f"(_NO_MAP if type(x) is dict and not x else {general})"
         element = element_of(annotation)
         if element not in RECORDS_BY_TYPE:
-            return general
+            return f"(None if x is None else {general})" if optional_of(annotation) else general
         self.namespace[f"{decoder}_cls"] = element
         items = f"[d(i, path, context) for d in (_DEC[{decoder}_cls],) for i in x]"
         if is_pvector(origin):

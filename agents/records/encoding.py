@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable, Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Final, NoReturn
 
 from pyrsistent import PMap, PVector
@@ -38,13 +38,17 @@ __all__ = ["Encoder", "Encoding", "check_changes", "encode_any", "encoder_of", "
 
 class Encoding:
     """What encoding one document carries along: the references of the enclosing state
-    (``None`` outside one) and whether a float was seen that orjson writes differently."""
+    (``None`` outside one), whether a float was seen that orjson writes differently, and
+    whether a time may be left as the ``datetime`` itself where orjson writes it as
+    ``json_text.timestamp`` does (``times``: for ``json_text.dumps``, which writes it so —
+    an aware UTC time with a fraction of a second — never for data handed out)."""
 
-    __slots__ = ("odd", "refs")
+    __slots__ = ("odd", "refs", "times")
 
-    def __init__(self, refs: Refs | None) -> None:
+    def __init__(self, refs: Refs | None, times: bool = False) -> None:
         self.refs = refs
         self.odd = False
+        self.times = times
 
 
 Encoder = Callable[[Any, Encoding], Any]
@@ -73,7 +77,10 @@ def encoder_of(cls: type) -> Encoder:
 
 _ENCODED: Final = {  # each value_kind's expression writing ``v`` (of field ``{name}``)
     "plain": "v",
-    "datetime": "_timestamp(v)",  # its class and offset checked (``_checked``)
+    "datetime": (  # its class and offset checked (``_checked``)
+        "(v if ctx.times and v.tzinfo is _UTC and v.microsecond and v.__class__ is _datetime "
+        "else _timestamp(v))"
+    ),
     "enum": "v.value",
     "record": "_ENC[_t_{name}](v, ctx)",  # its class checked (``_checked``)
     "records": (
@@ -199,6 +206,8 @@ def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
         "_any": encode_any,
         "_redact": _redact,
         "_timestamp": timestamp,
+        "_UTC": UTC,
+        "_datetime": datetime,
         "_odd": odd_float,
         "_plain": _plain,
         "_wrong": _wrong,
@@ -208,7 +217,7 @@ def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
     if state_scope is not None:  # a document of its own: the steps inside refer to its context
         lines.append(f"    v = record.{state_scope}")
         lines += _checked(state_scope, annotations[state_scope], namespace)
-        lines += ["    outer = ctx", "    ctx = _Encoding(_Refs(v))"]
+        lines += ["    outer = ctx", "    ctx = _Encoding(_Refs(v), outer.times)"]
     for name, plain, optional, messages_ref in field_plan(cls):
         annotation = annotations[name]
         lines.append(f"    v = record.{name}")

@@ -87,6 +87,12 @@ def to_pmap(value: Mapping[str, Any] | None) -> PMapT[str, Any]:
         raise NestingError(f"a {type(value).__name__} where an object belongs")
     if not value:
         return EMPTY_MAP
+    if type(value) is dict:  # text keys and plain values (the rule): taken as they are
+        for key, item in value.items():
+            if type(key) is not str or type(item) not in _EXACT_SCALARS:
+                break
+        else:
+            return pmap(value)
     frozen = {}
     for key, item in value.items():
         if type(key) is not str:

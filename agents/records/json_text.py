@@ -19,6 +19,7 @@ __all__ = [
     "MAX_STATES",
     "dumps",
     "exact",
+    "exact_or_refuse",
     "has_lone_surrogate",
     "loads",
     "nesting_position",
@@ -78,13 +79,24 @@ def dumps(data: Any, *, exotic: bool = False) -> str:
     the data is ``exotic`` — holds a float the two write differently (Python writes
     ``1e-05`` and ``1e+16``, orjson ``1e-5`` and ``1e16``; ``redaction.odd_float``) — or
     orjson refuses it (integers past 64 bits, lone surrogates): ``json`` writes those, with
-    each lone surrogate escaped (``utf8_safe``), so that the text is UTF-8 as SPEC §2 says."""
+    each lone surrogate escaped (``utf8_safe``), so that the text is UTF-8 as SPEC §2 says.
+    An aware ``datetime`` in the data is written as ``timestamp`` writes it (the encoders
+    leave one where orjson writes it so, ``Encoding.times``)."""
     if not exotic:
         try:
             return orjson.dumps(data).decode()
         except orjson.JSONEncodeError:
             pass
-    return utf8_safe(json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False))
+    text = json.dumps(
+        data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_time_text
+    )
+    return utf8_safe(text)
+
+
+def _time_text(value: Any) -> str:
+    if type(value) is datetime and value.tzinfo is not None:
+        return timestamp(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def utf8_safe(text: str) -> str:
@@ -114,6 +126,11 @@ def has_lone_surrogate(text: str) -> bool:
 
 def _escaped(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
+
+
+exact_or_refuse: Final = orjson.dumps
+"""``exact`` without its ``None``: a ``TypeError`` for data orjson cannot write (for
+generated code that catches it itself, sparing a call)."""
 
 
 def exact(data: Any) -> bytes | None:

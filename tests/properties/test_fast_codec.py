@@ -7,10 +7,11 @@ general decoder."""
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 import re
-from typing import Any
+from typing import Any, Final
 
 import pytest
 from helpers import initial
@@ -153,3 +154,54 @@ def test_json_text_is_read_as_json_reads_it(text):
         return
     assert _typed(loads(text)) == _typed(expected)
     assert _typed(loads(text.encode("utf-8", "surrogatepass"))) == _typed(expected)
+
+
+def _places(data: Any, at: tuple = ()) -> list[tuple]:
+    """The path of every value inside plain JSON data, the top one first."""
+    found = [at]
+    if isinstance(data, dict):
+        for key, item in data.items():
+            found += _places(item, (*at, key))
+    elif isinstance(data, list):
+        for index, item in enumerate(data):
+            found += _places(item, (*at, index))
+    return found
+
+
+_DOCUMENT: Final = json.loads(_run({"a": 1}, {"b": [1.5, "x"]}).to_json())
+_PLACES: Final = _places(_DOCUMENT)[1:]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    changes=st.lists(
+        st.tuples(st.sampled_from(_PLACES), json_values | st.just(KeyError)), min_size=1, max_size=3
+    )
+)
+def test_from_json_reads_a_document_as_from_dict_does(changes):
+    """``from_json``'s first pass empties each object once its record is built (what it
+    parsed is its own); whatever a document holds, it reads the record ``from_dict``
+    reads, or refuses it with the same error at the same path (its second pass reading the
+    text again)."""
+    data = copy.deepcopy(_DOCUMENT)
+    for place, value in changes:
+        owner = data
+        try:
+            for part in place[:-1]:
+                owner = owner[part]
+            if value is KeyError:
+                del owner[place[-1]]
+            else:
+                owner[place[-1]] = value
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier change took this place away
+    text = json.dumps(data, ensure_ascii=False)
+    assert _outcome(AgentState.from_json, text) == _outcome(AgentState.from_dict, json.loads(text))
+
+
+def _outcome(read: Any, given: Any) -> Any:
+    """What ``read(given)`` gives: the record, or its error's text and path."""
+    try:
+        return read(given)
+    except StateDecodeError as refused:
+        return str(refused), refused.path
