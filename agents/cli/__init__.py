@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from agents.cli.common import BAD_INPUT
+from agents.cli.common import BAD_INPUT, one_line
 
 __all__ = ["main"]
 
@@ -286,6 +286,6 @@ def _said(exc: BaseException) -> str:
     """An error's text in one line, scrubbed: a user's module failing as it is imported,
     or a library's error, may name a credential (``password=…``, a URL's password, a key,
     the environment's secrets)."""
-    from agents.records.redaction import environment_secrets, scrub
+    from agents.records.redaction import environment_secrets
 
-    return scrub(" ".join(str(exc).splitlines()), environment_secrets(os.environ))
+    return one_line(str(exc), environment_secrets(os.environ))

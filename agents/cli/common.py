@@ -6,7 +6,7 @@ import importlib
 import os
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 __all__ = [
@@ -16,12 +16,21 @@ __all__ = [
     "command_name",
     "file_mode",
     "load_attribute",
+    "one_line",
     "progress",
     "refuse_overwriting",
     "write_atomically",
 ]
 
 OK, DIFFERENT, BAD_INPUT = 0, 1, 2
+
+
+def one_line(text: str, secrets: Sequence[str]) -> str:
+    """``text`` as a command says it: scrubbed (``redaction.scrub``, with ``secrets``), its
+    lines and runs of spaces made one line (a command prints no traceback)."""
+    from agents.records.redaction import scrub
+
+    return " ".join(scrub(text, secrets).split())
 
 
 def file_mode() -> int:

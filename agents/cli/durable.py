@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from agents.cli.common import OK, load_attribute
+from agents.cli.common import OK, load_attribute, one_line
 
 __all__ = ["recover", "worker"]
 
@@ -43,14 +43,14 @@ def _launch(dbos: Any, database: str, **options: Any) -> None:
     tracebacks made one line each too (the command prints no traceback), and the
     database's password never shown."""
     from agents.errors import ConfigurationError
-    from agents.records.redaction import dsn_secrets, scrub, shown_url
+    from agents.records.redaction import dsn_secrets, shown_url
 
     secrets = dsn_secrets(database)
     logging.getLogger("dbos").addFilter(_OneLine(secrets))
     try:
         dbos.launch(database, **options)
     except Exception as exc:
-        said = " ".join(scrub(f"{type(exc).__name__}: {exc}", secrets).split())
+        said = one_line(f"{type(exc).__name__}: {exc}", secrets)
         raise ConfigurationError(f"DBOS could not start on {shown_url(database)}: {said}") from None
 
 
@@ -62,13 +62,11 @@ class _OneLine(logging.Filter):
         self.secrets = tuple(secrets)
 
     def filter(self, record: logging.LogRecord) -> bool:
-        from agents.records.redaction import scrub
-
         error = record.exc_info[1] if record.exc_info else None
         said = record.getMessage()
         if error is not None:
             said = f"{said.rstrip(': ')}: {type(error).__name__}: {error}"
-        record.msg, record.args = " ".join(scrub(said, self.secrets).split()), None
+        record.msg, record.args = one_line(said, self.secrets), None
         record.exc_info = record.exc_text = record.stack_info = None
         return True
 

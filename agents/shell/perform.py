@@ -184,7 +184,7 @@ class SyncTools:
             )
             tool = tools.get(call.name)
             if tool is None:
-                return unknown_tool_execution(current, tools)
+                return unknown_tool_execution(current, tools, tools.unavailable)
             return tool.invoke(current)
 
         return innermost
@@ -193,7 +193,7 @@ class SyncTools:
         if not self._layers:
             tool = self._tools.get(invocation.tool_call.name)
             if tool is None:
-                return unknown_tool_execution(invocation, self._tools)
+                return unknown_tool_execution(invocation, self._tools, self._tools.unavailable)
             return tool.invoke(invocation)
         chain = sync_chain(self._layers, self._innermost(invocation))
         return _interceptor_result(chain(invocation.tool_call))
@@ -273,13 +273,13 @@ class AsyncTools:
         def inner_sync(call: ToolCall) -> ToolExecution:
             tool = tools.get(call.name)
             if tool is None:
-                return unknown_tool_execution(current(call), tools)
+                return unknown_tool_execution(current(call), tools, tools.unavailable)
             return tool.invoke(current(call))
 
         async def inner_async(call: ToolCall) -> ToolExecution:
             tool = tools.get(call.name)
             if tool is None:
-                return unknown_tool_execution(current(call), tools)
+                return unknown_tool_execution(current(call), tools, tools.unavailable)
             return await tool.ainvoke(current(call))
 
         if not self._layers:

@@ -161,12 +161,15 @@ def failed(invocation: ToolInvocation, error_type: str, message: str) -> ToolExe
     )
 
 
-def unknown_tool_execution(invocation: ToolInvocation, known: Iterable[str]) -> ToolExecution:
+def unknown_tool_execution(
+    invocation: ToolInvocation, known: Iterable[str], unavailable: Iterable[str] = ()
+) -> ToolExecution:
     """The failed execution of a call to a tool that does not exist (``known``: the
-    run's tools; a ``Tools`` of one run also says which tool sources failed, and why)."""
+    run's tools' names; ``unavailable``: why each tool source that failed offered nothing,
+    ``Tools.unavailable``)."""
     names = ", ".join(sorted(n for n in known if n != COMPLETE_GOAL)) or "none"
     message = f"unknown tool {invocation.tool_call.name!r}; available tools: {names}"
-    for why in getattr(known, "unavailable", ()):  # "the MCP server ... did not start: ..."
+    for why in unavailable:  # "the MCP server ... did not start: ..."
         message += f"; {why}"
     return failed(invocation, "UnknownTool", message)
 
