@@ -202,3 +202,27 @@ def assert_equal_states_encode_alike(states: list[AgentState]) -> None:
                     f"states {i} and {j} are equal but encode differently:\n"
                     f"{encoded[i][:2000]}\n{encoded[j][:2000]}"
                 )
+
+
+def json_places(data: Any, at: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """The path of every value inside plain JSON data, the top one (``()``) first."""
+    found = [at]
+    if isinstance(data, dict):
+        for key, item in data.items():
+            found += json_places(item, (*at, key))
+    elif isinstance(data, list):
+        for index, item in enumerate(data):
+            found += json_places(item, (*at, index))
+    return found
+
+
+def put_at(data: Any, path: Any, value: Any) -> None:
+    """Set the value at ``path`` inside plain JSON data (``KeyError`` as the value: remove
+    it); a path the data does not have raises ``KeyError``, ``IndexError`` or ``TypeError``."""
+    owner = data
+    for part in path[:-1]:
+        owner = owner[part]
+    if value is KeyError:
+        del owner[path[-1]]
+    else:
+        owner[path[-1]] = value

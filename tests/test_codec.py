@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
-from helpers import add, echo, explode, initial, make_loop
+from helpers import add, echo, explode, initial, make_loop, put_at
 
 from agents import (
     AgentState,
@@ -204,13 +204,7 @@ def test_secret_keys(key, secret):
 
 def _corrupt(path: list, value):
     data = to_dict(rich_state())
-    target = data
-    for part in path[:-1]:
-        target = target[part]
-    if value is KeyError:
-        del target[path[-1]]
-    else:
-        target[path[-1]] = value
+    put_at(data, path, value)
     return data
 
 

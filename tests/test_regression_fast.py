@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import add, echo, initial, make_loop
+from helpers import add, echo, initial, json_places, make_loop
 from regression_agents import SCRIPT, add_described, agent, cooler, double, no_echo, polite
 
 from agents import AgentLoop, AuditLog, HookContext, HookTrigger, Message, hook, tool
@@ -119,18 +119,6 @@ def test_ids_and_times_of_another_clock_still_go_the_short_way(recorded):
     assert agrees(later, recorded) is not None
 
 
-def _leaves(data: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """The path of every value inside a JSON document."""
-    found = [path]
-    if isinstance(data, dict):
-        for key, value in data.items():
-            found += _leaves(value, (*path, key))
-    elif isinstance(data, list):
-        for index, value in enumerate(data):
-            found += _leaves(value, (*path, index))
-    return found
-
-
 def _replaced(data: Any, path: tuple[Any, ...], value: Any) -> Any:
     if not path:
         return value
@@ -173,7 +161,7 @@ def test_a_forged_value_anywhere_is_never_vouched_for_by_the_short_way_alone(rec
     vouched = 0
     for number, line in enumerate(lines):
         entry = json.loads(line)
-        for path in _leaves(entry):
+        for path in json_places(entry):
             if path and path[0] in ("hash", "prev_hash"):
                 continue  # the chain is the verifier's (neither way checks it)
             for value in FORGED:
@@ -222,7 +210,7 @@ def _forged_structures(lines: list[str]) -> list[tuple[str, list[str]]]:
             swapped = [*lines[:number], lines[number + 1], line, *lines[number + 2 :]]
             forged.append((f"lines {number + 1} and {number + 2} swapped", swapped))
         entry = json.loads(line)
-        for path in _leaves(entry):
+        for path in json_places(entry):
             if not path:
                 continue
             parent = entry

@@ -14,7 +14,7 @@ import re
 from typing import Any, Final
 
 import pytest
-from helpers import initial
+from helpers import initial, json_places, put_at
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -156,20 +156,8 @@ def test_json_text_is_read_as_json_reads_it(text):
     assert _typed(loads(text.encode("utf-8", "surrogatepass"))) == _typed(expected)
 
 
-def _places(data: Any, at: tuple = ()) -> list[tuple]:
-    """The path of every value inside plain JSON data, the top one first."""
-    found = [at]
-    if isinstance(data, dict):
-        for key, item in data.items():
-            found += _places(item, (*at, key))
-    elif isinstance(data, list):
-        for index, item in enumerate(data):
-            found += _places(item, (*at, index))
-    return found
-
-
 _DOCUMENT: Final = json.loads(_run({"a": 1}, {"b": [1.5, "x"]}).to_json())
-_PLACES: Final = _places(_DOCUMENT)[1:]
+_PLACES: Final = json_places(_DOCUMENT)[1:]
 
 
 @settings(max_examples=300, deadline=None)
@@ -185,14 +173,8 @@ def test_from_json_reads_a_document_as_from_dict_does(changes):
     text again)."""
     data = copy.deepcopy(_DOCUMENT)
     for place, value in changes:
-        owner = data
         try:
-            for part in place[:-1]:
-                owner = owner[part]
-            if value is KeyError:
-                del owner[place[-1]]
-            else:
-                owner[place[-1]] = value
+            put_at(data, place, value)
         except (KeyError, IndexError, TypeError):
             continue  # an earlier change took this place away
     text = json.dumps(data, ensure_ascii=False)
