@@ -79,24 +79,36 @@ def slot_setter(cls: type, name: str) -> Callable[[Any, Any], None]:
     return setter
 
 
+def _building(cls: type, value: Callable[[str], str], indent: str) -> list[str]:
+    """Lines of generated code making ``new``, a ``cls`` whose field ``f`` is set to the
+    expression ``value(f)`` through ``_set_f``, the slot descriptor's own setter
+    (``_building_names`` gives what they call)."""
+    lines = [f"{indent}new = _new(_cls)"]
+    lines += [f"{indent}_set_{field.name}(new, {value(field.name)})" for field in attrs.fields(cls)]
+    return lines
+
+
+def _building_names(cls: type) -> dict[str, Any]:
+    """What ``_building``'s lines call, by name."""
+    names = {f"_set_{field.name}": slot_setter(cls, field.name) for field in attrs.fields(cls)}
+    return {"_new": object.__new__, "_cls": cls, **names}
+
+
 def _generate(cls: type, name: str, params: str, value: Callable[[str], str]) -> Callable[..., Any]:
     """Compile ``def <name>(<params>)`` building a new ``cls`` whose field ``f`` is set to
     the expression ``value(f)``, like attrs generates ``__init__``, for the same reason:
     speed. Helpers are closure variables (cheaper to read than globals), and fields are set
     through the slot descriptors' own setters, which bypass the frozen ``__setattr__``."""
-    names = [field.name for field in attrs.fields(cls)]
-    body = "\n".join(f"        _set_{field}(new, {value(field)})" for field in names)
-    setters = ", ".join(f"_set_{field}" for field in names)
+    helpers = _building_names(cls)
+    body = "\n".join(_building(cls, value, " " * 8))
     source = (
-        f"def factory(_UNSET, _new, _cls, {setters}):\n"
-        f"    def {name}({params}):\n"
-        f"        new = _new(_cls)\n{body}\n"
+        f"def factory(_UNSET, {', '.join(helpers)}):\n"
+        f"    def {name}({params}):\n{body}\n"
         "        return new\n"
         f"    return {name}\n"
     )
     factory = compiled(source, {}, cls, "factory", name)
-    setter_values = [slot_setter(cls, field) for field in names]
-    function: Callable[..., Any] = factory(_UNSET, object.__new__, cls, *setter_values)
+    function: Callable[..., Any] = factory(_UNSET, *helpers.values())
     return function
 
 
@@ -210,7 +222,7 @@ class DecoderSource:
     first pass in straight-line code — each field checked inline where a check is cheap,
     by its general decoder otherwise — and the general decoder wherever it doubts. Where
     ``context.consume`` says the data is the decoder's own, the object a record was built
-    from is emptied there and then (``decoding._document``).
+    from is emptied there and then (``decoding._read``).
 
     The caller's ``namespace`` holds what the code calls: ``_general(value, path, context,
     cls)``, ``_Bad`` (the error), ``_ref`` (a ``MessagesRef``) and ``_DEC`` (compiled
@@ -234,8 +246,7 @@ class DecoderSource:
         )
         if self.plain is not None:
             defaults, validated = self.plain
-            namespace["_new"] = object.__new__
-            namespace.update({f"_set_{name}": slot_setter(cls, name) for name in defaults})
+            namespace.update(_building_names(cls))
             namespace.update({f"_default_{name}": value for name, value in defaults.items()})
             namespace.update({f"_check_{field.name}": field.validator for field in validated})
             namespace.update({f"_field_{field.name}": field for field in validated})
@@ -294,9 +305,8 @@ class DecoderSource:
         if self.plain is None:
             arguments = ", ".join(f"{name}={value}" for name, value in given.items())
             return [*lines, f"{indent}new = _cls({arguments})"]
-        defaults, validated = self.plain  # __init__ would only set and check: do it here
-        lines.append(f"{indent}new = _new(_cls)")  # as ``maker`` builds, inline
-        lines += [f"{indent}_set_{n}(new, {given.get(n, f'_default_{n}')})" for n in defaults]
+        validated = self.plain[1]  # __init__ would only set and check: do it here
+        lines += _building(self.cls, lambda name: given.get(name, f"_default_{name}"), indent)
         for field in validated:
             name = field.name
             lines.append(f"{indent}_check_{name}(new, _field_{name}, new.{name})")

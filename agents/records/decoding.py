@@ -375,7 +375,7 @@ def decode_field(cls: type[Any], name: str, data: Any) -> Any:
 
 def from_dict(data: Any, cls: type[R] | None = None) -> R:
     """Rebuild a record from ``to_dict`` output (``cls`` is read from ``kind`` if not given)."""
-    return _document(data, _document_class(data, cls), None)
+    return _read(data, _document_class(data, cls), None)
 
 
 def from_json(text: str | bytes, cls: type[R] | None = None) -> R:
@@ -383,10 +383,10 @@ def from_json(text: str | bytes, cls: type[R] | None = None) -> R:
     if not isinstance(text, str | bytes | bytearray):
         raise TypeError(f"from_json takes JSON text (str or bytes), not {type(text).__name__}")
     data = loads(text)
-    return _document(data, _document_class(data, cls), text)
+    return _read(data, _document_class(data, cls), text)
 
 
-def _document(data: Any, cls: type[R], text: str | bytes | None) -> R:
+def _read(data: Any, cls: type[R], text: str | bytes | None) -> R:
     """A ``cls`` record from a document's data: the optimistic pass, then, if it finds a
     problem, the pass that says where. ``text``: the JSON the data was just read from,
     when nobody else holds the data: each object is emptied as soon as its record is
