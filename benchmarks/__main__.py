@@ -30,7 +30,6 @@ unless ``--no-install``) because its import name ``agents`` clashes with this pa
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import json
 import os
@@ -50,9 +49,10 @@ sys.path.insert(0, str(HERE))
 
 import peers  # noqa: E402
 import workloads  # noqa: E402
+from bench_concurrency import ON_A_THREAD, ON_THE_LOOP, concurrent  # noqa: E402
 from bench_steps import ADD, bare_run, best_per_step, engine_run  # noqa: E402
 
-from agents import AgentLoop, AgentState, InferenceRequest, ToolCall, tool  # noqa: E402
+from agents import AgentLoop, AgentState, InferenceRequest, ToolCall  # noqa: E402
 from agents.testing import FunctionDriver  # noqa: E402
 
 ROOT = HERE.parent
@@ -64,6 +64,7 @@ OTHERS = (
     "bench_sessions.py",
     "bench_durable.py",
     "bench_compaction.py",
+    "bench_concurrency.py",
 )
 
 
@@ -183,33 +184,11 @@ def concurrency(runs: int, latency: float, steps: int) -> dict[str, float]:
     """Seconds for ``runs`` runs at once through ``arun``, the model taking ``latency``
     seconds per call, ``steps`` steps each, with the synchronous ``add`` tool as a user
     writes it (on a worker thread) and with ``thread=False`` (on the event loop); the
-    ideal is ``steps * latency``."""
+    ideal is ``steps * latency``. ``bench_concurrency.py`` prints where the rest goes."""
     out: dict[str, float] = {"ideal": steps * latency}
-    for label, tool_ in (("seconds", ADD), ("inline", tool(ADD.function, thread=False))):
-        out[label] = _concurrent(tool_, runs, latency, steps)
+    for label, tool_ in (("seconds", ON_A_THREAD), ("inline", ON_THE_LOOP)):
+        out[label] = concurrent(tool_, runs, latency, steps)
     return out
-
-
-def _concurrent(tool_: Any, runs: int, latency: float, steps: int) -> float:
-    async def model(request: InferenceRequest) -> list[ToolCall] | str:
-        await asyncio.sleep(latency)
-        done = (len(request.messages) - 2) // 2
-        if done < steps - 1:
-            return [ToolCall(id=f"c{done}", name="add", arguments={"a": done, "b": 1})]
-        return "done"
-
-    loop = AgentLoop(FunctionDriver(model), tools=[tool_], max_steps=steps)
-    initial = AgentState.initial("You add numbers.", messages=["go"])
-
-    async def everything() -> float:
-        start = time.perf_counter()
-        finals = await asyncio.gather(*(loop.arun(initial) for _ in range(runs)))
-        elapsed = time.perf_counter() - start
-        assert all(f.step_count == steps for f in finals)
-        return elapsed
-
-    asyncio.run(everything())  # warm up
-    return min(asyncio.run(everything()) for _ in range(3))
 
 
 def import_times(repeats: int) -> dict[str, float | None]:
@@ -587,7 +566,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--all",
         action="store_true",
-        help="also run the LLM, logging, audit, session and DBOS benchmarks into the report",
+        help="also run the LLM, logging, audit, session, DBOS, compaction and concurrency "
+        "benchmarks into the report",
     )
     parser.add_argument(
         "--no-install",
