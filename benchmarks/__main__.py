@@ -507,8 +507,9 @@ def render(results: dict[str, Any]) -> str:
             lines += [f"`benchmarks/{script}`:", "", "```text", output.rstrip(), "```", ""]
     else:
         lines.append(
-            "LLM driver, logging, auditing, sessions, DBOS and context compaction: their own "
-            "scripts and sections below (`python -m benchmarks --all` runs them here too)."
+            "LLM driver, logging, auditing, sessions, DBOS, context compaction and where the "
+            "concurrency row's time goes: their own scripts and sections below "
+            "(`python -m benchmarks --all` runs them here too)."
         )
     if results.get("plot"):
         lines += ["", f"![µs per step against N]({results['plot']})"]
