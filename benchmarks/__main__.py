@@ -49,10 +49,10 @@ sys.path.insert(0, str(HERE))
 
 import peers  # noqa: E402
 import workloads  # noqa: E402
-from bench_concurrency import ON_A_THREAD, ON_THE_LOOP, concurrent  # noqa: E402
+from bench_concurrency import ON_A_THREAD, ON_THE_LOOP, answer, concurrent  # noqa: E402
 from bench_steps import ADD, bare_run, best_per_step, engine_run  # noqa: E402
 
-from agents import AgentLoop, AgentState, InferenceRequest, ToolCall  # noqa: E402
+from agents import AgentLoop, AgentState  # noqa: E402
 from agents.testing import FunctionDriver  # noqa: E402
 
 ROOT = HERE.parent
@@ -147,13 +147,7 @@ def memory(n: int) -> dict[str, float]:
 
 
 def _loop_and_initial(n: int) -> tuple[AgentLoop, AgentState]:
-    def model(request: InferenceRequest) -> list[ToolCall] | str:
-        done = (len(request.messages) - 2) // 2
-        if done < n - 1:
-            return [ToolCall(id=f"c{done}", name="add", arguments={"a": done, "b": 1})]
-        return "done"
-
-    loop = AgentLoop(FunctionDriver(model), tools=[ADD], max_steps=n)
+    loop = AgentLoop(FunctionDriver(lambda request: answer(request, n)), tools=[ADD], max_steps=n)
     return loop, AgentState.initial("You add numbers.", messages=["go"])
 
 

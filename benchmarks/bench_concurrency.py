@@ -44,16 +44,22 @@ ON_A_THREAD = tool(add)
 ON_THE_LOOP = tool(add, thread=False)
 
 
+def answer(request: InferenceRequest, steps: int) -> list[ToolCall] | str:
+    """The benchmarks' model: a call of ``add`` at each of the first ``steps - 1`` steps
+    (counted from the request's messages), then the answer."""
+    done = (len(request.messages) - 2) // 2
+    if done < steps - 1:
+        return [ToolCall(id=f"c{done}", name="add", arguments={"a": done, "b": 1})]
+    return "done"
+
+
 def agent(tool_: Any, latency: float, steps: int, *, interceptors: tuple[Any, ...] = ()) -> Any:
     """The benchmark's agent: ``steps - 1`` tool calls, then an answer, each model call
     taking ``latency`` seconds."""
 
     async def model(request: InferenceRequest) -> list[ToolCall] | str:
         await asyncio.sleep(latency)
-        done = (len(request.messages) - 2) // 2
-        if done < steps - 1:
-            return [ToolCall(id=f"c{done}", name="add", arguments={"a": done, "b": 1})]
-        return "done"
+        return answer(request, steps)
 
     return AgentLoop(
         FunctionDriver(model), tools=[tool_], interceptors=interceptors, max_steps=steps
@@ -115,13 +121,9 @@ def collector_off() -> Iterator[None]:
 def one_after_another(runs: int, steps: int) -> float:
     """The same runs through ``run`` one after another (a sync model, the tool inline)."""
 
-    def model(request: InferenceRequest) -> list[ToolCall] | str:
-        done = (len(request.messages) - 2) // 2
-        if done < steps - 1:
-            return [ToolCall(id=f"c{done}", name="add", arguments={"a": done, "b": 1})]
-        return "done"
-
-    loop = AgentLoop(FunctionDriver(model), tools=[ON_THE_LOOP], max_steps=steps)
+    loop = AgentLoop(
+        FunctionDriver(lambda request: answer(request, steps)), tools=[ON_THE_LOOP], max_steps=steps
+    )
     best = float("inf")
     for _ in range(4):
         start = time.perf_counter()
