@@ -240,3 +240,23 @@ def test_a_forged_structure_is_never_vouched_for_by_the_short_way_alone(recorded
     for what, changed in _forged_structures(lines):
         forged.write_text("\n".join(changed) + "\n")
         vouched_alike(forged, what)
+
+
+def test_a_known_record_stands_only_for_json_written_alike():
+    """``Known``: a record met again is compared by the text of the JSON it stands for
+    (written once): an equal copy matches, one with a number of another JSON type (``1``
+    for ``1.0``, which ``==`` takes as equal) does not, however often it is asked."""
+    from agents import ToolCall
+    from agents.records.codec import encode_value
+    from agents.records.matching import Known, matches
+
+    call = ToolCall(id="c1", name="add", arguments={"a": 1.5, "b": 2})
+    written = encode_value(call)
+    known = Known()
+    known.add(call, written)
+    copy = json.loads(json.dumps(written))
+    retyped = {**copy, "arguments": {"a": 1.5, "b": 2.0}}
+    for _ in range(2):
+        assert matches(call, copy, frozenset(), None, known)
+        assert not matches(call, retyped, frozenset(), None, known)
+        assert not matches(call, {**copy, "id": "c2"}, frozenset(), None, known)

@@ -16,7 +16,7 @@ import json
 import os
 import re
 from collections.abc import Callable
-from typing import Any, Final, NamedTuple
+from typing import Any, Final, NamedTuple, TypeGuard
 
 from agents.audit.keys import PublicKey, signature_valid
 from agents.errors import AuditLogTampered, StateDecodeError
@@ -30,6 +30,7 @@ __all__ = [
     "RECORD_START",
     "Checked",
     "canonical",
+    "is_record",
     "line_of",
     "parse_line",
     "read_bytes",
@@ -255,11 +256,17 @@ def parse_line(raw: bytes, path: Any, number: int) -> dict[str, Any]:
         entry = loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, StateDecodeError):
         raise AuditLogTampered(f"{path}: line {number} is not a JSON record", line=number) from None
-    if not isinstance(entry, dict) or not set(entry) >= _KEYS:
+    if not is_record(entry):
         raise AuditLogTampered(
             f"{path}: line {number} is not an audit record (missing fields)", line=number
         )
     return entry
+
+
+def is_record(entry: Any) -> TypeGuard[dict[str, Any]]:
+    """Whether a line's JSON has the fields of an audit record (not yet that they hold
+    what they should)."""
+    return type(entry) is dict and entry.keys() >= _KEYS
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:

@@ -17,6 +17,7 @@ from agents.records.frozen import MAX_DEPTH, NestingError, to_pmap
 
 __all__ = [
     "MAX_STATES",
+    "JsonLines",
     "dumps",
     "exact",
     "exact_or_refuse",
@@ -36,6 +37,9 @@ tool execution, and so on): deeper documents are refused with a ``StateDecodeErr
 
 _DIGITS: Final = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
 _LONG_NUMBER: Final = b"0" * 19  # after _DIGITS, 19 digits in a row: an integer past 64 bits?
+# What may stand right before a run of digits that is no integer's: inside a string (after
+# its opening quote, or a letter), or a fraction's or an exponent's digits (after "." or "e").
+_NOT_AN_INTEGER: Final = frozenset(b'".abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ')
 _BY_JSON: Final = object()
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
@@ -65,12 +69,61 @@ def _by_orjson(text: str | bytes) -> Any:
         raw = text.encode() if isinstance(text, str) else text
     except UnicodeEncodeError:  # a lone surrogate in the text itself
         return _BY_JSON
-    if _LONG_NUMBER in raw.translate(_DIGITS):
+    if _long_integer(raw):
         return _BY_JSON
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
         return _BY_JSON
+
+
+def _long_integer(raw: bytes) -> bool:
+    """Whether ``raw`` may hold an integer of 19 digits or more, which orjson reads as a
+    float past 64 bits: a run of 19 digits not inside a string nor a fraction (a hash's
+    hex digits, the 64 zeros of an audit log's first hash, are no integer)."""
+    digits = raw.translate(_DIGITS)
+    start = digits.find(_LONG_NUMBER)
+    while start >= 0:
+        if start == 0 or raw[start - 1] not in _NOT_AN_INTEGER:
+            return True
+        end = digits.find(b" ", start)
+        if end < 0:
+            return False
+        start = digits.find(_LONG_NUMBER, end)
+    return False
+
+
+class JsonLines:
+    """JSON texts in UTF-8, each on a line ended by a newline (an audit log), each read as
+    ``loads`` reads it when asked for (``lines[k]``): what is read one at a time goes as
+    soon as its reader is done with it. Each line goes to orjson as bytes (it checks the
+    UTF-8 itself); one pass over the whole text looks for integers it would read otherwise
+    than ``json`` (``_long_integer``), and only if there is one is each line looked at.
+    ``StateDecodeError`` for text that does not end with a newline, or a line that is no
+    JSON; no text is no lines."""
+
+    __slots__ = ("_lines", "_suspect")
+
+    def __init__(self, data: bytes) -> None:
+        if data and not data.endswith(b"\n"):
+            raise StateDecodeError("the text does not end with a newline (a torn last line?)")
+        self._lines = data[:-1].split(b"\n") if data else []
+        self._suspect = _long_integer(data)
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __getitem__(self, index: int) -> Any:
+        line = self._lines[index]
+        if not (self._suspect and _long_integer(line)):
+            try:
+                return orjson.loads(line)
+            except orjson.JSONDecodeError:
+                pass  # loads says what is wrong, or reads what only json reads
+        try:
+            return loads(line.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise StateDecodeError(f"line {index + 1} is not UTF-8") from None
 
 
 def dumps(data: Any, *, exotic: bool = False) -> str:

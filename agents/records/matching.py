@@ -48,15 +48,15 @@ def matches(
     return _MATCHERS[type(record), loose](record, data, refs, known)
 
 
-class Known(dict[int, tuple[Any, Any]]):
+class Known(dict[int, list[Any]]):
     """Records known to stand for some JSON, by identity (each kept alive here, with that
     JSON): a record met inside a record being matched is compared by it — the same JSON
-    object, or the same text — instead of field by field."""
+    object, or the same text (its own written once) — instead of field by field."""
 
     def add(self, record: Any, data: Any) -> None:
         """``record`` stands for ``data``: it was matched with it, or decoded from it (as
         a reader of ``data`` would have it, whatever the decoder made of it)."""
-        self[id(record)] = (record, data)
+        self[id(record)] = [record, data, None]
 
 
 def json_alike(mine: Any, theirs: Any) -> bool:
@@ -108,10 +108,13 @@ def _readable(mine: Any, theirs: Any) -> bool:
     return json_alike(encode_any(mine, Encoding(None)), theirs)
 
 
-def _same_text(a: Any, b: Any) -> bool:
-    """Two JSON values written alike (so equal with their JSON types)."""
-    text = exact(a)
-    return text is not None and text == exact(b)
+def _as_known(entry: list[Any], data: Any) -> bool:
+    """``data`` written as the JSON a ``Known`` entry stands for (so equal to it with its
+    JSON types): that JSON's text is written once, the first time it is asked for."""
+    text: bytes | None = entry[2]
+    if text is None:
+        text = entry[2] = exact(entry[1]) or b""  # b"": unwritable, like nothing else
+    return text == exact(data)
 
 
 def _map(value: Any, data: Any) -> bool:
@@ -157,7 +160,7 @@ def _compile(cls: type, loose: frozenset[str]) -> Matcher:
         "def match(r, d, refs, known):",
         "    if known is not None:",
         "        k = known.get(id(r))",
-        "        if k is not None and k[0] is r and (k[1] is d or _same_text(k[1], d)):",
+        "        if k is not None and k[0] is r and (k[1] is d or _as_known(k, d)):",
         "            return True",
         f"    if d.__class__ is not dict or d.get('kind') != {cls.__name__!r}:",
         "        return False",
@@ -206,7 +209,7 @@ def _compile(cls: type, loose: frozenset[str]) -> Matcher:
         "_readable": _readable,
         "_records": _records,
         "_timestamp": timestamp,
-        "_same_text": _same_text,
+        "_as_known": _as_known,
     }
     match: Matcher = compiled("\n".join(lines), namespace, cls, "match")
     return match

@@ -134,6 +134,13 @@ json_texts = st.one_of(
             "[" * 2000 + "]" * 2000,
             '"x" "y"',
             "\ufeff{}",
+            # runs of 19 digits or more that are no integer's, beside ones that are
+            '{"prev_hash": "0000000000000000000000000000000000000000000000000000000000000000"}',
+            '["a12345678901234567890123", 12345678901234567890123]',
+            '{"h": "00000000000000000000000", "n": -18446744073709551617}',
+            "[0.12345678901234567890123, 1e1234567890123456789]",
+            "[1E+12345678901234567890]",
+            '["call 12345678901234567890"]',
         ]
     ),
 )
@@ -154,6 +161,42 @@ def test_json_text_is_read_as_json_reads_it(text):
         return
     assert _typed(loads(text)) == _typed(expected)
     assert _typed(loads(text.encode("utf-8", "surrogatepass"))) == _typed(expected)
+
+
+@settings(max_examples=200, deadline=None)
+@given(texts=st.lists(json_texts.filter(lambda text: "\n" not in text), max_size=5))
+def test_json_lines_are_each_read_as_loads_reads_them(texts):
+    """``JsonLines`` (a whole audit log looked at once for integers orjson reads as
+    floats, each line read when asked for) reads each line as ``loads`` does, to the
+    number's type, and refuses what it refuses; text without its last newline is refused."""
+    from agents.records.json_text import JsonLines, loads
+
+    data = "".join(f"{text}\n" for text in texts).encode("utf-8", "surrogatepass")
+    lines = JsonLines(data)
+    assert len(lines) == len(texts)
+    for index, text in enumerate(texts):
+        try:
+            expected = loads(text)
+        except StateDecodeError:
+            with pytest.raises(StateDecodeError):
+                lines[index]
+            continue
+        assert _typed(lines[index]) == _typed(expected)
+    with pytest.raises(StateDecodeError):
+        JsonLines(data + b"{}")  # a last line torn before its newline
+
+
+def test_an_integer_past_64_bits_beside_a_hash_is_read_exactly():
+    """The 64 zeros of an audit log's first hash are no integer (orjson reads the line);
+    an integer past 64 bits on the same line, or another, still goes to ``json``."""
+    from agents.records.json_text import JsonLines, loads
+
+    genesis = '{"prev_hash": "' + "0" * 64 + '", "n": 1}'
+    big = '{"prev_hash": "' + "0" * 64 + '", "n": 18446744073709551616}'
+    assert loads(big)["n"] == 18446744073709551616
+    lines = JsonLines(f"{genesis}\n{big}\n".encode())
+    assert lines[0]["n"] == 1
+    assert type(lines[1]["n"]) is int and lines[1]["n"] == 18446744073709551616
 
 
 _DOCUMENT: Final = json.loads(_run({"a": 1}, {"b": [1.5, "x"]}).to_json())
