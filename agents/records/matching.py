@@ -45,7 +45,7 @@ def matches(
     references of the state holding it (a step's input written as a ``MessagesRef``);
     ``known``: records already found to be written as some JSON (``Known.add``), which a
     record inside is compared by (as text) instead of field by field."""
-    return _MATCHERS[type(record), loose](record, data, refs, known)
+    return _matchers(loose)[type(record)](record, data, refs, known)
 
 
 class Known(dict[int, list[Any]]):
@@ -73,16 +73,28 @@ def json_alike(mine: Any, theirs: Any) -> bool:
     return bool(mine == theirs)
 
 
-class _Matchers(dict[tuple[type, frozenset[str]], Matcher]):
-    """Each class's matcher for a set of loose fields, compiled when first asked for."""
+class _Matchers(dict[type, Matcher]):
+    """Each class's matcher for one set of loose fields, compiled when first asked for
+    (generated code looks a field's matcher up here by its value's class)."""
 
-    def __missing__(self, key: tuple[type, frozenset[str]]) -> Matcher:
-        cls, loose = key
-        found = self[key] = _compile(cls, loose) if cls in RECORDS_BY_TYPE else _value(loose)
+    def __init__(self, loose: frozenset[str]) -> None:
+        super().__init__()
+        self.loose = loose
+
+    def __missing__(self, cls: type) -> Matcher:
+        loose = self.loose
+        found = self[cls] = _compile(cls, loose, self) if cls in RECORDS_BY_TYPE else _value(loose)
         return found
 
 
-_MATCHERS: Final = _Matchers()
+_BY_LOOSE: Final[dict[frozenset[str], _Matchers]] = {}
+
+
+def _matchers(loose: frozenset[str]) -> _Matchers:
+    found = _BY_LOOSE.get(loose)
+    if found is None:
+        found = _BY_LOOSE[loose] = _Matchers(loose)
+    return found
 
 
 def _value(loose: frozenset[str]) -> Matcher:
@@ -123,11 +135,11 @@ def _map(value: Any, data: Any) -> bool:
     return json_alike(redact(value), data)
 
 
-def _records(values: Any, data: Any, refs: Any, known: Any, loose: frozenset[str]) -> bool:
+def _records(values: Any, data: Any, refs: Any, known: Any, matchers: _Matchers) -> bool:
     if type(data) is not list or len(data) != len(values):
         return False
     for value, item in zip(values, data, strict=True):
-        if not _MATCHERS[type(value), loose](value, item, refs, known):
+        if not matchers[type(value)](value, item, refs, known):
             return False
     return True
 
@@ -135,12 +147,11 @@ def _records(values: Any, data: Any, refs: Any, known: Any, loose: frozenset[str
 _MATCHED: Final = {  # each value_kind's test: is ``v`` written as ``x``?
     "plain": "(x.__class__ is v.__class__ and x == v)",
     "datetime": "(x.__class__ is str and x == _timestamp(v))",
-    "enum": "(x.__class__ is v.value.__class__ and x == v.value)",
-    "record": "_M[v.__class__, _loose](v, x, refs, known)",
-    "records": "((x.__class__ is list and not x) if not v else "
-    "_records(v, x, refs, known, _loose))",
+    "enum": "(x.__class__ is v._value_.__class__ and x == v._value_)",
+    "record": "_M[v.__class__](v, x, refs, known)",
+    "records": "((x.__class__ is list and not x) if not v else _records(v, x, refs, known, _M))",
     "map": "_map(v, x)",
-    "any": "_M[v.__class__, _loose](v, x, refs, known)",
+    "any": "_M[v.__class__](v, x, refs, known)",
 }
 
 
@@ -153,7 +164,7 @@ def _code(annotation: Any) -> str:
     return _MATCHED[value_kind(annotation)]
 
 
-def _compile(cls: type, loose: frozenset[str]) -> Matcher:
+def _compile(cls: type, loose: frozenset[str], matchers: _Matchers) -> Matcher:
     annotations = hints(cls)
     fields = {field.name: field for field in data_fields(cls)}
     lines = [
@@ -164,8 +175,8 @@ def _compile(cls: type, loose: frozenset[str]) -> Matcher:
         "            return True",
         f"    if d.__class__ is not dict or d.get('kind') != {cls.__name__!r}:",
         "        return False",
-        "    n = 1",
     ]
+    count = 1  # the fields always written, ``kind`` with them; the optional ones counted
     state_scope = scope(cls)
     if state_scope is not None:  # steps inside refer to this state's conversation
         lines.append(f"    refs = _Refs(r.{state_scope})")
@@ -174,15 +185,17 @@ def _compile(cls: type, loose: frozenset[str]) -> Matcher:
         indent = "    "
         if optional:
             lines += ["    if v is None:", f"        if {name!r} in d:", "            return False"]
-            lines.append("    else:")
+            lines += ["    else:", "        n += 1"]
             indent = "        "
-        lines += [f"{indent}n += 1", f"{indent}x = d.get({name!r}, _MISSING)"]
+        else:
+            count += 1
+        lines.append(f"{indent}x = d.get({name!r}, _MISSING)")
         if name in loose:
             test = "_readable(v, x)"
         elif plain:
             test = "(x.__class__ is v.__class__ and x == v)"
         elif fields[name].metadata.get(RECORD) is not None:
-            test = "_M[v.__class__, _loose](v, x, refs, known)"
+            test = "_M[v.__class__](v, x, refs, known)"
         else:
             test = _code(annotations[name])
         if messages_ref:
@@ -199,12 +212,12 @@ def _compile(cls: type, loose: frozenset[str]) -> Matcher:
             ]
         else:
             lines += [f"{indent}if not {test}:", f"{indent}    return False"]
+    lines.insert(7, f"    n = {count}")  # after the checks of ``known`` and ``kind``
     lines.append("    return len(d) == n")
     namespace: dict[str, Any] = {
-        "_M": _MATCHERS,
+        "_M": matchers,
         "_MISSING": _MISSING,
         "_Refs": Refs,
-        "_loose": loose,
         "_map": _map,
         "_readable": _readable,
         "_records": _records,

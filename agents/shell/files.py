@@ -33,7 +33,8 @@ def read_file(path: str | os.PathLike[str]) -> bytes:
     or does not fit in memory, any other ``OSError`` as the system reports it."""
     handle = os.open(path, os.O_RDONLY | _NONBLOCKING | getattr(os, "O_BINARY", 0))
     try:
-        mode = os.fstat(handle).st_mode
+        status = os.fstat(handle)
+        mode = status.st_mode
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
         if not stat.S_ISREG(mode):
@@ -41,16 +42,29 @@ def read_file(path: str | os.PathLike[str]) -> bytes:
             raise UnreadableFile(errno.EINVAL, f"{kind}, not a regular file", os.fspath(path))
         if _NONBLOCKING:
             os.set_blocking(handle, True)
-        with os.fdopen(handle, "rb", closefd=False) as file:
-            try:
-                return file.read()
-            except MemoryError:
-                size = os.fstat(handle).st_size
-                raise UnreadableFile(
-                    errno.EFBIG, f"too large to read into memory ({size:,} bytes)", os.fspath(path)
-                ) from None
+        try:
+            return _read_all(handle, status.st_size)
+        except MemoryError:
+            raise UnreadableFile(
+                errno.EFBIG,
+                f"too large to read into memory ({status.st_size:,} bytes)",
+                os.fspath(path),
+            ) from None
     finally:
         os.close(handle)
+
+
+def _read_all(handle: int, size: int) -> bytes:
+    """What is left to read of a regular file said to hold ``size`` bytes, read until the
+    file says there is no more: all of it asked for at once (a byte more: the file may
+    have grown, or say 0 as some system files do), then whatever else comes."""
+    data = os.read(handle, size + 1)
+    if not data:
+        return data
+    parts = [data]
+    while chunk := os.read(handle, max(size + 1 - len(data), 1 << 16)):
+        parts.append(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def read_text(path: str | os.PathLike[str]) -> str:

@@ -122,20 +122,24 @@ class _Recorded:
         self.answers: list[InferenceResponse] = []
         self.by_call: dict[str, ToolExecution] = {}
         self.offered: dict[int, Any] = {}
+        # each kind of work done for every record in turn: measured faster than all of
+        # it record by record
+        payloads = [entry["payload"] for entry in entries[1:-1]]
         for number, entry in enumerate(entries[1:-1], start=1):
-            payload = entry["payload"]
             if (
                 entry["record"] != "step"
                 or entry["format"] != 2
                 or entry["execution_id"] != execution_id
                 or entry["step"] != number
-                or not payload.keys() <= _STEP_KEYS
-                or "changes" not in payload
+                or not entry["payload"].keys() <= _STEP_KEYS
+                or "changes" not in entry["payload"]
             ):
                 raise _NotPlain(f"record {number + 1} is not the run's step {number}")
+        for payload in payloads:
             self._changes(final, payload["changes"])
+        for payload in payloads:
             self._sections(payload["sections"])
-            self._step(number, payload)
+        self._steps(payloads)
         self._end(entries[-1], execution_id)
 
     def _start(self, first: dict[str, Any]) -> dict[str, Any]:
@@ -244,37 +248,43 @@ class _Recorded:
                 raise _NotPlain("malformed messages")
             self.conversation.extend(change["add"])
 
-    def _step(self, number: int, payload: dict[str, Any]) -> None:
-        """A step record: its JSON kept, its input's reference, what the model answered
-        and what the tools did (decoded: the new run is given them), what it offered."""
-        data = payload["step_execution"]
-        step = data["step"]
-        reference = step["input_messages"]
-        prefix = reference.get("prefix") if type(reference) is dict else None
-        if (
-            reference != {"kind": "MessagesRef", "prefix": prefix}
-            or type(prefix) is not int
-            or step.get("compaction") is not None
-            or type(step["tool_executions"]) is not list
-            or _given_back(data["continuation"])
-        ):
-            raise _NotPlain(f"step {number} is not a plain step")
-        document = self.document
-        answer = document.record(step["response"], InferenceResponse)
-        known = self.known  # what the new run is given is written as it was read
-        known.add(answer, step["response"])
-        for call, written in zip(answer.tool_calls, step["response"]["tool_calls"], strict=True):
-            known.add(call, written)
-        executions = tuple(document.record(item, ToolExecution) for item in step["tool_executions"])
-        for execution in executions:
-            if execution.inputs or execution.tool_call.id in self.by_call:
-                raise _NotPlain("a tool call that asked a human, or a repeated call")
-            self.by_call[execution.tool_call.id] = execution
-        if "request" in payload:
-            self.offered[number] = payload["request"]
-        self.steps.append(data)
-        self.prefixes.append(prefix)
-        self.answers.append(answer)
+    def _steps(self, payloads: list[dict[str, Any]]) -> None:
+        """The step records: their JSON kept, their inputs' references, what the model
+        answered and what the tools did (decoded: the new run is given them), what the
+        requests offered."""
+        for number, payload in enumerate(payloads, start=1):
+            data = payload["step_execution"]
+            step = data["step"]
+            reference = step["input_messages"]
+            prefix = reference.get("prefix") if type(reference) is dict else None
+            if (
+                reference != {"kind": "MessagesRef", "prefix": prefix}
+                or type(prefix) is not int
+                or step.get("compaction") is not None
+                or type(step["tool_executions"]) is not list
+                or _given_back(data["continuation"])
+            ):
+                raise _NotPlain(f"step {number} is not a plain step")
+            if "request" in payload:
+                self.offered[number] = payload["request"]
+            self.steps.append(data)
+            self.prefixes.append(prefix)
+        record, known = self.document.record, self.known
+        for data in self.steps:
+            written = data["step"]["response"]
+            answer = record(written, InferenceResponse)
+            known.add(answer, written)  # what the new run is given is written as it was read
+            for call, call_written in zip(answer.tool_calls, written["tool_calls"], strict=True):
+                known.add(call, call_written)
+            self.answers.append(answer)
+        by_call = self.by_call
+        for data in self.steps:
+            for item in data["step"]["tool_executions"]:
+                execution = record(item, ToolExecution)
+                call_id = execution.tool_call.id
+                if execution.inputs or call_id in by_call:
+                    raise _NotPlain("a tool call that asked a human, or a repeated call")
+                by_call[call_id] = execution
 
 
 _NO_STORE: Final = MessageStore()
@@ -285,8 +295,13 @@ def _given_back(continuation: Any) -> bool:
 
 
 class _Given:
-    """The model, answered from the record for as long as each request is the recorded
-    one; any other request leaves this way (``off``) and fails the run there."""
+    """The model, answered from the record by position; each request's messages are
+    compared with the recorded ones once the run has ended (``requests_alike``), all at
+    once — measured faster than one at a time, between the engine's steps. A request of
+    another length, or offering other tools or parameters, leaves this way at once
+    (``off``) and fails the run there; one whose messages differ is found after the run,
+    and the run declined (the general way then runs it again from its start, as it does
+    for any run this way declines)."""
 
     answers_checked: Final = True  # its answers are the decoder's
 
@@ -298,6 +313,7 @@ class _Given:
         self.recorded: _Recorded = recorded
         self.position = 0
         self.off = False
+        self.sent: list[Any] = []  # each request's messages, compared after the run
         self.body: History[Any] | None = None  # the conversation the last request sent
         self._offered: Any = None  # what the record says the requests offer, and as text
         self._text: bytes | None = None
@@ -309,26 +325,28 @@ class _Given:
         if (
             self.off
             or position >= len(recorded.answers)
-            or not self._messages_alike(request, position)
+            or len(request.messages) != len(recorded.head) + recorded.prefixes[position]
             or not self._offered_alike(request, position + 1)
         ):
             self.off = True
             raise _NotPlain("the request is not the recorded one")
+        self.sent.append(request.messages)
         return recorded.answers[position]
+
+    def requests_alike(self) -> bool:
+        """Every request's messages the recorded ones (in the order they were sent)."""
+        return all(map(self._messages_alike, self.sent))
 
     async def ainfer(self, request: InferenceRequest) -> InferenceResponse:
         return self.infer(request)
 
-    def _messages_alike(self, request: InferenceRequest, position: int) -> bool:
-        """The request's messages the recorded ones: the head (the system prompt) and
-        the first ``prefix`` messages of the recorded conversation, as JSON. Each request
-        repeats the one before and adds to it: what the last one verified is skipped (one
-        identity check per 32 messages)."""
-        recorded = self.recorded
-        head = recorded.head
-        messages = request.messages
-        if len(messages) != len(head) + recorded.prefixes[position]:
-            return False
+    def _messages_alike(self, messages: Any) -> bool:
+        """A request's messages the recorded ones: the head (the system prompt) and the
+        recorded conversation's first messages (as many as the request sent: its length
+        was checked when it was made), as JSON. Each request repeats the one before and
+        adds to it: what the last one verified is skipped (one identity check per 32
+        messages)."""
+        head = self.recorded.head
         if type(messages) is not History or messages.head != head:
             return self.each_alike(tuple(messages), 0)
         body = messages.body()
@@ -411,6 +429,8 @@ def _same(recorded: _Recorded, state: AgentState, model: _Given) -> bool:
         or store.summary  # the record's are empty (no sections but the conversation)
         or store.buffer
     ):
+        return False
+    if not model.requests_alike():
         return False
     last = model.body  # what the last request sent, verified then
     start = len(last) if last is not None and last.is_prefix_of(conversation) else 0
