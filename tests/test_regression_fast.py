@@ -13,7 +13,16 @@ import pytest
 from helpers import add, echo, initial, json_places, make_loop
 from regression_agents import SCRIPT, add_described, agent, cooler, double, no_echo, polite
 
-from agents import AgentLoop, AuditLog, HookContext, HookTrigger, Message, hook, tool
+from agents import (
+    AgentLoop,
+    AuditLog,
+    HookContext,
+    HookTrigger,
+    Message,
+    hook,
+    inference_interceptor,
+    tool,
+)
 from agents.errors import AgentError
 from agents.runfiles import load_record
 from agents.testing import regression as regression_module
@@ -102,6 +111,21 @@ def test_a_changed_agent_never_goes_the_short_way(recorded, name):
     report = regress(agent(**options), [recorded], tools="record")
     assert report.ok is general(agent(**options), recorded)[0]
     assert report.ok is (name in DECLINED)
+
+
+@inference_interceptor
+def brief(request: Any, call_next: Any) -> Any:
+    """Asks the model to be brief, in the messages it is sent (the state is unchanged)."""
+    messages = list(request.messages)
+    messages[-1] = messages[-1].with_content(messages[-1].content + " (be brief)")
+    return call_next(request.with_messages(messages))
+
+
+def test_a_request_rewritten_on_its_way_to_the_model_never_goes_the_short_way(recorded):
+    """An interceptor that rewrites the messages the model is sent leaves the state as it
+    was: only the requests tell (the short way compares them after the run)."""
+    assert agrees(lambda: agent(interceptors=[brief]), recorded) is None
+    assert not regress(agent(interceptors=[brief]), [recorded], tools="record").ok
 
 
 def test_another_system_prompt_never_goes_the_short_way(recorded):
