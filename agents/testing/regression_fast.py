@@ -210,8 +210,13 @@ class _Recorded:
             raise _NotPlain("malformed changes")
         for change in changes:
             path = change[0] if type(change) is list and change else None
-            if type(path) is not list or not all(type(name) is str for name in path):
-                raise _NotPlain("a malformed change")
+            if (
+                type(path) is not list
+                or not 1 <= len(path) <= 2
+                or type(path[0]) is not str
+                or type(path[-1]) is not str
+            ):
+                raise _NotPlain("a malformed change, or one of a nested field")
             if len(path) == 1:
                 if path[0] in _OWNERS:
                     raise _NotPlain("a whole record changed")
@@ -291,7 +296,8 @@ _NO_STORE: Final = MessageStore()
 
 
 def _given_back(continuation: Any) -> bool:
-    return any(signal["reason"] in _GIVEN_BACK for signal in continuation["stop_signals"])
+    signals = continuation["stop_signals"]
+    return bool(signals) and any(signal["reason"] in _GIVEN_BACK for signal in signals)
 
 
 class _Given:
