@@ -6,10 +6,12 @@ goes the same way through the new agent.
 audit log of one stretch (no approvals, questions, compaction, sub-agents, cancellations or
 wall-clock limits), regressed with ``tools="record"``, without listeners and not ``exact``,
 most of that work is not needed to tell that nothing changed: the model's answers and the
-tool executions are decoded from the log, the new run is answered from them while each
-request is the one recorded, and what the new run wrote — its steps, its conversation and
-the rest of its final state, as the codec writes them — is compared with the log's JSON
-itself, ids and times aside (each of those checked as the decoder would check it).
+tool executions are decoded from the log, the new run is answered from them in turn, and
+once it has ended the messages its requests sent, then what it wrote — its steps, its
+conversation and the rest of its final state, as the codec writes them — are compared with
+the log's JSON itself, ids and times aside (each of those checked as the decoder would
+check it). Each kind of work is done for every record in one pass (read, run, compare):
+measured faster than step by step, interleaved with the engine's (docs/benchmarks.md).
 
 ``same_run`` gives the new run's final state when every part of it is the one recorded,
 and ``None`` whenever it cannot vouch for that — a recording of another kind, a line it
