@@ -45,7 +45,7 @@ def matches(
     references of the state holding it (a step's input written as a ``MessagesRef``);
     ``known``: records already found to be written as some JSON (``Known.add``), which a
     record inside is compared by (as text) instead of field by field."""
-    return _matchers(loose)[type(record)](record, data, refs, known)
+    return _BY_LOOSE[loose][type(record)](record, data, refs, known)
 
 
 class Known(dict[int, list[Any]]):
@@ -87,14 +87,15 @@ class _Matchers(dict[type, Matcher]):
         return found
 
 
-_BY_LOOSE: Final[dict[frozenset[str], _Matchers]] = {}
+class _ByLoose(dict[frozenset[str], _Matchers]):
+    """The matchers of each set of loose fields, made when first asked for."""
+
+    def __missing__(self, loose: frozenset[str]) -> _Matchers:
+        found = self[loose] = _Matchers(loose)
+        return found
 
 
-def _matchers(loose: frozenset[str]) -> _Matchers:
-    found = _BY_LOOSE.get(loose)
-    if found is None:
-        found = _BY_LOOSE[loose] = _Matchers(loose)
-    return found
+_BY_LOOSE: Final = _ByLoose()
 
 
 def _value(loose: frozenset[str]) -> Matcher:
@@ -167,7 +168,7 @@ def _code(annotation: Any) -> str:
 def _compile(cls: type, loose: frozenset[str], matchers: _Matchers) -> Matcher:
     annotations = hints(cls)
     fields = {field.name: field for field in data_fields(cls)}
-    lines = [
+    head = [
         "def match(r, d, refs, known):",
         "    if known is not None:",
         "        k = known.get(id(r))",
@@ -176,6 +177,7 @@ def _compile(cls: type, loose: frozenset[str], matchers: _Matchers) -> Matcher:
         f"    if d.__class__ is not dict or d.get('kind') != {cls.__name__!r}:",
         "        return False",
     ]
+    lines: list[str] = []
     count = 1  # the fields always written, ``kind`` with them; the optional ones counted
     state_scope = scope(cls)
     if state_scope is not None:  # steps inside refer to this state's conversation
@@ -212,8 +214,7 @@ def _compile(cls: type, loose: frozenset[str], matchers: _Matchers) -> Matcher:
             ]
         else:
             lines += [f"{indent}if not {test}:", f"{indent}    return False"]
-    lines.insert(7, f"    n = {count}")  # after the checks of ``known`` and ``kind``
-    lines.append("    return len(d) == n")
+    lines = [*head, f"    n = {count}", *lines, "    return len(d) == n"]
     namespace: dict[str, Any] = {
         "_M": matchers,
         "_MISSING": _MISSING,

@@ -58,13 +58,10 @@ def _read_all(handle: int, size: int) -> bytes:
     """What is left to read of a regular file said to hold ``size`` bytes, read until the
     file says there is no more: all of it asked for at once (a byte more: the file may
     have grown, or say 0 as some system files do), then whatever else comes."""
-    data = os.read(handle, size + 1)
-    if not data:
-        return data
-    parts = [data]
-    while chunk := os.read(handle, max(size + 1 - len(data), 1 << 16)):
+    parts = [os.read(handle, size + 1)]
+    while parts[0] and (chunk := os.read(handle, max(size, 1 << 16))):
         parts.append(chunk)
-    return parts[0] if len(parts) == 1 else b"".join(parts)
+    return b"".join(parts)  # one part: that part itself, not a copy
 
 
 def read_text(path: str | os.PathLike[str]) -> str:

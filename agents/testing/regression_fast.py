@@ -126,17 +126,19 @@ class _Recorded:
         self.offered: dict[int, Any] = {}
         # each kind of work done for every record in turn: measured faster than all of
         # it record by record
-        payloads = [entry["payload"] for entry in entries[1:-1]]
+        payloads = []
         for number, entry in enumerate(entries[1:-1], start=1):
+            payload = entry["payload"]
             if (
                 entry["record"] != "step"
                 or entry["format"] != 2
                 or entry["execution_id"] != execution_id
                 or entry["step"] != number
-                or not entry["payload"].keys() <= _STEP_KEYS
-                or "changes" not in entry["payload"]
+                or not payload.keys() <= _STEP_KEYS
+                or "changes" not in payload
             ):
                 raise _NotPlain(f"record {number + 1} is not the run's step {number}")
+            payloads.append(payload)
         for payload in payloads:
             self._changes(final, payload["changes"])
         for payload in payloads:
