@@ -347,3 +347,20 @@ def test_an_integer_too_large_for_a_float_field_is_a_decode_error():
     assert caught.value.path == "cost"
     with pytest.raises(ValueError, match="out of a float's range"):
         Usage(cost=10**400)
+
+
+def test_a_document_decodes_after_a_record_that_failed_half_way():
+    """``Document`` decodes its records with one context while none fails: one that failed
+    inside a state (the state's conversation still what references refer to) is not used
+    again — a step referring to a conversation is refused on its own, as before."""
+    from agents.records.codec import Document
+
+    state = make_loop(reply("hi")).run(initial())
+    data = {key: value for key, value in to_dict(state).items() if key != "schema_version"}
+    step = data["execution"]["step_executions"][0]
+    assert step["step"]["input_messages"]["kind"] == "MessagesRef"
+    document = Document()
+    with pytest.raises(StateDecodeError):
+        document.record({**data, "created_at": 5}, AgentState)  # after its context
+    with pytest.raises(StateDecodeError, match="MessagesRef"):
+        document.record(step, StepExecution)

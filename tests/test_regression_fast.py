@@ -4,11 +4,14 @@ which reads the whole record — says so too and gives the same final state (iss
 
 from __future__ import annotations
 
+import gc
 import json
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from helpers import add, echo, initial, json_places, make_loop
 from regression_agents import SCRIPT, add_described, agent, cooler, double, no_echo, polite
@@ -22,6 +25,7 @@ from agents import (
     hook,
     inference_interceptor,
     tool,
+    tool_interceptor,
 )
 from agents.errors import AgentError
 from agents.runfiles import load_record
@@ -83,8 +87,32 @@ def buffered(context: HookContext) -> HookContext:
     return context.with_state(state.with_context(state.context.with_store(store)))
 
 
+@tool_interceptor
+def louder(call: Any, call_next: Any) -> Any:
+    """Each tool's result rewritten after the tool (the record's, with tools="record")."""
+    execution = call_next(call)
+    return attrs.evolve(execution, value=f"{execution.value}!")
+
+
+@tool_interceptor
+def stringly(call: Any, call_next: Any) -> Any:
+    """Each tool's result as text: the model is sent the same message (``3`` is rendered
+    as ``"3"`` is), only the tool execution tells."""
+    execution = call_next(call)
+    return attrs.evolve(execution, value=str(execution.value))
+
+
+@tool_interceptor
+def restarted(call: Any, call_next: Any) -> Any:
+    """Each tool execution's start time put a day later: a time, not the story."""
+    execution = call_next(call)
+    return attrs.evolve(execution, started_at=execution.started_at + timedelta(days=1))
+
+
 CHANGED = {
     "a hook blocks a call": {"hooks": [no_echo]},
+    "an interceptor rewrites a tool's result": {"interceptors": [louder]},
+    "an interceptor retypes a tool's result": {"interceptors": [stringly]},
     "a hook rewrites the answer": {"hooks": [polite]},
     "a hook changes the options": {"hooks": [cooler]},
     "a hook adds a message": {"hooks": [nudge]},
@@ -141,6 +169,32 @@ def test_ids_and_times_of_another_clock_still_go_the_short_way(recorded):
         return agent(clock=TickingClock(start=datetime(2031, 1, 1, tzinfo=UTC)))
 
     assert agrees(later, recorded) is not None
+
+
+def test_a_tool_execution_given_from_the_record_then_retimed_still_goes_the_short_way(recorded):
+    """An execution the run was given and that changed after in a time alone is compared
+    field by field (the short way's identity shortcut is for executions only stamped with
+    their completion): still the same, ids and times aside."""
+    assert agrees(lambda: agent(interceptors=[restarted]), recorded) is not None
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_short_way_leaves_the_garbage_collector_as_it_found_it(recorded, enabled):
+    """It reads and runs with the collector off (the log's JSON lives through the run, and
+    nothing it makes is a cycle), then puts it back as it was — after a run it vouches
+    for, one it declines, and a log it cannot read."""
+    was = gc.isenabled()
+    try:
+        (gc.enable if enabled else gc.disable)()
+        for loop, data in [
+            (agent(), recorded.read_bytes()),
+            (agent(hooks=[nudge]), recorded.read_bytes()),
+            (agent(), b"{not json\n"),
+        ]:
+            same_run(loop, None, data)
+            assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
 
 
 def _replaced(data: Any, path: tuple[Any, ...], value: Any) -> Any:

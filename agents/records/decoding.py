@@ -429,20 +429,27 @@ class Document:
     repeats among them (``SHARED``: a step's output messages are the conversation's new
     ones) as a state's decoding does."""
 
-    __slots__ = ("_shared",)
+    __slots__ = ("_optimistic", "_shared")
 
     def __init__(self) -> None:
         self._shared: dict[bytes, Any] = {}
+        self._optimistic = self._context()
+
+    def _context(self) -> _Context:
+        optimistic = _Context(paths=False)
+        optimistic.shared = self._shared
+        return optimistic
 
     def record(self, data: Any, cls: type[R], path: str = "$") -> R:
         """A ``cls`` record from its JSON (without ``schema_version``)."""
-        optimistic = _Context(paths=False)
-        optimistic.shared = self._shared
-        try:
-            decoded: R = _COMPILED[cls](data, path, optimistic)
+        try:  # one decoding context for every record, while none fails half-way
+            decoded: R = _COMPILED[cls](data, path, self._optimistic)
             return decoded
-        except StateDecodeError:  # again, building paths, to say where
-            return decode_record(data, path, _Context(), cls)
+        except BaseException as exc:
+            self._optimistic = self._context()  # the failed one may be left inside a state
+            if not isinstance(exc, StateDecodeError):
+                raise
+        return decode_record(data, path, _Context(), cls)  # again, with paths, to say where
 
 
 def decode_step_execution(

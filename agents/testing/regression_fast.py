@@ -24,7 +24,11 @@ values and types.
 
 from __future__ import annotations
 
+import gc
+import operator
 from typing import Any, Final
+
+import attrs
 
 from agents.audit.chain import is_record
 from agents.audit.records import stub_of
@@ -75,7 +79,24 @@ class ShortWay:
     def same(self, data: bytes) -> AgentState | None:
         """The final state of the new run of the run the audit log ``data`` records,
         when it goes the same way, ids and times aside; ``None`` when this way cannot
-        vouch for that (``regress`` then reads the record whole)."""
+        vouch for that (``regress`` then reads the record whole).
+
+        The garbage collector is off meanwhile (and put back as it was): the log's JSON
+        lives through the run, which makes no cycles, so each collection the reading
+        set off looked through all of it and found nothing, and every few recordings a
+        full collection went through the whole process (about a tenth of the time, as
+        Mercurial found building its large structures: its ``util.nogc``). The
+        recording is let go before the collector is back, so it never sees it."""
+        enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._same(data)
+        finally:
+            self._model.reset(None)
+            if enabled:
+                gc.enable()
+
+    def _same(self, data: bytes) -> AgentState | None:
         try:
             recorded = _Recorded(data)
         except Exception:  # any doubt about the log: the general way reads it, says what
@@ -294,6 +315,7 @@ class _Recorded:
                 if execution.inputs or call_id in by_call:
                     raise _NotPlain("a tool call that asked a human, or a repeated call")
                 by_call[call_id] = execution
+                known.add(execution, item)
 
 
 _NO_STORE: Final = MessageStore()
@@ -316,7 +338,7 @@ class _Given:
     answers_checked: Final = True  # its answers are the decoder's
 
     def __init__(self) -> None:
-        self._verified: tuple[tuple[Any, ...], bytes] | None = None  # parts found alike
+        self._verified: tuple[Any, ...] | None = None  # parts found alike, and the text
         self.reset(None)
 
     def reset(self, recorded: Any) -> None:
@@ -325,6 +347,7 @@ class _Given:
         self.off = False
         self.sent: list[Any] = []  # each request's messages, compared after the run
         self.body: History[Any] | None = None  # the conversation the last request sent
+        self.head: tuple[Any, ...] | None = None  # the head the requests sent, found alike
         self._offered: Any = None  # what the record says the requests offer, and as text
         self._text: bytes | None = None
 
@@ -355,10 +378,14 @@ class _Given:
         recorded conversation's first messages (as many as the request sent: its length
         was checked when it was made), as JSON. Each request repeats the one before and
         adds to it: what the last one verified is skipped (one identity check per 32
-        messages)."""
+        messages; the head compared once for as long as the loop sends the same one)."""
         head = self.recorded.head
-        if type(messages) is not History or messages.head != head:
+        if type(messages) is not History:
             return self.each_alike(tuple(messages), 0)
+        if messages.head is not self.head:
+            if messages.head != head:
+                return self.each_alike(tuple(messages), 0)
+            self.head = messages.head
         body = messages.body()
         last = self.body
         start = len(last) if last is not None and last.is_prefix_of(body) else 0
@@ -393,20 +420,23 @@ class _Given:
             self._offered, self._text = offered, exact(offered)
         if self._offered is None:
             return True  # the record does not say (as the general way)
-        parts = (request.tools, request.model, request.response_format, request.options)
         verified = self._verified
-        if verified is not None and verified[1] == self._text and all(map(_is, parts, verified[0])):
+        if (
+            verified is not None
+            and verified[0] is request.tools
+            and verified[1] is request.model
+            and verified[2] is request.response_format
+            and verified[3] is request.options
+            and verified[4] == self._text
+        ):
             return True
         from agents.audit.records import request_shape
 
         if self._text is None or not json_alike(request_shape(request), self._offered):
             return False
-        self._verified = (parts, self._text)
+        parts = (request.tools, request.model, request.response_format, request.options)
+        self._verified = (*parts, self._text)
         return True
-
-
-def _is(a: Any, b: Any) -> bool:
-    return a is b
 
 
 def _recorded_tools(model: _Given) -> Any:
@@ -446,8 +476,33 @@ def _same(recorded: _Recorded, state: AgentState, model: _Given) -> bool:
     start = len(last) if last is not None and last.is_prefix_of(conversation) else 0
     if not model.each_alike(conversation.items_from(start), start + len(recorded.head)):
         return False
-    refs, known = Refs(state.context), recorded.known
+    head = state.context.head()
+    if model.head is not None and head == model.head:
+        head = model.head  # the one the steps' inputs hold: found by identity
+    refs, known = Refs(state.context, head), recorded.known
+    for step_execution in steps:
+        for execution in step_execution.step.tool_executions:
+            _stamped(execution, recorded)
     for step_execution, data in zip(steps, recorded.steps, strict=True):
         if not matches(step_execution, data, VOLATILE, refs, known):
             return False
     return matches(stub_of(state), recorded.final, VOLATILE)
+
+
+_GIVEN_FIELDS: Final = operator.attrgetter(
+    *[field.name for field in attrs.fields(ToolExecution) if field.name != "completed_at"]
+)
+
+
+def _stamped(execution: ToolExecution, recorded: _Recorded) -> None:
+    """A tool execution the run was given from the record (``recorded_tools``) that the
+    engine only stamped with its completion time stands, ids and times aside, for the JSON
+    the given one was read from (that time, read by the decoder, is of the same kind)."""
+    given = recorded.by_call.get(execution.tool_call.id)
+    if (
+        given is not None
+        and given is not execution
+        and type(execution.completed_at) is type(given.completed_at)
+        and all(map(operator.is_, _GIVEN_FIELDS(execution), _GIVEN_FIELDS(given)))
+    ):
+        recorded.known.add(execution, recorded.known[id(given)][1])
