@@ -364,3 +364,22 @@ def test_a_document_decodes_after_a_record_that_failed_half_way():
         document.record({**data, "created_at": 5}, AgentState)  # after its context
     with pytest.raises(StateDecodeError, match="MessagesRef"):
         document.record(step, StepExecution)
+
+
+def test_fields_decoded_one_by_one_share_nothing_but_what_no_record_changes():
+    """``decode_field`` (an audit log's changes): a field that may hold records is decoded
+    with a context of its own; the others share one, which stays as it was made — no
+    decoded message kept in it, no reference, no nesting — whatever was decoded before."""
+    from agents.records import decoding
+    from agents.records.codec import decode_field
+
+    state = make_loop(reply("hi")).run(initial())
+    data = to_dict(state)
+    context = decode_field(AgentState, "context", data["context"])
+    assert context == state.context
+    steps = data["execution"]["step_executions"]
+    with pytest.raises(StateDecodeError, match="MessagesRef"):  # no conversation to refer to
+        decode_field(ExecutionState, "step_executions", steps)
+    assert decode_field(AgentState, "updated_at", data["updated_at"]) == state.updated_at
+    shared = decoding._NO_RECORDS
+    assert (shared.shared, shared.refs, shared.states, shared.paths) == ({}, None, 0, False)

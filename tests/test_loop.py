@@ -342,6 +342,38 @@ def test_interceptors_wrap_in_order_first_outermost():
     assert log == ["outer>", "inner>", "<inner", "<outer"]
 
 
+def test_a_loop_made_from_one_that_ran_takes_its_own_interceptors():
+    """A loop finds its interceptors' layers at its first run and keeps them; a loop
+    made from it with other interceptors finds its own (run once and again, both)."""
+    log: list[str] = []
+
+    def layer(name):
+        @tool_interceptor
+        def intercept(call_, call_next):
+            log.append(name)
+            return call_next(call_)
+
+        return intercept
+
+    def model(request):  # a tool call first, then an answer: every run alike
+        if len(request.messages) == 2:
+            return [ToolCall(id="c1", name="add", arguments={"a": 1, "b": 1})]
+        return "x"
+
+    first = AgentLoop(
+        FunctionDriver(model),
+        tools=[add],
+        interceptors=[layer("first")],
+        clock=TickingClock(),
+        ids=SequentialIds(),
+    )
+    first.run(initial())
+    second = first.with_options(interceptors=[layer("second")])
+    second.run(initial())
+    first.run(initial())
+    assert log == ["first", "second", "first"]
+
+
 def test_inference_interceptor_can_answer_without_the_driver():
     """A caching interceptor answers by itself; the driver is not asked."""
     driver = ScriptedDriver([])

@@ -28,6 +28,7 @@ from agents import (
     tool_interceptor,
 )
 from agents.errors import AgentError
+from agents.records.frozen import History
 from agents.runfiles import load_record
 from agents.testing import regression as regression_module
 from agents.testing.regression import regress
@@ -154,6 +155,23 @@ def test_a_request_rewritten_on_its_way_to_the_model_never_goes_the_short_way(re
     was: only the requests tell (the short way compares them after the run)."""
     assert agrees(lambda: agent(interceptors=[brief]), recorded) is None
     assert not regress(agent(interceptors=[brief]), [recorded], tools="record").ok
+
+
+@inference_interceptor
+def reworded(request: Any, call_next: Any) -> Any:
+    """The first user message reworded in what the model is sent, behind the head the loop
+    sent (the state is unchanged: only the requests tell)."""
+    messages = request.messages
+    body = list(messages.body())
+    body[0] = body[0].with_content(body[0].content + "?")
+    return call_next(request.with_messages(History(body).with_head(messages.head)))
+
+
+def test_a_request_sending_another_conversation_behind_the_same_head_is_declined(recorded):
+    """The short way compares the final conversation with the record, then finds each
+    request's a prefix of it: one that is not is compared whole, and declined."""
+    assert agrees(lambda: agent(interceptors=[reworded]), recorded) is None
+    assert not regress(agent(interceptors=[reworded]), [recorded], tools="record").ok
 
 
 def test_another_system_prompt_never_goes_the_short_way(recorded):

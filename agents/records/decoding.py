@@ -18,7 +18,7 @@ from typing import Any, Final, TypeVar, Union
 from pyrsistent import PMap, PVector
 
 from agents.errors import StateDecodeError
-from agents.records.compiled import DecoderSource, compiled
+from agents.records.compiled import DecoderSource, compiled, optional_of, value_kind
 from agents.records.frozen import (
     History,
     NestingError,
@@ -364,13 +364,30 @@ def decode_field(cls: type[Any], name: str, data: Any) -> Any:
     """One field of a ``cls`` record from the JSON the codec writes for it (a record's
     changes field by field, as the audit log keeps them); ``StateDecodeError`` names a bad
     part of it."""
+    found = _FIELDS.get((cls, name))
+    if found is None:
+        found = _FIELDS[(cls, name)] = _field_decoder(cls, name)
+    decoder, holds_records = found
+    try:  # only the decoders of records change a context: the others share one
+        return decoder(data, name, _Context(paths=False) if holds_records else _NO_RECORDS)
+    except StateDecodeError:
+        return decoder(data, name, _Context())
+
+
+def _field_decoder(cls: type[Any], name: str) -> tuple[Decoder, bool]:
+    """A field's general decoder, and whether what it decodes may hold records."""
     decoder = field_decoders(cls).get(name)
     if decoder is None:
         raise StateDecodeError(f"unknown field for {cls.__name__}", name)
-    try:
-        return decoder(data, name, _Context(paths=False))
-    except StateDecodeError:
-        return decoder(data, name, _Context())
+    field = next(field for field in data_fields(cls) if field.name == name)
+    annotation = hints(cls)[name]
+    inner = optional_of(annotation)
+    kind = value_kind(inner if inner is not None else annotation)
+    return decoder, field.metadata.get(RECORD) is not None or kind in ("record", "records")
+
+
+_FIELDS: Final[dict[tuple[type, str], tuple[Decoder, bool]]] = {}
+_NO_RECORDS: Final = _Context(paths=False)  # never changed: no record is decoded with it
 
 
 def from_dict(data: Any, cls: type[R] | None = None) -> R:

@@ -354,7 +354,7 @@ class History(Sequence[T]):
         Shared chunks compare by identity, so checking a history against the context it
         was taken from costs one comparison per 32 items.
         """
-        if self._head or len(self) > len(other) - len(other._head):
+        if self._head or self._len > other._len - len(other._head):
             return False
         mine, theirs = self._chunks, other._chunks
         if theirs[: len(mine)] != mine:  # item by item: shared chunks by identity, at C speed

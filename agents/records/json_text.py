@@ -107,7 +107,13 @@ class JsonLines:
     def __init__(self, data: bytes) -> None:
         if data and not data.endswith(b"\n"):
             raise StateDecodeError("the text does not end with a newline (a torn last line?)")
-        self._lines = data[:-1].split(b"\n") if data else []
+        # each line a view of the text (orjson reads a view; measured faster than copies)
+        view, find = memoryview(data), data.find
+        lines, start, end = [], 0, find(b"\n")
+        while end >= 0:
+            lines.append(view[start:end])
+            start, end = end + 1, find(b"\n", end + 1)
+        self._lines = lines
         self._suspect = _long_integer(data)
 
     def __len__(self) -> int:
@@ -115,13 +121,13 @@ class JsonLines:
 
     def __getitem__(self, index: int) -> Any:
         line = self._lines[index]
-        if not (self._suspect and _long_integer(line)):
+        if not (self._suspect and _long_integer(bytes(line))):
             try:
                 return orjson.loads(line)
             except orjson.JSONDecodeError:
                 pass  # loads says what is wrong, or reads what only json reads
         try:
-            return loads(line.decode("utf-8"))
+            return loads(bytes(line).decode("utf-8"))
         except UnicodeDecodeError:
             raise StateDecodeError(f"line {index + 1} is not UTF-8") from None
 

@@ -97,6 +97,10 @@ class AgentLoop:
     # What the async runners perform effects with, made at the first one (it depends on
     # nothing but the loop): the inference chain and the tool performer.
     _async_parts: Any = attrs.field(init=False, repr=False, default=None)
+    # Each kind of interceptor layer, found at the first run (a loop runs many times).
+    _layers_found: dict[str, list[tuple[Any, bool]]] = attrs.field(
+        init=False, repr=False, factory=dict
+    )
 
     def __attrs_post_init__(self) -> None:
         driver = self.driver
@@ -408,11 +412,16 @@ class AgentLoop:
         return emit, bool(listeners) or debug, detail
 
     def _layers(self, method: str) -> list[tuple[Any, bool]]:
-        return [
-            (getattr(item, method), is_async_interceptor(item, method))
-            for item in self.interceptors
-            if hasattr(item, method)
-        ]
+        """The interceptors' ``method`` (``intercept_inference``, ``intercept_tool``),
+        outermost first, each with whether it is async (not to be changed: shared)."""
+        found = self._layers_found.get(method)
+        if found is None:
+            found = self._layers_found[method] = [
+                (getattr(item, method), is_async_interceptor(item, method))
+                for item in self.interceptors
+                if hasattr(item, method)
+            ]
+        return found
 
     def blocking_performer(
         self, emit: Callable[[Event], None] | None, *, now: Callable[[], Any] | None = None

@@ -25,7 +25,6 @@ values and types.
 from __future__ import annotations
 
 import gc
-import operator
 from typing import Any, Final
 
 import attrs
@@ -33,6 +32,7 @@ import attrs
 from agents.audit.chain import is_record
 from agents.audit.records import stub_of
 from agents.records.codec import Document, decode_field, encode_value, from_dict
+from agents.records.compiled import compiled
 from agents.records.context import AgentContext, MessageStore
 from agents.records.execution import ExecutionState
 from agents.records.frozen import History
@@ -73,7 +73,7 @@ class ShortWay:
         self._prompt = prompt
         self._model = model = _Given()
         self._loop = loop.with_options(
-            driver=model, interceptors=(*loop.interceptors, _recorded_tools(model))
+            driver=model, interceptors=(*loop.interceptors, _RecordedTools(model))
         )
 
     def same(self, data: bytes) -> AgentState | None:
@@ -162,9 +162,8 @@ class _Recorded:
             payloads.append(payload)
         for payload in payloads:
             self._changes(final, payload["changes"])
-        for payload in payloads:
-            self._sections(payload["sections"])
-        self._steps(payloads)
+        added = [self._sections(payload["sections"]) for payload in payloads]
+        self._steps(payloads, added)
         self._end(entries[-1], execution_id)
 
     def _start(self, first: dict[str, Any]) -> dict[str, Any]:
@@ -200,7 +199,7 @@ class _Recorded:
         self.conversation: list[Any] = list(data["context"]["store"]["messages"])
         return {  # as the codec writes a record: no schema_version
             **{key: value for key, value in data.items() if key != "schema_version"},
-            "context": {**data["context"], "store": encode_value(_NO_STORE)},
+            "context": {**data["context"], "store": _NO_STORE},
             "execution": {**data["execution"], "step_executions": []},
         }
 
@@ -261,8 +260,9 @@ class _Recorded:
             else:
                 raise _NotPlain("a malformed change")
 
-    def _sections(self, sections: dict[str, Any]) -> None:
-        """The conversation with a record's new messages (only ever added to)."""
+    def _sections(self, sections: dict[str, Any]) -> list[Any] | None:
+        """The conversation with a record's new messages (only ever added to); those
+        messages, if any."""
         if type(sections) is not dict or not set(sections) <= {"messages"}:
             raise _NotPlain("a summary or buffer changed")
         if sections:
@@ -274,22 +274,32 @@ class _Recorded:
                 or change["keep"] != len(self.conversation)
             ):
                 raise _NotPlain("messages removed from the conversation")
-            if type(change["add"]) is not list:
+            added = change["add"]
+            if type(added) is not list:
                 raise _NotPlain("malformed messages")
-            self.conversation.extend(change["add"])
+            self.conversation.extend(added)
+            return added
+        return None
 
-    def _steps(self, payloads: list[dict[str, Any]]) -> None:
+    def _steps(self, payloads: list[dict[str, Any]], added: list[list[Any] | None]) -> None:
         """The step records: their JSON kept, their inputs' references, what the model
         answered and what the tools did (decoded: the new run is given them), what the
-        requests offered."""
-        for number, payload in enumerate(payloads, start=1):
+        requests offered. A step's output messages written as the messages its record
+        added to the conversation are kept as those very objects: the new run's, matched
+        with the conversation's JSON, are then found by identity in the step's."""
+        for number, (payload, messages) in enumerate(zip(payloads, added, strict=True), start=1):
             data = payload["step_execution"]
             step = data["step"]
+            if messages is not None:
+                text = exact(step["output_messages"])
+                if text is not None and text == exact(messages):  # None: orjson cannot say
+                    step["output_messages"] = messages
             reference = step["input_messages"]
             prefix = reference.get("prefix") if type(reference) is dict else None
             if (
-                reference != {"kind": "MessagesRef", "prefix": prefix}
-                or type(prefix) is not int
+                type(prefix) is not int  # then the reference is a dict
+                or len(reference) != 2
+                or reference.get("kind") != "MessagesRef"
                 or step.get("compaction") is not None
                 or type(step["tool_executions"]) is not list
                 or _given_back(data["continuation"])
@@ -318,7 +328,7 @@ class _Recorded:
                 known.add(execution, item)
 
 
-_NO_STORE: Final = MessageStore()
+_NO_STORE: Final = encode_value(MessageStore())  # read, never changed
 
 
 def _given_back(continuation: Any) -> bool:
@@ -346,7 +356,6 @@ class _Given:
         self.position = 0
         self.off = False
         self.sent: list[Any] = []  # each request's messages, compared after the run
-        self.body: History[Any] | None = None  # the conversation the last request sent
         self.head: tuple[Any, ...] | None = None  # the head the requests sent, found alike
         self._offered: Any = None  # what the record says the requests offer, and as text
         self._text: bytes | None = None
@@ -366,49 +375,53 @@ class _Given:
         self.sent.append(request.messages)
         return recorded.answers[position]
 
-    def requests_alike(self) -> bool:
-        """Every request's messages the recorded ones (in the order they were sent)."""
-        return all(map(self._messages_alike, self.sent))
+    def requests_alike(self, conversation: History[Any]) -> bool:
+        """Every request's messages the recorded ones, given the run's final conversation
+        (as long as the recorded one): that conversation compared with the recorded one
+        as JSON, then each request found to send the head (compared once for as long as
+        the loop sends the same one) and a prefix of that conversation (one identity
+        check per 32 messages; its length was checked when it was made). A request that
+        sent anything else is compared whole."""
+        if not self.each_alike(conversation, len(self.recorded.head)):
+            return False
+        for messages in self.sent:
+            if (
+                type(messages) is History
+                and self._head_alike(messages.head)
+                and messages.body().is_prefix_of(conversation)
+            ):
+                continue
+            if not self.each_alike(tuple(messages), 0):
+                return False
+        return True
 
     async def ainfer(self, request: InferenceRequest) -> InferenceResponse:
         return self.infer(request)
 
-    def _messages_alike(self, messages: Any) -> bool:
-        """A request's messages the recorded ones: the head (the system prompt) and the
-        recorded conversation's first messages (as many as the request sent: its length
-        was checked when it was made), as JSON. Each request repeats the one before and
-        adds to it: what the last one verified is skipped (one identity check per 32
-        messages; the head compared once for as long as the loop sends the same one)."""
-        head = self.recorded.head
-        if type(messages) is not History:
-            return self.each_alike(tuple(messages), 0)
-        if messages.head is not self.head:
-            if messages.head != head:
-                return self.each_alike(tuple(messages), 0)
-            self.head = messages.head
-        body = messages.body()
-        last = self.body
-        start = len(last) if last is not None and last.is_prefix_of(body) else 0
-        if not self.each_alike(tuple(body.items_from(start)), start + len(head)):
+    def _head_alike(self, head: tuple[Any, ...]) -> bool:
+        if head is self.head:
+            return True
+        if head != self.recorded.head:
             return False
-        self.body = body
+        self.head = head
         return True
 
     def each_alike(self, messages: Any, start: int) -> bool:
         """Messages ``start``, ``start + 1``... of a request (or of the conversation,
         with no head) the recorded ones, exactly (tool call ids too)."""
-        head = self.recorded.head
-        conversation = self.recorded.conversation
+        recorded = self.recorded
+        head, conversation, known = recorded.head, recorded.conversation, recorded.known
+        size = len(head)
         for index, message in enumerate(messages, start=start):
-            if index < len(head):
+            if index < size:
                 mine = head[index]
                 if message is not mine and message != mine:
                     return False
-            else:
-                written = conversation[index - len(head)]
-                if not matches(message, written, _EXACT, None, self.recorded.known):
-                    return False
-                self.recorded.known.add(message, written)
+                continue
+            written = conversation[index - size]
+            if not matches(message, written, _EXACT, None, known):
+                return False
+            known.add(message, written)
         return True
 
     def _offered_alike(self, request: InferenceRequest, step: int) -> bool:
@@ -439,20 +452,22 @@ class _Given:
         return True
 
 
-def _recorded_tools(model: _Given) -> Any:
+class _RecordedTools:
     """Tool calls answered from the record when the call is the recorded one; any other
     leaves this way (it would have run the tool: the general way does)."""
-    from agents.core.hooks import tool_interceptor
 
-    @tool_interceptor
-    def recorded_tools(call: ToolCall, call_next: Any) -> ToolExecution:
+    __slots__ = ("_model",)
+
+    def __init__(self, model: _Given) -> None:
+        self._model = model
+
+    def intercept_tool(self, call: ToolCall, call_next: Any) -> ToolExecution:
+        model = self._model
         found = model.recorded.by_call.get(call.id)
         if found is None or (found.tool_call is not call and found.tool_call != call):
             model.off = True
             raise _NotPlain("a call the record does not hold")
         return found
-
-    return recorded_tools
 
 
 # -- comparing ----------------------------------------------------------------------------------
@@ -470,11 +485,7 @@ def _same(recorded: _Recorded, state: AgentState, model: _Given) -> bool:
         or store.buffer
     ):
         return False
-    if not model.requests_alike():
-        return False
-    last = model.body  # what the last request sent, verified then
-    start = len(last) if last is not None and last.is_prefix_of(conversation) else 0
-    if not model.each_alike(conversation.items_from(start), start + len(recorded.head)):
+    if not model.requests_alike(conversation):
         return False
     head = state.context.head()
     if model.head is not None and head == model.head:
@@ -489,13 +500,20 @@ def _same(recorded: _Recorded, state: AgentState, model: _Given) -> bool:
     return matches(stub_of(state), recorded.final, VOLATILE)
 
 
-_GIVEN_FIELDS: Final = operator.attrgetter(
-    *[field.name for field in attrs.fields(ToolExecution) if field.name != "completed_at"]
-)
+def _only_stamped_code() -> Any:
+    """``same(new, given)``: every field of a tool execution but its completion time the
+    given one's object (code generated from its fields: a field added is compared too)."""
+    names = [field.name for field in attrs.fields(ToolExecution) if field.name != "completed_at"]
+    test = " and ".join(f"new.{name} is given.{name}" for name in names)
+    source = f"def same(new, given):\n    return {test}\n"
+    return compiled(source, {}, ToolExecution, "same", "only stamped")
+
+
+_ONLY_STAMPED: Final = _only_stamped_code()
 
 
 def _stamped(execution: ToolExecution, recorded: _Recorded) -> None:
-    """A tool execution the run was given from the record (``recorded_tools``) that the
+    """A tool execution the run was given from the record (``_RecordedTools``) that the
     engine only stamped with its completion time stands, ids and times aside, for the JSON
     the given one was read from (that time, read by the decoder, is of the same kind)."""
     given = recorded.by_call.get(execution.tool_call.id)
@@ -503,6 +521,6 @@ def _stamped(execution: ToolExecution, recorded: _Recorded) -> None:
         given is not None
         and given is not execution
         and type(execution.completed_at) is type(given.completed_at)
-        and all(map(operator.is_, _GIVEN_FIELDS(execution), _GIVEN_FIELDS(given)))
+        and _ONLY_STAMPED(execution, given)
     ):
         recorded.known.add(execution, recorded.known[id(given)][1])
