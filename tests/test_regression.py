@@ -451,3 +451,37 @@ def test_continue_with_a_litellm_model_from_the_command_line(tmp_path):
     assert outcome["change"]["kind"] == "blocked" and outcome["continued"] is True
     assert len(asked) == 1  # step 2 onward: the model was asked once, and answered
     assert "sk-test-0123456789abcdef" not in done.stdout + done.stderr
+
+
+def test_a_folder_of_recordings_is_listed_as_rglob_sorts_it(tmp_path):
+    """``recording_files`` (``regress`` and the pytest plugin, a folder at a time) finds
+    what ``sorted(folder.rglob("*"))`` finds, files or links to files with a recording's
+    suffix, in its order: names that sort between a folder and its contents, a folder
+    named like a recording, hidden ones, links to folders not followed, broken links."""
+    from agents.testing.regression import SUFFIXES, recording_files
+
+    folder = tmp_path / "runs"
+    for name in [
+        "b.jsonl",
+        "a.jsonl",
+        "a-b.json",
+        "a/x.jsonl",
+        "a/.hidden.jsonl",
+        "a/b/c.json",
+        "x.jsonl/inner.jsonl",
+        ".jsonl",
+        "notes.txt",
+        "A.json",
+        "a.b.jsonl",
+    ]:
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}\n")
+    (folder / "linked").symlink_to(folder / "a", target_is_directory=True)
+    (folder / "link.jsonl").symlink_to(folder / "b.jsonl")
+    (folder / "broken.jsonl").symlink_to(folder / "nowhere.jsonl")
+    expected = sorted(p for p in folder.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+    assert list(recording_files(folder)) == expected
+    assert len(expected) == 10
+    assert list(recording_files(tmp_path / "nowhere")) == []
+    assert list(recording_files(folder / "b.jsonl")) == []

@@ -75,10 +75,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         raise pytest.UsageError(
             f"{metafunc.definition.nodeid}: agent_recording needs @pytest.mark.{MARKER}(FOLDER)"
         )
-    from agents.testing.regression import SUFFIXES  # only for the suites that ask for it
+    from agents.testing.regression import recording_files  # only for the suites asking
 
     folder = Path(metafunc.definition.path).parent / str(marker.args[0])
-    found = sorted(p for p in folder.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+    found = list(recording_files(folder))
     if not found:
         raise pytest.UsageError(f"{folder}: no recordings (*.jsonl, *.json) in this folder")
     ids = [str(p.relative_to(folder)) for p in found]

@@ -199,13 +199,39 @@ def _found(runs: Iterable[Any]) -> Iterator[tuple[str, RunRecord | Path]]:
 
 def _files(path: Path) -> Iterator[tuple[str, Path]]:
     if path.is_dir():
-        found = sorted(p for p in path.rglob("*") if p.suffix in SUFFIXES and p.is_file())
+        found = False
+        for file in recording_files(path):
+            found = True
+            yield str(file), file
         if not found:
             raise StateDecodeError(f"{path}: no recordings (*.jsonl, *.json) in this folder")
-        for file in found:
-            yield str(file), file
     else:
         yield str(path), path
+
+
+def recording_files(folder: Path) -> Iterator[Path]:
+    """The recordings (``SUFFIXES``, files or links to files) in ``folder`` and the folders
+    inside it, not through links to folders, in the order ``sorted(folder.rglob("*"))``
+    gives them — found a folder at a time and kept by name until their turn, so a folder of
+    many recordings is never held as many paths (they were most of the memory ``regress``
+    grew by with the number of runs)."""
+    try:
+        with os.scandir(folder) as listing:
+            names, folders = [], set()
+            for entry in listing:
+                if entry.is_dir(follow_symlinks=False):
+                    folders.add(entry.name)
+                    names.append(entry.name)
+                elif os.path.splitext(entry.name)[1] in SUFFIXES and entry.is_file():
+                    names.append(entry.name)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return  # as rglob: no folder there, or none this process may read, holds nothing
+    names.sort(key=os.path.normcase)  # as paths compare their parts (case-folded on Windows)
+    for name in names:
+        if name in folders:
+            yield from recording_files(folder / name)
+        else:
+            yield folder / name
 
 
 def _agent(agent: Any, registry: Any) -> tuple[AgentLoop, str | None]:

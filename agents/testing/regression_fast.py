@@ -81,12 +81,12 @@ class ShortWay:
         when it goes the same way, ids and times aside; ``None`` when this way cannot
         vouch for that (``regress`` then reads the record whole).
 
-        The garbage collector is off meanwhile (and put back as it was): the log's JSON
-        lives through the run, which makes no cycles, so each collection the reading
-        set off looked through all of it and found nothing, and every few recordings a
-        full collection went through the whole process (about a tenth of the time, as
-        Mercurial found building its large structures: its ``util.nogc``). The
-        recording is let go before the collector is back, so it never sees it."""
+        The garbage collector is off meanwhile, and put back as it was (Mercurial's
+        ``util.nogc`` does the same around building its large structures): the log's JSON
+        lives through the run, which makes no cycles, so each collection the reading set
+        off looked through all of it and found nothing, and every few recordings a full
+        collection went through the whole process — a tenth of the time. The recording
+        is let go before the collector is back, so no collection ever sees it."""
         enabled = gc.isenabled()
         gc.disable()
         try:
