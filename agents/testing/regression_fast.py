@@ -199,7 +199,7 @@ class _Recorded:
         self.conversation: list[Any] = list(data["context"]["store"]["messages"])
         return {  # as the codec writes a record: no schema_version
             **{key: value for key, value in data.items() if key != "schema_version"},
-            "context": {**data["context"], "store": _NO_STORE},
+            "context": {**data["context"], "store": _NO_STORE_JSON},
             "execution": {**data["execution"], "step_executions": []},
         }
 
@@ -328,7 +328,7 @@ class _Recorded:
                 known.add(execution, item)
 
 
-_NO_STORE: Final = encode_value(MessageStore())  # read, never changed
+_NO_STORE_JSON: Final = encode_value(MessageStore())  # read, never changed
 
 
 def _given_back(continuation: Any) -> bool:
@@ -491,6 +491,8 @@ def _same(recorded: _Recorded, state: AgentState, model: _Given) -> bool:
     if model.head is not None and head == model.head:
         head = model.head  # the one the steps' inputs hold: found by identity
     refs, known = Refs(state.context, head), recorded.known
+    # From here ``known`` also holds executions that stand for their JSON ids and times
+    # aside (``_stamped``): only the steps' matching, ids and times loose, uses it.
     for step_execution in steps:
         for execution in step_execution.step.tool_executions:
             _stamped(execution, recorded)
