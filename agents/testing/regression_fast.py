@@ -90,13 +90,13 @@ class ShortWay:
         enabled = gc.isenabled()
         gc.disable()
         try:
-            return self._same(data)
+            return self._vouched(data)
         finally:
             self._model.reset(None)
             if enabled:
                 gc.enable()
 
-    def _same(self, data: bytes) -> AgentState | None:
+    def _vouched(self, data: bytes) -> AgentState | None:
         try:
             recorded = _Recorded(data)
         except Exception:  # any doubt about the log: the general way reads it, says what
@@ -337,13 +337,13 @@ def _given_back(continuation: Any) -> bool:
 
 
 class _Given:
-    """The model, answered from the record by position; each request's messages are
-    compared with the recorded ones once the run has ended (``requests_alike``), all at
-    once — measured faster than one at a time, between the engine's steps. A request of
-    another length, or offering other tools or parameters, leaves this way at once
-    (``off``) and fails the run there; one whose messages differ is found after the run,
-    and the run declined (the general way then runs it again from its start, as it does
-    for any run this way declines)."""
+    """The model, answered from the record by position; the requests' messages are
+    compared with the recorded ones once the run has ended (``requests_alike``: the final
+    conversation, then each request a beginning of it) — measured faster than one request
+    at a time, between the engine's steps. A request of another length, or offering
+    other tools or parameters, leaves this way at once (``off``) and fails the run there;
+    one whose messages differ is found after the run, and the run declined (the general
+    way then runs it again from its start, as it does for any run this way declines)."""
 
     answers_checked: Final = True  # its answers are the decoder's
 
