@@ -559,3 +559,105 @@ def test_listeners_that_name_their_events_spare_the_run_the_others(tmp_path):
     assert {InferenceCompleted, ToolCallStarted} <= {type(e) for e in everything}
     assert first.to_json() == second.to_json()
     assert quiet.read_bytes() == loud.read_bytes()
+
+
+# -- bytes the hash does not cover ----------------------------------------------------------------
+
+
+def _rehash_last(lines):
+    """What anyone can do to an unsigned log's last line: hash its bytes anew."""
+    raw = lines[-1]
+    cut = raw.rfind(b',"hash":"')
+    digest = hashlib.sha256(raw[:cut] + b"}").hexdigest().encode()
+    return [*lines[:-1], raw[:cut] + b',"hash":"' + digest + b'"}']
+
+
+def _reorder_payload(raw):
+    """The line with its first two keys swapped (``agent_id`` and ``execution_id``)."""
+    record = json.loads(raw)
+    body = {k: v for k, v in record.items() if k not in ("hash", "sig")}
+    first, second, *rest = sorted(body)
+    moved = {second: body[second], first: body[first], **{k: body[k] for k in rest}}
+    text = json.dumps(moved, sort_keys=False, separators=(",", ":"), ensure_ascii=False)
+    return text.encode()[:-1] + raw[raw.rfind(b',"hash":"') :]
+
+
+TAMPERINGS = {
+    # each: the log's first three lines -> changed lines (the change is on line 3)
+    "a terminal record appended after the hash": lambda ls: [
+        *ls[:2],
+        ls[2][:-1] + b',"record":"end"}',
+    ],
+    "a key appended after the hash": lambda ls: [*ls[:2], ls[2][:-1] + b',"agent_id":"mallory"}'],
+    "a key duplicated before the hash": lambda ls: [
+        *ls[:2],
+        ls[2].replace(b'{"agent_id":', b'{"agent_id":"mallory","agent_id":', 1),
+    ],
+    "a key duplicated, the hash recomputed": lambda ls: _rehash_last(
+        [*ls[:2], ls[2].replace(b'{"agent_id":', b'{"agent_id":"mallory","agent_id":', 1)]
+    ),
+    "keys reordered, the hash recomputed": lambda ls: _rehash_last(
+        [*ls[:2], _reorder_payload(ls[2])]
+    ),
+    "hash and signature swapped": lambda ls: [
+        *ls[:2],
+        ls[2][: ls[2].rfind(b',"hash":"')]
+        + b',"sig":"'
+        + json.loads(ls[2]).get("sig", "0" * 128).encode()
+        + b'","hash":"'
+        + json.loads(ls[2])["hash"].encode()
+        + b'"}',
+    ],
+    "a space after the record": lambda ls: [*ls[:2], ls[2] + b" "],
+    "a space before the record": lambda ls: [*ls[:2], b" " + ls[2]],
+}
+
+
+@pytest.mark.parametrize("signing", ["signed", "unsigned"])
+@pytest.mark.parametrize("tampering", TAMPERINGS)
+def test_bytes_the_hash_does_not_cover_are_caught(tmp_path, key, signing, tampering):
+    """A line verifies only when its bytes are exactly the record it parses to as the log
+    writes it: a key added after the hash (JSON's last key wins over the covered one), a key
+    duplicated or moved (even with the hash recomputed), the hash and the signature swapped,
+    or a space around the record is a modified line 3, signed or not."""
+    path = tmp_path / "log.jsonl"
+    write_log(path, signing_key=key if signing == "signed" else None)
+    lines = path.read_bytes().split(b"\n")[:3]
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(b"\n".join(lines) + b"\n")
+    assert AuditLog.verify(cut, complete=False) == 3  # the untouched prefix verifies
+    changed = tmp_path / "changed.jsonl"
+    changed.write_bytes(b"\n".join(TAMPERINGS[tampering](lines)) + b"\n")
+    public = key.public_key() if signing == "signed" else None
+    for complete in (True, False):
+        caught(changed, public, 3, "line 3", complete=complete)
+
+
+def test_verify_on_the_command_line_refuses_an_appended_terminal_record(tmp_path):
+    """The cut-off signed demo log with ``,"record":"end"`` appended to its last line is
+    tampered (exit 1, line 3), not "intact and complete … signed by the key"."""
+    agents_cli("keygen", "--out", "k", cwd=tmp_path)
+    demo = agents_cli("demo", "--sign", "k.pem", "--out", "d", cwd=tmp_path)
+    assert demo.returncode == 0, demo.stderr
+    (log,) = (tmp_path / "d").glob("agents-demo-*.jsonl")
+    lines = log.read_bytes().split(b"\n")[:3]
+    forged = tmp_path / "forged.jsonl"
+    forged.write_bytes(b"\n".join([*lines[:2], lines[2][:-1] + b',"record":"end"}']) + b"\n")
+    result = agents_cli("verify", str(forged), "--key", "k.pub.pem", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout
+    assert "line 3" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_no_key_appended_to_any_line_of_a_signed_log_verifies(signed, key):
+    """Each of a record's keys appended once more after the signature, on each line of a
+    signed log, with its own value or another: verify names that line."""
+    path, _ = signed
+    lines = path.read_bytes().split(b"\n")[:-1]
+    for number, raw in enumerate(lines, start=1):
+        for name, value in json.loads(raw).items():
+            for extra in (value, "end", 0, None):
+                text = json.dumps({name: extra}, separators=(",", ":"))[1:-1].encode()
+                changed = [*lines[: number - 1], raw[:-1] + b"," + text + b"}", *lines[number:]]
+                forged = path.parent / "appended.jsonl"
+                forged.write_bytes(b"\n".join(changed) + b"\n")
+                caught(forged, key.public_key(), number, f"line {number} ")
