@@ -408,3 +408,31 @@ def test_litellm_loads_before_the_first_step():
     assert result.returncode == 0, result.stderr
     loaded = ast.literal_eval(result.stdout.strip().splitlines()[-1])
     assert loaded == ["litellm", "litellm.proxy._types"]
+
+
+def test_the_drivers_model_and_settings_go_with_each_request_not_its_secrets(server, tmp_path):
+    """``request_defaults``: the model and the options that shape the answer, which each
+    request carries (so the audit log records them); not the key, nor where the request
+    goes; the provider receives the same either way."""
+    from agents import AuditLog
+
+    server.plan(answer("ok"))
+    custom = LiteLLMDriver(
+        "openai/test-model",
+        api_base=server.base_url,
+        api_key=SECRET,
+        temperature=0.25,
+        extra_headers={"Authorization": f"Bearer {SECRET}"},
+        sleep=lambda seconds: None,
+    )
+    assert custom.request_defaults() == {"model": "openai/test-model", "temperature": 0.25}
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        audited = AgentLoop(custom, clock=TickingClock(), ids=SequentialIds(), listeners=[log])
+        final = audited.run(initial("hi").with_llm_config(top_p=0.5))
+    assert final.status is ExecutionStatus.COMPLETED
+    assert (server.requests[0]["temperature"], server.requests[0]["top_p"]) == (0.25, 0.5)
+    step = json.loads(path.read_text().splitlines()[1])
+    assert step["payload"]["request"]["model"] == "openai/test-model"
+    assert step["payload"]["request"]["options"] == {"temperature": 0.25, "top_p": 0.5}
+    assert SECRET not in path.read_text() and server.base_url not in path.read_text()

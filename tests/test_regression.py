@@ -311,6 +311,77 @@ def test_the_command_reports_same_changed_and_bad_input(tmp_path):
     assert nothing.returncode == 2 and "Traceback" not in nothing.stderr
 
 
+MY_AGENTS = """
+from agents import AgentState
+from agents.cli.demo import build_demo
+
+
+def prompt_changed():
+    loop, state = build_demo()
+    return loop, AgentState.initial(
+        "You are a terse travel assistant.", messages=list(state.messages)
+    )
+
+
+def hotter():
+    loop, state = build_demo()
+    return loop, state.with_llm_config(temperature=0.9)
+
+
+def as_recorded():
+    return build_demo()
+"""
+
+
+def test_a_factory_whose_state_changed_the_prompt_or_settings_is_changed(tmp_path):
+    """``agents regress my_agents:prompt_changed``: the factory's ``(loop, state)`` brings
+    a new system prompt, which is a changed request at step 1 (exit 1), as a definition's
+    is; its settings too; the same factory unchanged is the same (exit 0)."""
+    demo, state = build_demo()
+    record(tmp_path / "recordings" / "demo.jsonl", demo, state)
+    (tmp_path / "my_agents.py").write_text(MY_AGENTS)
+    same = agents("regress", "my_agents:as_recorded", "recordings", cwd=tmp_path)
+    assert same.returncode == 0 and "1 runs: 1 same, 0 changed" in same.stdout, same.stdout
+    changed = agents("regress", "my_agents:prompt_changed", "recordings", cwd=tmp_path)
+    assert changed.returncode == 1, changed.stdout + changed.stderr
+    assert "request (system prompt) at step 1" in changed.stdout
+    hotter = agents("regress", "my_agents:hotter", "recordings", "--tools", "record", cwd=tmp_path)
+    assert hotter.returncode == 1 and "request (parameters) at step 1" in hotter.stdout
+
+
+def test_the_drivers_own_model_and_settings_are_compared(tmp_path):
+    """A driver's own model and settings (``request_defaults``, as ``LiteLLMDriver``
+    gives) travel with each request: recorded, and compared by ``regress``."""
+
+    class Settled:
+        def __init__(self, **defaults: Any) -> None:
+            self.defaults = defaults
+            self.script = ScriptedDriver(list(SCRIPT))
+
+        def request_defaults(self) -> dict[str, Any]:
+            return self.defaults
+
+        def infer(self, request: Any) -> Any:
+            assert request.model == self.defaults.get("model")
+            return self.script.infer(request)
+
+    path = tmp_path / "run.jsonl"
+    record(path, make_loop(*SCRIPT, tools=[add, echo]).with_driver(Settled(model="m", top_p=1)))
+    (step,) = [json.loads(line) for line in path.read_text().splitlines()][1:2]
+    assert step["payload"]["request"]["model"] == "m"
+    assert step["payload"]["request"]["options"] == {"top_p": 1}
+    assert regress(agent().with_driver(Settled(model="m", top_p=1)), [path]).ok
+    for other in ({"model": "n", "top_p": 1}, {"model": "m", "top_p": 0.5}, {"model": "m"}):
+        change = only_change(regress(agent().with_driver(Settled(**other)), [path]))
+        assert (change.step, change.kind, change.part) == (1, "request", "parameters")
+
+
+def test_anything_else_is_refused_as_an_agent():
+    """``regress`` names what it takes when given something else."""
+    with pytest.raises(TypeError, match=r"a \(loop, state\) pair"):
+        regress(42, [])
+
+
 def test_a_run_file_is_not_needed_to_be_json_lines(tmp_path):
     """A state document is a recording too (the CLI reads it like an audit log)."""
     demo, state = build_demo()

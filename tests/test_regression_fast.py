@@ -174,8 +174,21 @@ def test_a_request_sending_another_conversation_behind_the_same_head_is_declined
     assert not regress(agent(interceptors=[reworded]), [recorded], tools="record").ok
 
 
-def test_another_system_prompt_never_goes_the_short_way(recorded):
-    assert same_run(agent(), "Be brief.", recorded.read_bytes()) is None
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda state: state.with_system_prompt("Be brief."),
+        lambda state: state.with_llm_config(temperature=0.5),
+        lambda state: state.with_response_format({"type": "object"}),
+    ],
+    ids=["system prompt", "llm_config", "response format"],
+)
+def test_another_start_never_goes_the_short_way(recorded, change):
+    """An agent bringing another system prompt, model settings or response format than
+    the recorded start's is asked otherwise from its first request: not the short way."""
+    start = AuditLog.read(recorded).at_step(0)
+    assert same_run(agent(), start, recorded.read_bytes()) is not None
+    assert same_run(agent(), change(start), recorded.read_bytes()) is None
 
 
 def test_ids_and_times_of_another_clock_still_go_the_short_way(recorded):

@@ -179,10 +179,13 @@ class AuditLog:
         elif isinstance(event, ExecutionCompleted):
             key = run_key(event, event.state)
             before = self._described.pop(key, None)
+            shape = self._offered(key, event.request)  # a suspended step's request
             self._offers.pop(key, None)
             payload = {**event_payload(event), **state_change(event.state, before)}
             if key[2]:
                 payload["depth"] = key[2]
+            if shape is not None:
+                payload["request"] = shape
             self._write("end", "ExecutionCompleted", event, payload, boundary=True, last=True)
         elif self._events:
             self._write("event", kind.__name__, event, event_payload(event))

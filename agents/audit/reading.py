@@ -181,8 +181,12 @@ def _segment(
             described = encode_value(stub_of(state))
         if record == "end":
             if entry.get("format") == 2:  # what changed since the last step
-                return start, _changed(state, where, False, described, heads)[0], True
-            end = where.decode(where.get("payload", "state"), AgentState, "payload.state")
+                end = _changed(state, where, False, described, heads)[0]
+            else:
+                end = where.decode(where.get("payload", "state"), AgentState, "payload.state")
+            shape = payload.get("request") if isinstance(payload, dict) else None
+            if isinstance(shape, dict):  # what the step it was suspended in offered
+                offered[(end.step_count or 0) + 1] = shape
             return start, end, True
         state, described = _after_step(state, where, described, heads)
         step = entry.get("step")

@@ -55,8 +55,8 @@ def regress(args: argparse.Namespace, out: TextIO) -> int:
 
 def agent_of(target: str) -> Any:
     """The agent a command names: a definition file, or ``MODULE:ATTR`` holding an
-    ``AgentLoop``, an ``AgentDefinition``, or a function returning one (or a ``(loop,
-    state)`` pair, as ``build()`` does)."""
+    ``AgentLoop``, a ``(loop, state)`` pair, an ``AgentDefinition``, or a function
+    returning one of them (as ``regress`` takes it)."""
     from agents.definitions import SUFFIXES, AgentDefinition
     from agents.errors import ConfigurationError
     from agents.shell.loop import AgentLoop
@@ -69,10 +69,11 @@ def agent_of(target: str) -> Any:
             found = found()
         except Exception as exc:  # the user's factory may fail in any way
             raise ConfigurationError(f"{target}() failed: {type(exc).__name__}: {exc}") from None
-    if isinstance(found, tuple) and found and isinstance(found[0], AgentLoop):
-        found = found[0]
+    if isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], AgentLoop):
+        return found
     if not isinstance(found, AgentLoop | AgentDefinition):
         raise ConfigurationError(
-            f"{target} is not an AgentLoop or an AgentDefinition (or a function making one)"
+            f"{target} is not an AgentLoop, a (loop, state) pair or an AgentDefinition "
+            "(or a function making one)"
         )
     return found

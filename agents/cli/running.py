@@ -74,7 +74,9 @@ def mcp_serve(args: argparse.Namespace, out: TextIO) -> int:
         raise ConfigurationError("mcp-serve needs the MCP SDK: pip install 'agents[mcp]'") from None
     agent = agent_of(args.target)
     start = None
-    if isinstance(agent, AgentDefinition):
+    if isinstance(agent, tuple):  # a (loop, state) pair: conversations start from its state
+        agent, start = agent
+    elif isinstance(agent, AgentDefinition):
         registry = load_attribute(args.registry) if args.registry else None
         agent, start = agent.build(registry)
     serve(

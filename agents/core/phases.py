@@ -181,6 +181,13 @@ def _last_events(run: Run, state: AgentState, status: ExecutionStatus) -> None:
     elif status is ExecutionStatus.FAILED:
         error = state.execution.error
         emit(ExecutionFailed(agent_id=agent_id, execution_id=execution_id, error=error))
+    waiting = run.waiting_request if status is ExecutionStatus.SUSPENDED else None
     emit(
-        ExecutionCompleted(agent_id=agent_id, execution_id=execution_id, status=status, state=state)
+        ExecutionCompleted(
+            agent_id=agent_id,
+            execution_id=execution_id,
+            status=status,
+            state=state,
+            request=waiting,
+        )
     )

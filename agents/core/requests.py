@@ -21,6 +21,7 @@ class RequestCompiler:
 
     __slots__ = (
         "buffer",
+        "defaults",
         "goal_schemas",
         "head",
         "llm_config",
@@ -32,7 +33,13 @@ class RequestCompiler:
         "summary",
     )
 
-    def __init__(self, schemas: Any, goal_schemas: Any = None, messages: Any = None) -> None:
+    def __init__(
+        self, schemas: Any, goal_schemas: Any = None, messages: Any = None, defaults: Any = None
+    ) -> None:
+        # What the driver sends with every request (its model and settings): the state's
+        # llm_config goes over it, and the request carries both, so that what a provider
+        # receives is what is recorded, traced and compared.
+        self.defaults = defaults if defaults else EMPTY_MAP
         self.message_compiler = messages
         self.schemas = schemas
         self.goal_schemas = schemas if goal_schemas is None else goal_schemas
@@ -61,6 +68,8 @@ class RequestCompiler:
         llm_config = state.llm_config
         if llm_config is not self.llm_config:
             self.llm_config = llm_config
+            if self.defaults:
+                llm_config = self.defaults.update(llm_config)
             self.model = llm_config.get("model") if llm_config else None
             self.options = llm_config.discard("model") if llm_config else EMPTY_MAP
         if self.message_compiler is None:

@@ -66,6 +66,8 @@ class Machine:
     ids: IdFactory
     message_compiler: MessageCompiler | None = None  # None sends everything (the default)
     compactor: Any = None  # a Compactor (agents.core.compaction); None never compacts
+    # The driver's own model and settings (its ``request_defaults()``), under llm_config's
+    llm_defaults: Any = None
     # Derived once for every run (a run used to build them at its start):
     schemas: Any = attrs.field(init=False, repr=False)  # offered to the model (no goal)
     goal_schemas: Any = attrs.field(init=False, repr=False)  # ... while a goal is active
@@ -196,6 +198,7 @@ class Run:
         "stopping",
         "tokens",
         "tool_hooks",
+        "waiting_request",
     )
 
     def __init__(
@@ -247,13 +250,15 @@ class Run:
         )
         self.stop_on_tool_error = machine.stop_on_tool_error
         self.compiler = RequestCompiler(
-            machine.schemas, machine.goal_schemas, machine.message_compiler
+            machine.schemas, machine.goal_schemas, machine.message_compiler, machine.llm_defaults
         )
         self.outputs = Outputs(machine.output_retries)
         self.approval_tools = machine.approval_tools
         self.on_error_ran = False
         self.stopping = False  # set by each phase: the run goes to AfterExecution
         self.resumed_step_id: str | None = None  # approvals decide calls of this step only
+        # The request of a step suspended after its model answered (for ExecutionCompleted)
+        self.waiting_request: InferenceRequest | None = None
         # Set by begin() once the execution exists:
         self.agent_id: str | None = None
         self.execution_id = ""

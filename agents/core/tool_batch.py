@@ -288,6 +288,7 @@ def suspend_for_inputs(
     stops there, SUSPENDED."""
     assert state.execution is not None
     run.stopping = True
+    run.waiting_request = draft.request
     requests = questions(executions)
     finished = [e for e in executions if asked(e) is None]
     step = waiting_step(draft)._evolve(tool_executions=to_pvector(finished))
@@ -370,6 +371,7 @@ def tool_effect(
         )
         if held:
             run.stopping = True
+            run.waiting_request = draft.request
             return suspend(state, waiting_step(draft), held), None, None
     if run.tool_hooks:
         draft.made = AgentStep(id=draft.id, input_messages=draft.input_messages, response=response)

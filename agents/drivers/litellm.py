@@ -34,7 +34,13 @@ from agents.records.error_info import ErrorInfo, ProviderError
 from agents.records.frozen import deep_thaw, to_pvector
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.messages import Message, ToolCall
-from agents.records.redaction import environment_secrets, redacted, scrub, secret_values
+from agents.records.redaction import (
+    environment_secrets,
+    is_secret_key,
+    redacted,
+    scrub,
+    secret_values,
+)
 from agents.records.usage import Usage
 from agents.shell.log import note
 from agents.shell.reporting import report_retry
@@ -46,6 +52,27 @@ _FORBIDDEN: Final = frozenset(
     {"model", "messages", "tools", "stream", "max_retries", "num_retries"}
 )
 
+
+# Options that say where a request goes and how it travels, not what the model is asked:
+# not in ``request_defaults`` (they may hold credentials, as a URL or a header can).
+_TRANSPORT: Final = frozenset(
+    {
+        "api_base",
+        "base_url",
+        "api_version",
+        "organization",
+        "timeout",
+        "extra_headers",
+        "headers",
+        "extra_body",
+        "extra_query",
+        "custom_llm_provider",
+        "client",
+        "aws_region_name",
+        "vertex_project",
+        "vertex_location",
+    }
+)
 
 _warmed = False
 
@@ -138,6 +165,18 @@ class LiteLLMDriver:
             return int(litellm.token_counter(model=model, messages=[wire_message(message)]))
 
         return count
+
+    def request_defaults(self) -> dict[str, Any]:
+        """What every request sends of this driver's settings, as ``llm_config`` keys: the
+        model and the options that shape the answer (``temperature``, ``reasoning_effort``,
+        …). Credentials, where the request goes and how it travels (``_TRANSPORT``) stay
+        with the driver: they are not what the model was asked."""
+        options = {
+            key: value
+            for key, value in self._options.items()
+            if key not in _TRANSPORT and not is_secret_key(key) and plain_json(value)
+        }
+        return {"model": self.model, **options}
 
     def describe(self) -> dict[str, Any]:
         """The driver's settings for ``AgentLoop.describe()`` (secrets redacted there)."""

@@ -179,6 +179,9 @@ class ExecutionCompleted(Event):
 
     status: ExecutionStatus
     state: AgentState = attrs.field(repr=False, eq=False)
+    # For a run SUSPENDED in a step whose model answered: the request that step sent (its
+    # StepCompleted, after the resumption, has none), which the audit log keeps.
+    request: InferenceRequest | None = attrs.field(default=None, repr=False, eq=False)
     level: ClassVar[str] = "info"
 
 

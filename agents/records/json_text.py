@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -18,6 +19,7 @@ from agents.records.frozen import MAX_DEPTH, NestingError, to_pmap
 __all__ = [
     "MAX_STATES",
     "JsonLines",
+    "canonical_object",
     "dumps",
     "exact",
     "exact_or_refuse",
@@ -185,6 +187,25 @@ def has_lone_surrogate(text: str) -> bool:
 
 def _escaped(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
+
+
+def canonical_object(text: bytes, canonical: Callable[[dict[str, Any]], bytes]) -> Any:
+    """The JSON object ``text`` holds when ``text`` is exactly ``canonical`` of it (sorted
+    keys, no spaces, no key twice); ``None`` otherwise. Compared with orjson's sorted form
+    first (a fifth of the cost of ``json``'s); where the two write a value differently
+    (floats such as ``1e-05``, integers past 64 bits, escaped lone surrogates) with
+    ``canonical`` itself."""
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        data = None
+    if type(data) is dict and orjson.dumps(data, option=orjson.OPT_SORT_KEYS) == text:
+        return data
+    try:
+        data = loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, StateDecodeError):
+        return None
+    return data if type(data) is dict and canonical(data) == text else None
 
 
 exact_or_refuse: Final = orjson.dumps

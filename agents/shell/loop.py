@@ -9,7 +9,15 @@ never raise for a failure inside the run.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterable, Iterator
+from collections.abc import (
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+    Mapping,
+)
 from typing import Any, Final
 
 import attrs
@@ -22,6 +30,7 @@ from agents.core.stopping import Limits
 from agents.errors import ConfigurationError
 from agents.records.error_info import ErrorInfo
 from agents.records.events import DETAIL_EVENTS, Event
+from agents.records.frozen import EMPTY_MAP, to_pmap
 from agents.records.goal import COMPLETE_GOAL
 from agents.records.inference import FINISH_REASONS, InferenceRequest
 from agents.records.state import AgentState
@@ -61,6 +70,22 @@ def _last(states: Iterator[AgentState], state: AgentState) -> AgentState:
     for final in states:  # noqa: B007
         pass
     return final
+
+
+def request_defaults(driver: Any) -> Any:
+    """What ``driver`` sends with every request of its own accord — its model and settings,
+    as ``llm_config`` keys — from its optional ``request_defaults()``: requests carry them
+    (under the state's ``llm_config``), so that what a provider receives is what is
+    recorded and compared. A driver without the method adds nothing."""
+    own = getattr(driver, "request_defaults", None)
+    if not callable(own):
+        return EMPTY_MAP
+    defaults = own()
+    if not isinstance(defaults, Mapping) or not all(type(k) is str for k in defaults):
+        raise ConfigurationError(
+            f"driver {driver!r}: request_defaults() must give a mapping of llm_config keys"
+        )
+    return to_pmap(defaults)
 
 
 def _to_tools(value: Any) -> Tools:
@@ -178,6 +203,7 @@ class AgentLoop:
                 ids=ids,
                 message_compiler=compiler,
                 compactor=compactor,
+                llm_defaults=request_defaults(self.driver),
             ),
         )
 

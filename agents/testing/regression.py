@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import attrs
+
 from agents.audit import AuditLog
 from agents.audit.records import request_shape
 from agents.drivers.replay import (
@@ -47,7 +49,7 @@ from agents.replaying import (
 )
 from agents.runfiles import load_record
 from agents.shell.files import read_file
-from agents.shell.loop import AgentLoop
+from agents.shell.loop import AgentLoop, request_defaults
 from agents.testing.changes import CHANGE_KINDS, Change, first_change, request_change
 from agents.testing.regression_fast import ShortWay
 from agents.testing.regression_report import RegressionReport, RunOutcome, step_json
@@ -82,8 +84,11 @@ def regress(
 ) -> RegressionReport:
     """Each recorded run of ``runs`` through ``agent``; what changed, run by run.
 
-    ``agent``: an ``AgentLoop``, an ``AgentDefinition``, or a definition file's path (its
-    system prompt replaces the recorded one; ``registry`` gives its tools). ``runs``: audit
+    ``agent``: an ``AgentLoop``; a ``(loop, state)`` pair, as ``AgentDefinition.build``
+    gives, whose state brings what the agent sends with every conversation — its system
+    prompt, its model and settings (``llm_config``) and its response format, which replace
+    the recorded ones; a function returning either; an ``AgentDefinition`` or a definition
+    file's path (``registry`` gives its tools). ``runs``: audit
     logs and state files (paths, or folders of them), ``AgentState``s, ``RunRecord``s, or
     ``(store, session_ids)`` pairs of a session store; read one at a time, so memory stays
     flat however many there are. ``tools``: ``"live"`` runs the agent's tools, ``"record"``
@@ -97,13 +102,13 @@ def regress(
     """
     if tools not in ("live", "record"):
         raise ValueError(f"tools must be 'live' or 'record', not {tools!r}")
-    loop, prompt = _agent(agent, registry)
+    loop, own = agent_under_test(agent, registry)
     if listeners:
         loop = loop.with_listeners(*listeners)
     # The short way for audit logs of plain runs (regression_fast), the general way else;
     # not where a run's events or logs go anywhere (a changed run would be told twice).
     quiet = not loop.listeners and loop.logger is None
-    short = ShortWay(loop, prompt) if tools == "record" and not exact and quiet else None
+    short = ShortWay(loop, own) if tools == "record" and not exact and quiet else None
     outcomes = []
     for source, found in _found(runs):
         state = data = None
@@ -115,7 +120,7 @@ def regress(
             outcome = RunOutcome(source=source, change=None)
         else:  # the general way (the bytes read once)
             record = found if isinstance(found, RunRecord) else load_record(str(found), data)
-            outcome, state = _regress_one(loop, prompt, source, record, tools, exact, continue_with)
+            outcome, state = _regress_one(loop, own, source, record, tools, exact, continue_with)
         if keep is not None:
             keep(outcome, state)
         outcomes.append(outcome)
@@ -234,21 +239,45 @@ def recording_files(folder: Path) -> Iterator[Path]:
             yield folder / name
 
 
-def _agent(agent: Any, registry: Any) -> tuple[AgentLoop, str | None]:
-    """The loop to test, and the system prompt it brings (a definition's)."""
-    if isinstance(agent, AgentLoop):
-        return agent, None
+def agent_under_test(agent: Any, registry: Any = None) -> tuple[AgentLoop, AgentState | None]:
+    """The loop to test, and the state it starts conversations from (``None``: the
+    recorded one as it is), from any form ``regress`` takes (see there)."""
     from agents.definitions import SUFFIXES as DEFINITIONS
     from agents.definitions import AgentDefinition
 
     if isinstance(agent, str | os.PathLike) and Path(agent).suffix.lower() in DEFINITIONS:
         agent = AgentDefinition.load(agent)
+    if callable(agent) and not isinstance(agent, AgentLoop | AgentDefinition):
+        agent = agent()  # a factory: the user's function, whose failure is theirs to see
     if isinstance(agent, AgentDefinition):
-        loop, initial = agent.build(registry, driver=_Unanswered())
-        return loop, initial.context.system_prompt
+        agent = agent.build(registry, driver=_Unanswered())
+    if isinstance(agent, AgentLoop):
+        return agent, None
+    if (
+        isinstance(agent, tuple)
+        and len(agent) == 2
+        and isinstance(agent[0], AgentLoop)
+        and isinstance(agent[1], AgentState)
+    ):
+        return agent[0], agent[1]
     raise TypeError(
-        f"regress() tests an AgentLoop, an AgentDefinition or a definition file, not {agent!r}"
+        "regress() tests an AgentLoop, a (loop, state) pair, a function returning one, an "
+        f"AgentDefinition or a definition file, not {type(agent).__name__}"
     )
+
+
+def as_brought(start: AgentState, own: AgentState | None) -> AgentState:
+    """The recorded ``start`` with what the agent under test sends with every conversation
+    in place of the recorded: the system prompt, ``llm_config`` (the model and its
+    settings) and the response format of its own state ``own`` (``None``: as recorded)."""
+    if own is None:
+        return start
+    state = start.with_system_prompt(own.context.system_prompt)
+    if state.llm_config != own.llm_config:
+        state = attrs.evolve(state, llm_config=own.llm_config)
+    if state.context.response_format != own.context.response_format:
+        state = state.with_context(state.context.with_response_format(own.context.response_format))
+    return state
 
 
 class _Unanswered:
@@ -263,7 +292,7 @@ class _Unanswered:
 
 def _regress_one(
     loop: AgentLoop,
-    prompt: str | None,
+    own: AgentState | None,
     source: str,
     record: RunRecord,
     tools: Tools,
@@ -271,7 +300,7 @@ def _regress_one(
     continue_with: Any,
 ) -> tuple[RunOutcome, AgentState]:
     final = record.final
-    answers = _Answers(record, continue_with)
+    answers = _Answers(record, continue_with, request_defaults(loop.driver))
     hooks: list[Any] = [
         recorded_stops(_outside(final, record.complete), answered(final)),
         recorded_cancellations(list(final.step_executions)),
@@ -286,9 +315,7 @@ def _regress_one(
     decisions = {d.call_id: d for d in final.execution.approvals} if final.execution else {}
     state = final
     for index, segment in enumerate(record.segments):
-        start = segment.start
-        if prompt is not None and start.context.system_prompt != prompt:
-            start = start.with_system_prompt(prompt)
+        start = as_brought(segment.start, own)
         if len(record.segments) == 1:
             state = run_segment(new_loop, start, decisions, recorded_answers(final))
         else:
@@ -329,7 +356,8 @@ class _Answers:
     The first request that differs is the run's change (``change``); then the run fails
     there (a ``ReplayDivergence``), or ``continue_with`` answers from there on."""
 
-    def __init__(self, record: RunRecord, continue_with: Any) -> None:
+    def __init__(self, record: RunRecord, continue_with: Any, defaults: Any) -> None:
+        self._defaults = defaults  # the agent's driver's own settings go with each request
         start = record.segments[0].start
         self._recorded = recorded_inferences(record.final, after=answered(start))
         self._record = record
@@ -363,6 +391,9 @@ class _Answers:
 
     async def ainfer(self, request: InferenceRequest) -> InferenceResponse:
         return self.infer(request)
+
+    def request_defaults(self) -> Any:
+        return self._defaults
 
     def _shape_of(self, request: InferenceRequest) -> dict[str, Any]:
         """``request_shape``, encoded again only when the request offers other objects

@@ -44,7 +44,7 @@ from agents.records.registry import Refs
 from agents.records.state import AgentState
 from agents.records.step import ToolExecution
 from agents.replaying import VOLATILE
-from agents.shell.loop import AgentLoop
+from agents.shell.loop import AgentLoop, request_defaults
 from agents.shell.subagents import DEPTH_KEY
 
 __all__ = ["ShortWay", "same_run"]
@@ -69,9 +69,9 @@ class ShortWay:
     """The short way for one agent, made once for all the recordings it regresses: the
     loop, answered by a model and a tool interceptor that each recording resets."""
 
-    def __init__(self, loop: AgentLoop, prompt: str | None) -> None:
-        self._prompt = prompt
-        self._model = model = _Given()
+    def __init__(self, loop: AgentLoop, own: AgentState | None) -> None:
+        self._own = own
+        self._model = model = _Given(request_defaults(loop.driver))
         self._loop = loop.with_options(
             driver=model, interceptors=(*loop.interceptors, _RecordedTools(model))
         )
@@ -102,7 +102,12 @@ class ShortWay:
         except Exception:  # any doubt about the log: the general way reads it, says what
             return None
         start = recorded.start
-        if self._prompt is not None and start.context.system_prompt != self._prompt:
+        own = self._own
+        if own is not None and (
+            start.context.system_prompt != own.context.system_prompt
+            or start.llm_config != own.llm_config
+            or start.context.response_format != own.context.response_format
+        ):
             return None  # asked otherwise from the first request on
         model = self._model
         model.reset(recorded)
@@ -115,11 +120,12 @@ class ShortWay:
             return None
 
 
-def same_run(loop: AgentLoop, prompt: str | None, data: bytes) -> AgentState | None:
-    """``ShortWay(loop, prompt).same(data)``: the new run's final state when the run the
+def same_run(loop: AgentLoop, own: AgentState | None, data: bytes) -> AgentState | None:
+    """``ShortWay(loop, own).same(data)``: the new run's final state when the run the
     audit log ``data`` records goes the same way through ``loop``, else ``None``.
-    ``prompt``: a system prompt replacing the recorded one (a definition's)."""
-    return ShortWay(loop, prompt).same(data)
+    ``own``: the agent's own state, whose system prompt, model settings and response
+    format replace the recorded ones (``regression.as_brought``)."""
+    return ShortWay(loop, own).same(data)
 
 
 class _Recorded:
@@ -347,9 +353,13 @@ class _Given:
 
     answers_checked: Final = True  # its answers are the decoder's
 
-    def __init__(self) -> None:
+    def __init__(self, defaults: Any) -> None:
+        self._defaults = defaults  # the agent's driver's own settings go with each request
         self._verified: tuple[Any, ...] | None = None  # parts found alike, and the text
         self.reset(None)
+
+    def request_defaults(self) -> Any:
+        return self._defaults
 
     def reset(self, recorded: Any) -> None:
         self.recorded: _Recorded = recorded

@@ -202,6 +202,15 @@ def loop_of(scenario: Scenario) -> AgentLoop:
     )
 
 
+def start_of(scenario: Scenario) -> AgentState:
+    """The state ``scenario``'s run starts from, before its follow-ups and goal."""
+    return AgentState.initial(
+        "You are tested.",
+        messages=["go"],
+        response_format=SCHEMA if scenario.structured else None,
+    )
+
+
 def perform(scenario: Scenario, log: Path) -> Performed:
     """Run ``scenario`` for real with an audit log at ``log``."""
     after_steps: list[AgentState] = []
@@ -210,11 +219,7 @@ def perform(scenario: Scenario, log: Path) -> Performed:
         if isinstance(event, StepCompleted) and DEPTH_KEY not in event.state.metadata:
             after_steps.append(event.state)
 
-    state = AgentState.initial(
-        "You are tested.",
-        messages=["go"],
-        response_format=SCHEMA if scenario.structured else None,
-    )
+    state = start_of(scenario)
     for text in scenario.follow_ups:
         state = state.with_follow_up(text)
     if scenario.goal is not None:
