@@ -940,6 +940,40 @@ def test_the_served_example_chats_and_waits_for_approval(tmp_path):
         server.stop()
 
 
+def test_the_events_after_a_cursor_are_all_of_them_past_a_runs_end(tmp_path):
+    """``agents serve examples.support_agent:loop``: "Refund A-1" waits for approval of
+    ``call_2``; once it is rejected, the resumed run blocks it and waits again, for
+    ``call_3``. ``GET /events`` with ``Last-Event-ID: 7`` gives every stored event after 7,
+    through the first resumed run's end to the new ``ApprovalRequested``, not only the
+    events up to the first ``RunEnded``."""
+    server = Server(tmp_path / "s.sqlite")
+    server.target = "examples.support_agent:loop"
+    server.path = str(TESTS.parent)
+    server.start()
+    try:
+        with httpx.Client() as client:
+            session = new_session(client, server.url)
+            first = send(client, server.url, session, "Refund A-1")
+            (call,) = next(e for e in first if e["event"] == "ApprovalRequested")["data"]["calls"]
+            assert call["id"] == "call_2"
+            rejected = client.post(
+                f"{server.url}/sessions/{session}/approvals",
+                json={"call_id": "call_2", "approved": False, "reason": "too much"},
+            )
+            assert rejected.status_code == 202, rejected.text
+            url = f"{server.url}/sessions/{session}/events"
+            everything = stream(client, "GET", url)  # follows the resumed run to its end
+            assert [int(e["id"]) for e in everything] == list(range(1, len(everything) + 1))
+            assert [e["event"] for e in everything].count("RunEnded") == 2
+            waiting = [e for e in everything if e["event"] == "ApprovalRequested"]
+            assert [e["data"]["calls"][0]["id"] for e in waiting] == ["call_2", "call_3"]
+            after = stream(client, "GET", url, headers={"Last-Event-ID": "7"})
+            assert [e["id"] for e in after] == [e["id"] for e in everything[7:]]
+            assert after[-1]["event"] == "RunEnded" and int(after[-1]["id"]) > 12
+    finally:
+        server.stop()
+
+
 # -- the event log as the server writes it ---------------------------------------------------
 
 

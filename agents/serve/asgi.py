@@ -354,7 +354,7 @@ def _events(runtime: SessionRuntime, runs: Runs) -> Handler:
             # A run that a stopped process left unfinished goes on from its last committed
             # step, and the stream with it (one another process runs is followed there).
             await _blocking(runs.resume, session_id)
-        return _sse(runs.batches(session_id, after))
+        return _sse(runs.batches(session_id, after, one_run=False))
 
     return _handler(events)
 

@@ -297,10 +297,12 @@ class Runs:
                 yield event
 
     async def batches(
-        self, session_id: str, after: int
+        self, session_id: str, after: int, *, one_run: bool = True
     ) -> AsyncIterator[Sequence[tuple[int, str]]]:
         """``stream``'s events as they are read: several at a time (a run writes its events
-        in groups), so that a response sends them in one piece."""
+        in groups), so that a response sends them in one piece. ``one_run=False``: every
+        event after ``after``, past the end of a run to the end of the log, following a run
+        in progress to its end (``GET /sessions/{id}/events``)."""
         last = after
         woken = self.waiter(session_id)
         at_end = False  # the last read found nothing new, and no run was in progress here
@@ -313,7 +315,7 @@ class Runs:
                 found = self.log.kept(session_id, last)
                 if found is None:
                     found = await to_thread(self.events, session_id, last)
-                for index, (_, text) in enumerate(found):
+                for index, (_, text) in enumerate(found if one_run else ()):
                     if ended(text):
                         yield found[: index + 1]
                         return
