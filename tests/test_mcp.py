@@ -43,6 +43,8 @@ from agents.testing import (
 )
 from agents.testing.regression import regress
 
+TESTS = Path(__file__).parent
+
 
 def assert_replays(log: Path) -> None:
     """``agents replay LOG --verify`` passes, in a process of its own (no server needed)."""
@@ -787,34 +789,30 @@ def test_mcp_serve_answers_text_that_is_not_unicode_with_the_replacement_charact
 
 
 def test_mcp_serve_answers_the_official_client_over_streamable_http(tmp_path):
-    """``agents mcp-serve ... --transport http``: the official client on 127.0.0.1."""
+    """``agents mcp-serve ... --transport http --port 0``: it prints the URL it serves at
+    (the port the system chose), where the official client finds it."""
     (tmp_path / "echo_agent.py").write_text(ECHO_AGENT)
-    port = free_port()
     process = subprocess.Popen(
         [
-            sys.executable,
-            "-m",
-            "agents",
-            "mcp-serve",
-            "echo_agent:loop",
-            "--name",
-            "echoer",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
+            *(sys.executable, "-m", "agents", "mcp-serve", "echo_agent:loop"),
+            *("--name", "echoer", "--transport", "http", "--port", "0"),
         ],
         cwd=tmp_path,
-        stdout=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
+        text=True,
         env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
     )
     try:
-        wait_listening(port)
-        text, tools = official_client_call(f"http://127.0.0.1:{port}/mcp", "over http")
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("serving echo_agent:loop as MCP tool 'echoer' on http://127.0.0.1:")
+        url = line.split(" on ", 1)[1].strip()
+        assert url.endswith("/mcp")
+        text, tools = official_client_call(url, "over http")
         assert tools == ["echoer"] and text == "you said: over http"
         # ... and this library's own client calls it as a tool of another agent:
-        served = MCPServerHTTP(f"http://127.0.0.1:{port}/mcp")
+        served = MCPServerHTTP(url)
         final = loop_of(call("echoer", message="nested"), reply("ok"), tools=[served]).run(
             initial()
         )
@@ -822,6 +820,7 @@ def test_mcp_serve_answers_the_official_client_over_streamable_http(tmp_path):
     finally:
         process.terminate()
         process.wait(10)
+        process.stdout.close()
 
 
 def test_mcp_serve_over_http_with_a_token_answers_only_those_who_send_it(tmp_path):
@@ -894,3 +893,128 @@ def test_the_catalogue_is_json_and_secrets_stay_out(tmp_path):
     )
     json.loads(final.to_json())
     assert "tok-mcp-secret-42" not in repr(server) + final.to_json()
+
+
+def _support_server(tmp_path: Path) -> Any:
+    from mcp.client.stdio import StdioServerParameters
+
+    return StdioServerParameters(
+        command=sys.executable,
+        args=[
+            *("-m", "agents", "mcp-serve", "examples.support_agent:loop", "--name", "support"),
+            *("--audit-log", str(tmp_path / "served.jsonl")),
+        ],
+        cwd=str(tmp_path),
+        env={"PYTHONPATH": str(TESTS.parent), "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+
+
+def test_a_run_waiting_for_approval_says_so_and_a_later_call_continues_it(tmp_path):
+    """Behind ``agents mcp-serve``, a run that waits for approval never answers an empty
+    success: to a client without elicitation it says which call waits, and the session to
+    continue with; the call with ``approvals`` continues the same run (which waits again
+    for the next refund, then finishes). A session that waits no more is an error."""
+    from mcp import Client
+
+    async def main() -> list[Any]:
+        async with Client(_support_server(tmp_path), read_timeout_seconds=30) as client:
+            first = await client.call_tool("support", {"message": "Refund A-1"})
+            text = first.content[0].text
+            session = text.split("session '", 1)[1].split("'", 1)[0]
+            rejected = await client.call_tool(
+                "support", {"session": session, "approvals": {"call_2": False}}
+            )
+            approved = await client.call_tool(
+                "support", {"session": session, "approvals": {"call_3": True}}
+            )
+            again = await client.call_tool(
+                "support", {"session": session, "approvals": {"call_3": True}}
+            )
+            return [first, rejected, approved, again]
+
+    first, rejected, approved, again = asyncio.run(main())
+    assert not first.is_error and "call 'call_2': refund(" in first.content[0].text
+    assert '"amount": 400.0' in first.content[0].text and "approvals=" in first.content[0].text
+    assert not rejected.is_error and "call 'call_3'" in rejected.content[0].text
+    assert not approved.is_error and approved.content[0].text == "Refunded 40.00 on A-1."
+    assert again.is_error and "no run waits" in again.content[0].text
+    final = AuditLog.read(tmp_path / "served.jsonl")
+    assert final.status is ExecutionStatus.COMPLETED
+    assert [e.blocked for e in final.tool_executions] == [False, True, False]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_a_client_taking_elicitation_is_asked_for_the_approval(tmp_path, mode):
+    """A client that takes elicitation requests is asked, through the official SDK, to
+    approve each call the run waits for — within the call on the handshake protocol
+    (``legacy``), by input-required rounds on 2026-07-28 (``auto``): one call to the
+    tool, the run to its end."""
+    from mcp import Client
+    from mcp_types import ElicitResult
+
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    async def decide(context: Any, params: Any) -> Any:
+        asked.append((params.message, dict(params.requested_schema)))
+        approved = "400.0" not in params.message  # the oversized refund is refused
+        return ElicitResult(action="accept", content={"approved": approved})
+
+    async def main() -> Any:
+        async with Client(
+            _support_server(tmp_path),
+            read_timeout_seconds=30,
+            elicitation_callback=decide,
+            mode=mode,
+        ) as client:
+            return await client.call_tool("support", {"message": "Refund A-1"})
+
+    result = asyncio.run(main())
+    assert not result.is_error and result.content[0].text == "Refunded 40.00 on A-1."
+    assert [message.split("(", 1)[0] for message, _ in asked] == [
+        "The agent wants to call refund",
+        "The agent wants to call refund",
+    ]
+    assert asked[0][1]["required"] == ["approved"]
+
+
+def test_a_tools_question_is_answered_by_a_later_call_or_by_elicitation(tmp_path):
+    """A tool that asks a human (``ToolContext.ask``) behind ``agents mcp-serve``: a client
+    without elicitation is told the question and its schema, and answers it with
+    ``answers`` (a bad answer is an error, and the run still waits); a client with
+    elicitation answers the question itself."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+    from mcp_types import ElicitResult
+
+    parameters = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "agents", "mcp-serve", "serve_agent:loop", "--name", "booker"],
+        cwd=str(tmp_path),
+        env={"PYTHONPATH": str(TESTS), "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+
+    async def decide(context: Any, params: Any) -> Any:
+        assert params.message == "Which date for the table?"
+        return ElicitResult(action="accept", content={"date": "June 1"})
+
+    async def main() -> list[Any]:
+        async with Client(parameters, read_timeout_seconds=30) as client:
+            asked = await client.call_tool("booker", {"message": "book table"})
+            session = asked.content[0].text.split("session '", 1)[1].split("'", 1)[0]
+            bad = await client.call_tool(
+                "booker", {"session": session, "answers": {"b1": {"date": 4}}}
+            )
+            good = await client.call_tool(
+                "booker", {"session": session, "answers": {"b1": {"date": "May 4"}}}
+            )
+        async with Client(parameters, read_timeout_seconds=30, elicitation_callback=decide) as c:
+            elicited = await c.call_tool("booker", {"message": "book table"})
+        return [asked, bad, good, elicited]
+
+    asked, bad, good, elicited = asyncio.run(main())
+    assert not asked.is_error
+    assert "call 'b1' asks: Which date for the table?" in asked.content[0].text
+    assert '"required": ["date"]' in asked.content[0].text
+    assert bad.is_error and "does not fit" in bad.content[0].text
+    assert good.content[0].text == "tool said: booked table on May 4"
+    assert elicited.content[0].text == "tool said: booked table on June 1"

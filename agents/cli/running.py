@@ -79,6 +79,11 @@ def mcp_serve(args: argparse.Namespace, out: TextIO) -> int:
     elif isinstance(agent, AgentDefinition):
         registry = load_attribute(args.registry) if args.registry else None
         agent, start = agent.build(registry)
+
+    def listening(url: str) -> None:  # HTTP only: stdio's stdout is the protocol's
+        out.write(f"serving {args.target} as MCP tool {args.name!r} on {url}\n")
+        out.flush()
+
     serve(
         agent,
         start,
@@ -88,6 +93,7 @@ def mcp_serve(args: argparse.Namespace, out: TextIO) -> int:
         port=args.port,
         audit_log=args.audit_log,
         token=_token(args),
+        listening=listening,
     )
     return OK
 

@@ -16,16 +16,23 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.stdio import stdio_client as mcp_stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver import MCPServer as SDKServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     CreateMessageResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
     ElicitResult,
     ErrorData,
+    InputRequiredResult,
     TextContent,
 )
+
+from agents.errors import AgentError
 
 SESSION_HEADER: Final = "mcp-session-id"
 
@@ -350,16 +357,82 @@ def http_app(server: SDKServer, host: str) -> Any:
     return server.streamable_http_app(host=host)
 
 
-def agent_server(
-    name: str,
-    description: str,
-    ask: Callable[[str], Awaitable[str]],
-) -> SDKServer:
-    """An MCP server offering one tool, ``name(message) -> answer``, answered by ``ask``."""
+Ask = Callable[..., Awaitable[Any]]
+"""The served tool's answer: ``ask(message, session, approvals, answers, elicited)``, text
+or a ``serving.Waiting`` (duck-typed: ``session``, ``questions``, ``text``)."""
+
+_ROUNDS: Final = "2026-07-28"  # from this protocol version on, input-required rounds
+
+
+def agent_server(name: str, description: str, ask: Ask) -> SDKServer:
+    """An MCP server offering one tool, ``name(message, session, approvals, answers) ->
+    answer``, answered by ``ask``. A run that waits for a human asks the client's human
+    by elicitation when the client takes it: within the call where the server may send
+    requests, else by an ``InputRequiredResult`` the client answers and retries with."""
     server = SDKServer(name=name, instructions=description)
 
-    async def run_agent(message: str) -> str:
-        return await ask(message)
+    async def run_agent(
+        ctx: Context,
+        message: str = "",
+        session: str = "",
+        approvals: dict[str, bool] | None = None,
+        answers: dict[str, dict[str, Any] | None] | None = None,
+    ) -> str | InputRequiredResult:
+        elicited = _responses(ctx.input_responses)
+        if ctx.request_state:  # a retry with the answers: the run it asked for goes on
+            message, session, approvals, answers = "", ctx.request_state, None, None
+        try:
+            result = await ask(message, session, approvals or {}, answers or {}, elicited)
+            while not isinstance(result, str) and result.questions and _elicits(ctx):
+                if (ctx.protocol_version or "") >= _ROUNDS:
+                    requests: dict[str, Any] = {
+                        key: ElicitRequest(
+                            params=ElicitRequestFormParams(message=text, requested_schema=schema)
+                        )
+                        for key, text, schema in result.questions
+                    }
+                    return InputRequiredResult(
+                        input_requests=requests, request_state=result.session
+                    )
+                elicited = {}
+                for key, text, schema in result.questions:
+                    answer = await ctx.request_context.session.elicit_form(
+                        text, schema, related_request_id=ctx.request_id
+                    )
+                    elicited[key] = (str(answer.action), answer.content)
+                result = await ask("", result.session, {}, {}, elicited)
+        except AgentError as exc:  # the client reads why (an error of ours, not a crash)
+            raise ToolError(str(exc)) from None
+        return result if isinstance(result, str) else str(result.text)
 
-    server.add_tool(run_agent, name=name, description=description, structured_output=False)
+    server.add_tool(
+        run_agent,
+        name=name,
+        description=description + _CONTINUING,
+        structured_output=False,
+    )
     return server
+
+
+_CONTINUING: Final = (
+    " A run that waits for a human (an approval, a question) answers with its session: "
+    "call again with session and approvals {call id: true/false} or answers {call id: {...}}."
+)
+
+
+def _elicits(ctx: Any) -> bool:
+    """Whether the client of the call ``ctx`` serves takes form elicitation requests."""
+    capabilities = ctx.client_capabilities
+    taken = capabilities.elicitation if capabilities is not None else None
+    return taken is not None and (taken.form is not None or taken.url is None)
+
+
+def _responses(responses: Any) -> dict[str, tuple[str, Any]] | None:
+    """The client's answers to an ``InputRequiredResult``'s elicitations, by key."""
+    if not responses:
+        return None
+    return {
+        key: (str(answer.action), answer.content)
+        for key, answer in responses.items()
+        if isinstance(answer, ElicitResult)
+    }
