@@ -1622,3 +1622,38 @@ def test_closing_keeps_the_leases_of_runs_in_progress_until_they_end(tmp_path):
     finally:
         other.close()
         store.close()
+
+
+def test_the_streamed_timeline_rows_agree_with_get_timeline(server):
+    """Each ``StepCompleted`` row of the stream is the row ``GET /timeline`` gives, the
+    final step's stop reason included; ``ExecutionCompleted`` carries the last row as the
+    timeline gives it once the run is over."""
+    with httpx.Client() as client:
+        session = new_session(client, server.url)
+        events = send(client, server.url, session, "add 2 3")
+        streamed = [e["data"]["timeline"] for e in events if e["event"] == "StepCompleted"]
+        rows = client.get(f"{server.url}/sessions/{session}/timeline").json()["rows"]
+        assert streamed == rows and rows[-1]["stop_reason"] == "completed"
+        (ended,) = [e["data"] for e in events if e["event"] == "ExecutionCompleted"]
+        assert ended["timeline"] == rows[-1]
+
+
+def test_a_run_stopped_after_its_last_step_gets_the_rows_reason_at_its_end():
+    """A run stopped by its step limit at the next step's start: the step's own row had no
+    reason to stop yet; ``ExecutionCompleted`` carries the row as the timeline gives it."""
+    from helpers import add, initial, make_loop
+
+    from agents.records.codec import encode_value
+    from agents.serve.event_log import event_data
+    from agents.testing import call, capture_events
+
+    recorder = capture_events()
+    final = make_loop(call("add", a=1, b=2), tools=[add], max_steps=1, listeners=[recorder]).run(
+        initial()
+    )
+    data = [event_data(e) for e in recorder.events]
+    (step,) = [d for d in data if d["type"] == "StepCompleted"]
+    (ended,) = [d for d in data if d["type"] == "ExecutionCompleted"]
+    assert step["timeline"]["stop_reason"] is None
+    assert ended["timeline"]["stop_reason"] == "steps_limit"
+    assert ended["timeline"] == encode_value(final.timeline()[-1])

@@ -73,8 +73,18 @@ def event_data(event: Event) -> dict[str, Any]:
     if isinstance(event, StepCompleted):
         rows = state.timeline(start=len(state.step_executions)) if state is not None else []
         row = rows[-1] if rows else None
+        continuation = event.step_execution.continuation
+        signal = continuation.highest_signal
+        if row is not None and continuation.should_stop and signal is not None:
+            # The step decided the run's end (its answer, a tool's stop): its row says why,
+            # as the finished execution's timeline will.
+            row = attrs.evolve(row, stop_reason=signal.reason)
         data["timeline"] = encode_value(row) if row is not None else None
     if isinstance(event, ExecutionCompleted) and state is not None:
+        # The last step's row as GET /timeline gives it from now on: with the stop reason,
+        # also when the run stopped after it (a limit reached at the next step's start).
+        rows = state.timeline(start=len(state.step_executions))
+        data["timeline"] = encode_value(rows[-1]) if rows else None
         data["final_response"] = state.final_response
         data["stop_reason"] = state.stop_reason.value if state.stop_reason else None
         data["pending_approvals"] = [encode_value(call) for call in state.pending_approvals]
