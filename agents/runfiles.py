@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agents.audit.reading import read_run
+from agents.audit.reading import read_run, read_runs
 from agents.drivers.replay import RECORD_KIND
 from agents.errors import StateDecodeError
 from agents.records.codec import from_json, loads
@@ -13,7 +13,7 @@ from agents.records.state import AgentState
 from agents.replaying import RunRecord
 from agents.shell.files import UnreadableFile, read_file
 
-__all__ = ["load_record", "load_state"]
+__all__ = ["chosen_runs", "load_record", "load_records", "load_state"]
 
 
 def load_state(path: str) -> AgentState:
@@ -23,9 +23,35 @@ def load_state(path: str) -> AgentState:
 
 
 def load_record(path: str, data: bytes | None = None) -> RunRecord:
-    """The record of the run in a run file: every stretch of it for an audit log, the end
-    alone (its start rewound) for a state document; ``data``: the file's bytes, when the
-    caller has read them."""
+    """The record of the run in a run file — of an audit log's last run, every stretch of
+    it; of a state document, the end alone (its start rewound); ``data``: the file's bytes,
+    when the caller has read them."""
+    return _load(path, data, every=False)[-1]
+
+
+def load_records(path: str, data: bytes | None = None) -> list[RunRecord]:
+    """The record of every run in a run file: each top-level run of an audit log, in the
+    order they started (a log may hold many); the one run of a state document."""
+    return _load(path, data, every=True)
+
+
+def chosen_runs(
+    records: list[RunRecord], run: int | None, path: str
+) -> list[tuple[int, RunRecord]]:
+    """``(number, record)`` of run ``run`` (1-based; negative counts from the end), or of
+    every run when ``None``; a ``StateDecodeError`` naming how many there are when the
+    file holds no such run."""
+    if run is None:
+        return list(enumerate(records, start=1))
+    count = len(records)
+    number = run if run > 0 else count + 1 + run
+    if not 1 <= number <= count:
+        held = "1 run" if count == 1 else f"{count} runs"
+        raise StateDecodeError(f"{path}: no run {run}: the file holds {held}")
+    return [(number, records[number - 1])]
+
+
+def _load(path: str, data: bytes | None, *, every: bool) -> list[RunRecord]:
     file = Path(path)
     if data is None:
         try:
@@ -40,12 +66,12 @@ def load_record(path: str, data: bytes | None = None) -> RunRecord:
         raise StateDecodeError(f"{path}: empty file (a run file is an audit log or a state)")
     first = _json_or_none(data.split(b"\n", 1)[0])
     if isinstance(first, dict) and "seq" in first and "prev_hash" in first:
-        return read_run(file, data)
+        return read_runs(file, data) if every else [read_run(file, data)]
     document = first if first is not None and b"\n" not in data.strip() else _json_or_none(data)
     kind = document.get("kind") if isinstance(document, dict) else None
     if kind == "AgentState":
         try:
-            return RunRecord.from_state(from_json(data, AgentState))
+            return [RunRecord.from_state(from_json(data, AgentState))]
         except StateDecodeError as exc:
             raise StateDecodeError(f"{path}: {exc.reason}", exc.path) from None
     if isinstance(first, dict) and first.get("kind") == RECORD_KIND:

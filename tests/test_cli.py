@@ -162,6 +162,10 @@ def test_replay_and_diff(tmp_path):
     path = demo_file(tmp_path)
     replay = agents_cli("replay", str(path), "--verify", cwd=tmp_path)
     assert replay.returncode == 0 and "replay matches the record" in replay.stdout
+    # the durations are the replay's, and say so (inspect shows the recorded ones)
+    assert replay.stdout.splitlines()[0].split()[6] == "replay_duration"
+    inspected = agents_cli("inspect", str(path), cwd=tmp_path)
+    assert inspected.stdout.splitlines()[0].split()[6] == "duration"
     (tmp_path / "again").mkdir()
     other = demo_file(tmp_path / "again")
     same = agents_cli("diff", str(path), str(other), cwd=tmp_path)
@@ -379,3 +383,115 @@ def test_the_parser_is_built_once():
     from agents.cli import _parser
 
     assert _parser() is _parser()
+
+
+# -- a log holding several runs ---------------------------------------------------------------
+
+
+def _two_runs(path: Path) -> tuple[object, object]:
+    """A log holding two runs, as ``mcp-serve --audit-log`` writes one: the first waits for
+    approval at its first step (no step recorded yet) and is resumed after the second ran
+    whole, its records interleaved with the second's. (The two loops' ids come from the
+    same sequence: both runs have the same agent and execution ids.)"""
+    from helpers import initial, make_loop
+
+    from agents import tool
+    from agents.testing import call, reply
+
+    @tool(requires_approval=True)
+    def refund(amount: int) -> str:
+        """Refund an amount."""
+        return f"refunded {amount}"
+
+    with AuditLog.open(path) as log:
+        waiting = make_loop(
+            call("refund", amount=5), reply("refunded"), tools=[refund], listeners=[log]
+        ).run(initial("refund 5"))
+        assert waiting.status is ExecutionStatus.SUSPENDED and waiting.step_count == 0
+        other = make_loop(reply("hello"), listeners=[log]).run(initial("hi"))
+        resumed = make_loop(reply("refunded"), tools=[refund], listeners=[log])
+        first = resumed.run(waiting.with_approval(waiting.pending_approvals[0].id, True))
+    return first, other
+
+
+def test_every_run_of_a_log_is_read_in_the_order_they_started(tmp_path):
+    """``AuditLog.read_runs``: both runs, the resumed one whole (its stretches joined past
+    the other run's records); ``read`` is still the run of the last start."""
+    first, other = _two_runs(tmp_path / "two.jsonl")
+    runs = AuditLog.read_runs(tmp_path / "two.jsonl")
+    assert [r.final.to_json() for r in runs] == [first.to_json(), other.to_json()]
+    assert len(runs[0].segments) == 2 and runs[0].complete
+    assert AuditLog.read(tmp_path / "two.jsonl").to_json() == first.to_json()
+
+
+def test_inspect_report_replay_and_export_show_every_run(tmp_path):
+    """On a log of two runs, ``inspect``, ``report`` and ``replay`` say "2 runs in this
+    log" and show each, ``--run N`` one of them; a run with no step says so rather than
+    showing an empty table; ``export`` sends one trace a run."""
+    from agents.otel import export
+
+    first, other = _two_runs(tmp_path / "two.jsonl")
+    shown = agents_cli("inspect", "two.jsonl", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("2 runs in this log")
+    assert shown.stdout.count("run 1 of 2: agent") == shown.stdout.count("run 2 of 2") == 1
+    assert shown.stdout.count("final response: refunded") == 1
+    assert shown.stdout.count("final response: hello") == 1
+    one = agents_cli("inspect", "two.jsonl", "--run", "2", cwd=tmp_path)
+    assert "runs in this log" not in one.stdout and "final response: hello" in one.stdout
+    assert "refunded" not in one.stdout
+    last = agents_cli("inspect", "two.jsonl", "--run", "-1", "--json", cwd=tmp_path)
+    assert json.loads(last.stdout)["final_response"] == "hello"
+    both = json.loads(agents_cli("inspect", "two.jsonl", "--json", cwd=tmp_path).stdout)
+    assert both["count"] == 2 and [r["final_response"] for r in both["runs"]] == [
+        "refunded",
+        "hello",
+    ]
+    missing = agents_cli("inspect", "two.jsonl", "--run", "3", cwd=tmp_path)
+    assert missing.returncode == 2 and "the file holds 2 runs" in missing.stderr
+    assert "Traceback" not in missing.stderr
+    replayed = agents_cli("replay", "two.jsonl", "--verify", cwd=tmp_path)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+    assert replayed.stdout.startswith("2 runs in this log")
+    assert replayed.stdout.count("replay matches the record") == 2
+    reported = agents_cli("report", "two.jsonl", "-o", "two.html", cwd=tmp_path)
+    assert reported.returncode == 0 and "2 runs in this log" in reported.stdout
+    page = (tmp_path / "two.html").read_text()
+    assert "2 runs in this log" in page
+    assert 'id="run-1-final-response">refunded<' in page
+    assert 'id="run-2-final-response">hello<' in page
+    assert page.count('id="final-response"') == 0  # each id once on the page
+
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    spans = []
+    for run in (tmp_path / "two.jsonl", first, other):
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        export(run, provider)
+        spans.append(exporter.get_finished_spans())
+        provider.shutdown()
+    assert len(spans[0]) == len(spans[1]) + len(spans[2])
+    assert [s.name for s in spans[0]].count("invoke_agent agent") == 2
+
+
+def test_a_run_with_no_step_says_so_in_the_table(tmp_path):
+    """A run that waits before any step is recorded shows "(no steps)", not an empty
+    table."""
+    from helpers import initial, make_loop
+
+    from agents import tool
+    from agents.testing import call
+
+    @tool(requires_approval=True)
+    def refund(amount: int) -> str:
+        """Refund an amount."""
+        return f"refunded {amount}"
+
+    with AuditLog.open(tmp_path / "one.jsonl") as log:
+        make_loop(call("refund", amount=5), tools=[refund], listeners=[log]).run(initial())
+    shown = agents_cli("inspect", "one.jsonl", cwd=tmp_path)
+    assert "(no steps)" in shown.stdout and "status: suspended" in shown.stdout

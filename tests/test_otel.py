@@ -471,3 +471,69 @@ def test_lone_surrogates_reach_the_collector_as_replacement_characters(receiver)
     }
     assert "file-\ufffd.txt" in values[gen_ai.GEN_AI_TOOL_CALL_ARGUMENTS]
     assert values[gen_ai.GEN_AI_TOOL_CALL_ID] == "call-\ufffd"
+
+
+def test_export_otel_says_why_the_collector_did_not_take_the_spans(tmp_path):
+    """``agents export-otel`` fails at once, in one line, naming the cause: nothing
+    listening (connection refused), an HTTP status, or no answer within ``--timeout``."""
+    import socket
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    with AuditLog.open(tmp_path / "run.jsonl") as log:
+        the_loop(listeners=[log]).run(initial())
+
+    def command(endpoint: str, *more: str) -> tuple[subprocess.CompletedProcess[str], float]:
+        started = time.monotonic()
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "agents",
+                "export-otel",
+                "run.jsonl",
+                "--endpoint",
+                endpoint,
+                *more,
+            ],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        )
+        return done, time.monotonic() - started
+
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    refused, _ = command(f"http://127.0.0.1:{port}/v1/traces")
+    assert refused.returncode == 2 and "connection refused" in refused.stderr
+    assert refused.stderr.count("\n") == 1 and "Traceback" not in refused.stderr
+
+    class Unavailable(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(503)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Unavailable)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        refused, _ = command(f"http://127.0.0.1:{server.server_address[1]}/v1/traces")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert refused.returncode == 2 and "answered HTTP 503" in refused.stderr
+
+    with socket.socket() as silent:  # takes the connection, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(1)
+        endpoint = f"http://127.0.0.1:{silent.getsockname()[1]}/v1/traces"
+        waited, took = command(endpoint, "--timeout", "1")
+    assert waited.returncode == 2 and "no answer within 1 s" in waited.stderr
+    assert took < 8  # the command's own start included
+    bad, _ = command(endpoint, "--timeout", "nan")
+    assert bad.returncode == 2 and "not a positive number of seconds" in bad.stderr

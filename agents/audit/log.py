@@ -20,7 +20,7 @@ from agents.audit.chain import (
 )
 from agents.audit.durability import Durability, GroupCommit
 from agents.audit.keys import PrivateKey, fingerprint, load_private_key, load_public_key, sign
-from agents.audit.reading import read_run
+from agents.audit.reading import read_run, read_runs
 from agents.audit.records import (
     event_payload,
     request_shape,
@@ -359,6 +359,13 @@ class AuditLog:
         ``StateDecodeError`` naming the line.
         """
         return read_run(path).final
+
+    @staticmethod
+    def read_runs(path: str | os.PathLike[str]) -> list[RunRecord]:
+        """Every top-level run of the log as a ``RunRecord``, in the order they started
+        (a log may hold many: an agent served to many callers, runs in threads). A run
+        resumed after other runs' records joins its own stretches."""
+        return read_runs(path)
 
     @staticmethod
     def read_run(path: str | os.PathLike[str]) -> RunRecord:

@@ -1,5 +1,5 @@
-"""Reading an audit log back: the last run, stretch by stretch, and its states rebuilt
-exactly from the records (formats 1 and 2)."""
+"""Reading an audit log back: its runs (or the last one), stretch by stretch, and their
+states rebuilt exactly from the records (formats 1 and 2)."""
 
 from __future__ import annotations
 
@@ -29,12 +29,24 @@ from agents.records.step import StepExecution
 from agents.replaying import RunRecord, Segment
 from agents.shell.subagents import DEPTH_KEY
 
-__all__ = ["read_run"]
+__all__ = ["read_run", "read_runs"]
 
 
 def read_run(path: str | os.PathLike[str], data: bytes | None = None) -> RunRecord:
-    """The last run of the log at ``path`` (see ``AuditLog.read_run``); ``data``: its
-    bytes, when the caller has read them."""
+    """The last run of the log at ``path`` (see ``AuditLog.read_run``): the one the log's
+    last start record belongs to; ``data``: its bytes, when the caller has read them."""
+    runs, last = _read(path, data)
+    return runs[last]
+
+
+def read_runs(path: str | os.PathLike[str], data: bytes | None = None) -> list[RunRecord]:
+    """Every top-level run of the log at ``path``, in the order they started (see
+    ``AuditLog.read_runs``)."""
+    return _read(path, data)[0]
+
+
+def _read(path: Any, data: bytes | None) -> tuple[list[RunRecord], int]:
+    """The log's runs, and the index of the one its last start record belongs to."""
     if data is None:
         data = read_bytes(path)
     lines = data.split(b"\n")
@@ -46,7 +58,7 @@ def read_run(path: str | os.PathLike[str], data: bytes | None = None) -> RunReco
         parse_line(torn, path, len(lines) + 1)  # not a write cut short: say what it is
     if not entries:
         raise StateDecodeError(f"{path}: the audit log is empty")
-    return _last_run(entries, path)
+    return _runs(entries, path)
 
 
 class _Where:
@@ -113,36 +125,56 @@ def _depth(data: Any) -> int:
     return depth if isinstance(depth, int) and not isinstance(depth, bool) else 0
 
 
-def _last_run(entries: list[tuple[int, dict[str, Any]]], path: Any) -> RunRecord:
-    """The last top-level run: the stretches of its execution, each from its recorded start
-    to its end record (the last one possibly to its last recorded step).
+def _runs(entries: list[tuple[int, dict[str, Any]]], path: Any) -> tuple[list[RunRecord], int]:
+    """The top-level runs, in the order they started, and the index of the one the last
+    start belongs to. A run is the stretches of its execution, each from its recorded start
+    to its end record (the last one possibly to its last recorded step): a start that
+    resumes an execution (after a suspension) joins that execution's run, even when other
+    runs' records came between (several runs served at once share a log).
 
     Sub-agents' runs are recorded inside their parent's steps; their records carry their
     depth in the recorded state's metadata, so they are told apart even when they reuse
     the parent's ids."""
-    starts: list[tuple[int, dict[str, Any]]] = []
-    for number, entry in entries:
-        if _is_start(entry):
-            recorded = _Where(path, number, entry).get("payload", "state")
-            if _depth(recorded) == 0:
-                starts.append((number, entry))
-    if not starts:
-        raise StateDecodeError(f"{path}: no run started in this log")
-    chain = [starts[-1]]
-    execution_id = starts[-1][1].get("execution_id")
-    for number, entry in reversed(starts[:-1]):  # the resumptions of the same execution
-        payload = chain[0][1].get("payload")
+    chains: list[list[tuple[int, int, dict[str, Any]]]] = []  # (index, line, start record)
+    waiting: dict[Any, int] = {}  # the chain each execution id suspended last, to resume
+    open_: dict[Any, int] = {}  # the chain each execution id runs now
+    last = -1
+    for index, (number, entry) in enumerate(entries):
+        execution_id = entry.get("execution_id")
+        if entry.get("record") == "end":  # a top-level run's end: suspended, or over
+            where = _Where(path, number, entry)
+            chain = open_.get(execution_id)
+            if chain is not None and _record_depth(where.get("payload"), where) == 0:
+                del open_[execution_id]
+                if where.get("payload").get("status") == "suspended":
+                    waiting[execution_id] = chain
+            continue
+        if not _is_start(entry):
+            continue
+        recorded = _Where(path, number, entry).get("payload", "state")
+        if _depth(recorded) != 0:
+            continue
+        payload = entry.get("payload")
         resumed = isinstance(payload, dict) and payload.get("resumed") is True
-        if not resumed or entry.get("execution_id") != execution_id:
-            break
-        chain.insert(0, (number, entry))
-    segments = []
-    complete = False
-    offered: dict[int, Any] = {}
-    for number, entry in chain:
-        start, end, complete = _segment(entries, number, entry, path, offered)
-        segments.append(Segment(start=start, end=end))
-    return RunRecord(segments=tuple(segments), complete=complete, offered=offered)
+        if resumed and execution_id in waiting:
+            last = waiting.pop(execution_id)
+            chains[last].append((index, number, entry))
+        else:  # a new run (a run resumed from a store, its start not here, begins here)
+            last = len(chains)
+            chains.append([(index, number, entry)])
+        open_[execution_id] = last
+    if not chains:
+        raise StateDecodeError(f"{path}: no run started in this log")
+    runs = []
+    for chain in chains:
+        segments = []
+        complete = False
+        offered: dict[int, Any] = {}
+        for index, number, entry in chain:
+            start, end, complete = _segment(entries, index, number, entry, path, offered)
+            segments.append(Segment(start=start, end=end))
+        runs.append(RunRecord(segments=tuple(segments), complete=complete, offered=offered))
+    return runs, last
 
 
 def _is_start(entry: dict[str, Any]) -> bool:
@@ -153,6 +185,7 @@ def _is_start(entry: dict[str, Any]) -> bool:
 
 def _segment(
     entries: list[tuple[int, dict[str, Any]]],
+    first_index: int,
     first_line: int,
     first: dict[str, Any],
     path: Any,
@@ -169,9 +202,9 @@ def _segment(
     state = start
     described: dict[str, Any] | None = None  # the JSON of the state without its messages
     heads = _Heads()
-    for number, entry in entries:
+    for number, entry in entries[first_index + 1 :]:
         record = entry.get("record")
-        if number <= first_line or record not in ("step", "end"):
+        if record not in ("step", "end"):
             continue
         where = _Where(path, number, entry)
         payload = where.get("payload")

@@ -134,13 +134,46 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _seconds(text: str) -> float:
+    """A positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}")
+    return value
+
+
+def _run_number(text: str) -> int:
+    """A run's number in a file for ``--run`` (1 the first, -1 the last)."""
+    try:
+        number = int(text)
+    except ValueError:
+        number = 0
+    if number == 0:
+        raise argparse.ArgumentTypeError(f"not a run number (1, 2, … or -1 for the last): {text!r}")
+    return number
+
+
+def _run_option(command: Any) -> None:
+    command.add_argument(
+        "--run",
+        type=_run_number,
+        metavar="N",
+        help="only run N of the file (1 the first, -1 the last; default: every run)",
+    )
+
+
 def _add_history_commands(commands: Any) -> None:
     """The commands that read run files: inspect, replay, diff, verify, report."""
     inspect = commands.add_parser("inspect", help="print a run's timeline")
     inspect.add_argument("file")
     inspect.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    _run_option(inspect)
     replay = commands.add_parser("replay", help="replay a run offline from its record")
     replay.add_argument("file")
+    _run_option(replay)
     replay.add_argument(
         "--verify", action="store_true", help="exit 1 unless the replay tells the same story"
     )
@@ -161,6 +194,7 @@ def _add_history_commands(commands: Any) -> None:
     report = commands.add_parser("report", help="write a self-contained HTML audit page")
     report.add_argument("file")
     report.add_argument("-o", "--output", required=True, metavar="OUT.html")
+    _run_option(report)
     otel = commands.add_parser(
         "export-otel", help="send a recorded run as OpenTelemetry spans to an OTLP collector"
     )
@@ -177,6 +211,14 @@ def _add_history_commands(commands: Any) -> None:
         help="also send message and tool contents (redacted)",
     )
     otel.add_argument("--agent-name", default="agent", help="the invoke_agent span's name")
+    otel.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=5.0,
+        metavar="SECONDS",
+        help="how long to wait for the collector (default 5)",
+    )
+    _run_option(otel)
     regress = commands.add_parser(
         "regress", help="recorded runs through new agent code: what changed, without a model"
     )

@@ -31,8 +31,9 @@ __all__ = [
 _SHOWN = 100  # characters of a summary in the text view
 
 
-def print_timeline(state: Any, out: TextIO) -> None:
-    """The timeline table, outcome, compactions and sub-agents' runs (nested)."""
+def print_timeline(state: Any, out: TextIO, *, replayed: bool = False) -> None:
+    """The timeline table, outcome, compactions and sub-agents' runs (nested); of a replay,
+    the durations column says they are the replay's (the recorded ones: ``inspect``)."""
     from agents.cli.runfiles import table
 
     rows = [
@@ -43,7 +44,7 @@ def print_timeline(state: Any, out: TextIO) -> None:
             "input_tokens",
             "output_tokens",
             "cost",
-            "duration",
+            "replay_duration" if replayed else "duration",
             "stop_reason",
         ]
     ]
@@ -60,6 +61,8 @@ def print_timeline(state: Any, out: TextIO) -> None:
         ]
         for row, step_execution in zip(state.timeline(), state.step_executions, strict=True)
     )
+    if len(rows) == 1:  # no step was recorded: say so, not an empty table
+        rows.append(["-", "(no steps)", "", "", "", "", "", ""])
     out.write(table(rows) + "\n\n")
     reason = state.stop_reason.value if state.stop_reason else ""
     out.write(f"status: {describe_status(state)}\nstop reason: {reason}\n")
@@ -88,7 +91,7 @@ def print_timeline(state: Any, out: TextIO) -> None:
             f"agent {child.agent_id}):\n"
         )
         nested = io.StringIO()
-        print_timeline(child, nested)
+        print_timeline(child, nested, replayed=replayed)
         out.write(
             "".join(f"  {line}" if line else line for line in nested.getvalue().splitlines(True))
         )
@@ -161,15 +164,29 @@ def _inspect_document(state: Any) -> dict[str, Any]:
 
 
 def inspect(args: argparse.Namespace, out: TextIO) -> int:
-    """``agents inspect FILE [--json]``: the timeline, compactions and sub-agents."""
-    from agents.cli.runfiles import load_state
+    """``agents inspect FILE [--run N] [--json]``: the timeline, compactions and
+    sub-agents of each run in the file (or of run N)."""
+    from agents.cli.runfiles import run_heading, runs_of
 
-    state = load_state(args.file)
+    runs, count = runs_of(args.file, args.run)
     if args.json:
-        document = _inspect_document(state)
+        documents = [_inspect_document(record.final) for _, record in runs]
+        document: Any = (
+            documents[0]
+            if len(documents) == 1
+            else {
+                "count": count,
+                "runs": documents,
+            }
+        )
         out.write(json.dumps(document, indent=2, sort_keys=True) + "\n")
         return OK
-    print_timeline(state, out)
+    if len(runs) > 1:
+        out.write(f"{count} runs in this log (--run N shows one)\n")
+    for number, record in runs:
+        if count > 1:
+            out.write(f"\n{run_heading(number, count, record)}\n")
+        print_timeline(record.final, out)
     return OK
 
 
@@ -221,14 +238,15 @@ def _anchor_of(database: str) -> Any:
 
 
 def report(args: argparse.Namespace, out: TextIO) -> int:
-    """``agents report FILE -o OUT.html``."""
+    """``agents report FILE -o OUT.html [--run N]``: every run of the file, or run N."""
     from agents.cli.report import render_report
-    from agents.cli.runfiles import load_state
+    from agents.cli.runfiles import runs_of
 
     refuse_overwriting(args.output, [args.file], ())
-    state = load_state(args.file)
-    write_atomically(args.output, render_report(state, args.file))
-    out.write(f"report written to {args.output}\n")
+    runs, count = runs_of(args.file, args.run)
+    write_atomically(args.output, render_report([r.final for _, r in runs], args.file))
+    held = f" ({count} runs in this log)" if len(runs) > 1 else ""
+    out.write(f"report written to {args.output}{held}\n")
     return OK
 
 
@@ -246,21 +264,30 @@ def diff(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def replay(args: argparse.Namespace, out: TextIO) -> int:
-    """``agents replay FILE [--verify]``: the run again, answered from its record."""
-    from agents.cli.runfiles import load_record
+    """``agents replay FILE [--run N] [--verify]``: each run of the file (or run N) again,
+    answered from its record; durations in the table are the replay's own."""
+    from agents.cli.runfiles import run_heading, runs_of
     from agents.replaying import replay as replay_record
 
-    record = load_record(args.file)
-    replayed = replay_record(record)
-    print_timeline(replayed.state, out)
-    if not args.verify:
-        return OK
-    if not record.complete:
-        out.write(
-            f"the record ends after step {record.final.step_count} (the run did not finish): "
-            "the steps it holds are compared\n"
-        )
-    return _verdict(replayed.difference, "replay matches the record", "replay diverges at", out)
+    runs, count = runs_of(args.file, args.run)
+    if len(runs) > 1:
+        out.write(f"{count} runs in this log (--run N replays one)\n")
+    verdict = OK
+    for number, record in runs:
+        if count > 1:
+            out.write(f"\n{run_heading(number, count, record)}\n")
+        replayed = replay_record(record)
+        print_timeline(replayed.state, out, replayed=True)
+        if not args.verify:
+            continue
+        if not record.complete:
+            out.write(
+                f"the record ends after step {record.final.step_count} (the run did not "
+                "finish): the steps it holds are compared\n"
+            )
+        same = _verdict(replayed.difference, "replay matches the record", "replay diverges at", out)
+        verdict = max(verdict, same)
+    return verdict
 
 
 def _verdict(difference: tuple[int, str] | None, same: str, differs: str, out: TextIO) -> int:

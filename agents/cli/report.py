@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import html
 import json
-from typing import Any
+import re
+from collections.abc import Sequence
+from typing import Any, Final
 
 from agents.cli.labels import call_labels, waiting_for
 from agents.records.execution import ExecutionStatus
@@ -237,8 +239,65 @@ def _step(state: AgentState, index: int, prefix: str = "", css_class: str = "ste
 </details>"""
 
 
-def render_report(state: AgentState, source: str) -> str:
-    """The audit page of ``state`` (read from ``source``)."""
+def render_report(state: AgentState | Sequence[AgentState], source: str) -> str:
+    """The audit page of a run (read from ``source``), or of each run of a log holding
+    several: an overview of them first, then each run as one run's page has it (its
+    element ids prefixed ``run-N-``)."""
+    states = [state] if isinstance(state, AgentState) else list(state)
+    if len(states) == 1:
+        only = states[0]
+        title = f"Run {_e(only.agent_id)}"
+        body = _run(only)
+    else:
+        title = f"{len(states)} runs"
+        overview = "".join(
+            f'<tr><td><a href="#run-{number}">run {number}</a></td>'
+            f"<td><code>{_e(run.agent_id)}</code></td>"
+            f"<td><code>{_e(run.execution.execution_id if run.execution else None)}</code></td>"
+            f"<td>{_e(run.status.value if run.status else 'not run')}</td>"
+            f"<td>{run.step_count}</td><td>{_e(_short(run.final_response or ''))}</td></tr>"
+            for number, run in enumerate(states, start=1)
+        )
+        sections = "".join(
+            f'<section id="run-{number}"><h2>Run {number} of {len(states)}</h2>'
+            f"{_prefixed(_run(run), f'run-{number}-')}</section>"
+            for number, run in enumerate(states, start=1)
+        )
+        body = (
+            f'<p id="runs">{len(states)} runs in this log.</p>'
+            '<table id="overview"><tr><th>run</th><th>agent</th><th>execution</th>'
+            f"<th>status</th><th>steps</th><th>final response</th></tr>{overview}</table>"
+            f"{sections}"
+        )
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} &mdash; agents audit report</title>
+<style>{_STYLE}</style></head>
+<body>
+<h1>Agent run report</h1>
+<p>Source: <code>{_e(source)}</code></p>
+{body}
+</body></html>
+"""
+
+
+def _short(text: str, most: int = 80) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= most else line[: most - 1] + "…"
+
+
+_IDS: Final = re.compile(r'(\bid="|href="#)')
+
+
+def _prefixed(section: str, prefix: str) -> str:
+    """``section`` with each element id (and each link to one) prefixed: one page holds
+    several runs. Text in it is escaped, so ``id="`` appears only where it was written."""
+    return _IDS.sub(lambda match: match.group(1) + prefix, section)
+
+
+def _run(state: AgentState) -> str:
+    """One run's part of the page: summary, notices, answer, timeline, chart and steps."""
     execution = state.execution
     status = state.status.value if state.status else "not run"
     signal = state.stop_signal
@@ -256,15 +315,8 @@ def render_report(state: AgentState, source: str) -> str:
         state.status or ExecutionStatus.PENDING, "warn"
     )
     steps = "".join(_step(state, index) for index in range(state.step_count))
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Run {_e(state.agent_id)} &mdash; agents audit report</title>
-<style>{_STYLE}</style></head>
-<body>
-<h1>Agent run report</h1>
-<p>Source: <code>{_e(source)}</code></p>
-<div class="summary" id="summary">
+    no_steps = "" if rows else '<tr><td colspan="8">no steps</td></tr>'
+    return f"""<div class="summary" id="summary">
 <span>agent <code>{_e(state.agent_id)}</code></span>
 <span>execution <code>{_e(execution.execution_id if execution else None)}</code></span>
 <span>status <b id="status" class="{css}">{_e(status)}</b></span>
@@ -279,8 +331,8 @@ def render_report(state: AgentState, source: str) -> str:
 <h2>Final response</h2><pre id="final-response">{_e(state.final_response or "")}</pre>
 <h2>Timeline</h2>
 <table id="timeline"><tr><th>step</th><th>type</th><th>tools</th><th>input tokens</th>
-<th>output tokens</th><th>cost</th><th>duration</th><th>stop reason</th></tr>{rows}</table>
+<th>output tokens</th><th>cost</th><th>duration</th><th>stop reason</th></tr>
+{rows}{no_steps}</table>
 <h2>Tokens and duration per step</h2>{_chart(state)}
 <h2>Steps</h2>{steps}
-</body></html>
 """

@@ -3,10 +3,32 @@ histories."""
 
 from __future__ import annotations
 
-from agents.replaying import compare
-from agents.runfiles import load_record, load_state
+from agents.replaying import RunRecord, compare
+from agents.runfiles import chosen_runs, load_record, load_records, load_state
 
-__all__ = ["compare", "load_record", "load_state", "table"]
+__all__ = [
+    "compare",
+    "load_record",
+    "load_records",
+    "load_state",
+    "run_heading",
+    "runs_of",
+    "table",
+]
+
+
+def runs_of(path: str, run: int | None) -> tuple[list[tuple[int, RunRecord]], int]:
+    """The runs of the run file at ``path`` a command shows (all, or ``--run N``), and how
+    many the file holds."""
+    records = load_records(path)
+    return chosen_runs(records, run, path), len(records)
+
+
+def run_heading(number: int, count: int, record: RunRecord) -> str:
+    """A run's heading when a file holds several."""
+    final = record.final
+    execution = final.execution.execution_id if final.execution is not None else None
+    return f"run {number} of {count}: agent {final.agent_id}, execution {execution}"
 
 
 def table(rows: list[list[str]]) -> str:

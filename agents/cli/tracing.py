@@ -13,7 +13,8 @@ __all__ = ["export_otel"]
 
 
 def export_otel(args: argparse.Namespace, out: TextIO) -> int:
-    """``agents export-otel FILE --endpoint URL [--capture-content] [--agent-name NAME]``."""
+    """``agents export-otel FILE --endpoint URL [--run N] [--timeout SECONDS]
+    [--capture-content] [--agent-name NAME]``: every run of the file, or run N."""
     from agents.errors import ConfigurationError
     from agents.records.redaction import shown_url
 
@@ -30,6 +31,8 @@ def export_otel(args: argparse.Namespace, out: TextIO) -> int:
         args.endpoint,
         capture_content=args.capture_content,
         agent_name=args.agent_name,
+        run_number=args.run,
+        timeout=args.timeout,
     )
     out.write(f"sent {count} spans to {shown_url(args.endpoint)}\n")
     return OK

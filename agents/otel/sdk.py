@@ -199,23 +199,31 @@ def export(
     capture_content: bool = False,
     agent_name: str = "agent",
     conversation_id: str | None = None,
+    run_number: int | None = None,
 ) -> int:
-    """Send a recorded run — an ``AgentState``, or a run file's path (an audit log or a
-    state document) — as spans with its recorded times; the number of spans sent."""
+    """Send recorded runs — an ``AgentState``, or a run file's path (an audit log or a
+    state document) — as spans with their recorded times, one trace a run: every run of a
+    log holding several, or run ``run_number`` (1-based, -1 the last); the number of
+    spans sent."""
     if isinstance(run, AgentState):
-        state = run
+        states = [run]
     else:
-        from agents.runfiles import load_record
+        from agents.runfiles import chosen_runs, load_records
 
-        state = load_record(str(run)).final
-    plans = plan_run(
-        state,
-        agent_name=agent_name,
-        conversation_id=conversation_id,
-        capture_content=capture_content,
-    )
-    emit(_tracer(tracer_provider), plans)
-    return len(plans)
+        records = load_records(str(run))
+        states = [record.final for _, record in chosen_runs(records, run_number, str(run))]
+    tracer = _tracer(tracer_provider)
+    sent = 0
+    for state in states:
+        plans = plan_run(
+            state,
+            agent_name=agent_name,
+            conversation_id=conversation_id,
+            capture_content=capture_content,
+        )
+        emit(tracer, plans)
+        sent += len(plans)
+    return sent
 
 
 def send_otlp(
@@ -223,32 +231,77 @@ def send_otlp(
     endpoint: str,
     *,
     service_name: str = "agents",
-    timeout: float = 10.0,
+    timeout: float = 5.0,
     **options: Any,
 ) -> int:
-    """``export`` a recorded run over OTLP/HTTP to ``endpoint`` (a collector's
-    ``/v1/traces`` URL) in one request; the number of spans sent. ``ConnectionError`` when
-    the collector did not take them."""
-    from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    """``export`` recorded runs over OTLP/HTTP to ``endpoint`` (a collector's
+    ``/v1/traces`` URL) in one request, one attempt; the number of spans sent. A
+    ``ConnectionError`` saying why when the collector did not take them: the connection
+    refused, its HTTP status, or no answer within ``timeout`` seconds."""
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     collected = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": service_name}))
     provider.add_span_processor(SimpleSpanProcessor(collected))
-    count = export(run, provider, **options)
-    spans = collected.get_finished_spans()
-    exporter = OTLPSpanExporter(endpoint=endpoint, timeout=timeout)
     try:
-        result = exporter.export(spans)
+        count = export(run, provider, **options)
+        body = encode_spans(collected.get_finished_spans()).SerializeToString()
     finally:
-        exporter.shutdown()  # type: ignore[no-untyped-call]
         provider.shutdown()
-    if result is not SpanExportResult.SUCCESS:
-        raise ConnectionError(f"the collector at {shown_url(endpoint)} did not take the spans")
+    _post(endpoint, body, timeout)
     return count
+
+
+def _post(endpoint: str, body: bytes, timeout: float) -> None:
+    """POST an OTLP protobuf body once; ``ConnectionError`` saying why it was not taken
+    (the SDK's exporter retries for seconds and says only that it failed)."""
+    import base64
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    where = f"the collector at {shown_url(endpoint)}"
+    headers = {"Content-Type": "application/x-protobuf"}
+    try:
+        parts = urllib.parse.urlsplit(endpoint)
+        port = parts.port
+    except ValueError as exc:
+        raise ConnectionError(f"{where}: {exc}") from None
+    if parts.username is not None or parts.password is not None:  # as Basic authentication
+        user = urllib.parse.unquote(parts.username or "")
+        password = urllib.parse.unquote(parts.password or "")
+        token = base64.b64encode(f"{user}:{password}".encode()).decode()
+        headers["Authorization"] = f"Basic {token}"
+        host = parts.hostname or ""
+        netloc = f"[{host}]" if ":" in host else host
+        netloc += f":{port}" if port is not None else ""
+        endpoint = urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+    request = urllib.request.Request(endpoint, data=body, method="POST", headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            response.read()
+    except urllib.error.HTTPError as exc:
+        exc.close()
+        raise ConnectionError(f"{where} answered HTTP {exc.code} {exc.reason}") from None
+    except urllib.error.URLError as exc:
+        cause = exc.reason
+        if isinstance(cause, ConnectionRefusedError):
+            why = "connection refused (nothing listens there?)"
+        elif isinstance(cause, TimeoutError):
+            why = f"no answer within {timeout:g} s"
+        else:
+            why = str(getattr(cause, "strerror", None) or cause)
+        raise ConnectionError(f"{where} did not take the spans: {why}") from None
+    except TimeoutError:
+        raise ConnectionError(
+            f"{where} did not take the spans: no answer within {timeout:g} s"
+        ) from None
+    except ValueError as exc:  # not an http(s) URL
+        raise ConnectionError(f"{where}: {exc}") from None
 
 
 def otlp_provider(endpoint: str, service_name: str = "agents") -> Any:
