@@ -537,3 +537,35 @@ def test_export_otel_says_why_the_collector_did_not_take_the_spans(tmp_path):
     assert took < 8  # the command's own start included
     bad, _ = command(endpoint, "--timeout", "nan")
     assert bad.returncode == 2 and "not a positive number of seconds" in bad.stderr
+
+
+def test_chat_spans_take_the_request_model_when_the_driver_reports_none(traced, tmp_path):
+    """A ``FunctionDriver`` whose answers name no model, run with ``llm_config={"model":
+    "openai/gpt-x"}``: the chat span is ``chat openai/gpt-x``, with the request model and
+    the provider (no response model: none was reported), live, exported from the state and
+    from the audit log alike; each ``execute_tool`` span names the agent."""
+    from agents import ToolCall
+    from agents.testing import FunctionDriver
+
+    provider, exporter = traced
+    answers = iter([[ToolCall(id="c1", name="add", arguments={"a": 1, "b": 2})], "3"])
+    driver = FunctionDriver(lambda request: next(answers))
+    with AuditLog.open(tmp_path / "run.jsonl") as log:
+        loop = make_loop(tools=[add], listeners=[OTelListener(provider, agent_name="adder"), log])
+        final = loop.with_driver(driver).run(initial().with_llm_config(model="openai/gpt-x"))
+    live = exporter.get_finished_spans()
+    exporter.clear()
+    export(final, provider, agent_name="adder")
+    from_state = exporter.get_finished_spans()
+    exporter.clear()
+    export(tmp_path / "run.jsonl", provider, agent_name="adder")
+    from_log = exporter.get_finished_spans()
+    assert shown(live) == shown(from_state) == shown(from_log)
+    chats = by_name(live)["chat openai/gpt-x"]
+    assert len(chats) == 2
+    for chat in chats:
+        assert chat.attributes[gen_ai.GEN_AI_REQUEST_MODEL] == "openai/gpt-x"
+        assert chat.attributes[gen_ai.GEN_AI_PROVIDER_NAME] == "openai"
+        assert gen_ai.GEN_AI_RESPONSE_MODEL not in chat.attributes
+    (tool_span,) = by_name(live)["execute_tool add"]
+    assert tool_span.attributes[gen_ai.GEN_AI_AGENT_NAME] == "adder"

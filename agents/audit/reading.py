@@ -141,13 +141,16 @@ def _runs(entries: list[tuple[int, dict[str, Any]]], path: Any) -> tuple[list[Ru
     last = -1
     for index, (number, entry) in enumerate(entries):
         execution_id = entry.get("execution_id")
+        if isinstance(execution_id, list | dict):  # forged: a key all the same
+            execution_id = repr(execution_id)
         if entry.get("record") == "end":  # a top-level run's end: suspended, or over
             where = _Where(path, number, entry)
-            chain = open_.get(execution_id)
-            if chain is not None and _record_depth(where.get("payload"), where) == 0:
+            running = open_.get(execution_id)
+            payload = where.get("payload")
+            if running is not None and _record_depth(payload, where) == 0:
                 del open_[execution_id]
-                if where.get("payload").get("status") == "suspended":
-                    waiting[execution_id] = chain
+                if _ended_as(payload) == "suspended":
+                    waiting[execution_id] = running
             continue
         if not _is_start(entry):
             continue
@@ -175,6 +178,17 @@ def _runs(entries: list[tuple[int, dict[str, Any]]], path: Any) -> tuple[list[Ru
             segments.append(Segment(start=start, end=end))
         runs.append(RunRecord(segments=tuple(segments), complete=complete, offered=offered))
     return runs, last
+
+
+def _ended_as(payload: Any) -> Any:
+    """The status an end record gives (format 2 says it; format 1 holds the state)."""
+    if not isinstance(payload, dict):
+        return None
+    if "status" in payload:
+        return payload["status"]
+    state = payload.get("state")
+    execution = state.get("execution") if isinstance(state, dict) else None
+    return execution.get("status") if isinstance(execution, dict) else None
 
 
 def _is_start(entry: dict[str, Any]) -> bool:

@@ -170,7 +170,14 @@ class OTelListener:
         if isinstance(event, StepCompleted):
             state = event.state
             if DEPTH_KEY not in state.metadata:
-                plans = plan_step(state, event.step_execution, **self._options, run=self._of(state))
+                request = event.request
+                plans = plan_step(
+                    state,
+                    event.step_execution,
+                    **self._options,
+                    run=self._of(state),
+                    request_model=request.model if request is not None else None,
+                )
                 emit(self._tracer, plans)
         elif isinstance(event, ExecutionCompleted):
             state = event.state
@@ -206,24 +213,39 @@ def export(
     log holding several, or run ``run_number`` (1-based, -1 the last); the number of
     spans sent."""
     if isinstance(run, AgentState):
-        states = [run]
+        runs: list[tuple[AgentState, Any]] = [(run, None)]
     else:
         from agents.runfiles import chosen_runs, load_records
 
         records = load_records(str(run))
-        states = [record.final for _, record in chosen_runs(records, run_number, str(run))]
+        runs = [
+            (r.final, _recorded_models(r)) for _, r in chosen_runs(records, run_number, str(run))
+        ]
     tracer = _tracer(tracer_provider)
     sent = 0
-    for state in states:
+    for state, models in runs:
         plans = plan_run(
             state,
             agent_name=agent_name,
             conversation_id=conversation_id,
             capture_content=capture_content,
+            request_model=models,
         )
         emit(tracer, plans)
         sent += len(plans)
     return sent
+
+
+def _recorded_models(record: Any) -> Any:
+    """The model each step's request asked for, as the record says (an audit log keeps
+    what each request offered)."""
+
+    def model(step: int) -> str | None:
+        offered = record.offered_at(step)
+        name = offered.get("model") if isinstance(offered, dict) else None
+        return name if isinstance(name, str) and name else None
+
+    return model
 
 
 def send_otlp(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
@@ -137,6 +137,9 @@ class _Run:
     conversation: str
     mcp: Mapping[str, Mapping[str, Any]]  # tool name -> the MCP server that offered it
     span_id: int = 0  # the run's own span (invoke_agent): the parent of its steps' spans
+    # The model each step's request asked for (its number -> the name), where the response
+    # names none: the request's, recorded, or the state's llm_config.
+    request_model: Callable[[int], str | None] = attrs.field(default=lambda _: None, eq=False)
 
 
 def plan_run(
@@ -148,11 +151,14 @@ def plan_run(
     prefix: str | None = None,
     trace_id: int | None = None,
     parent_id: int | None = None,
+    request_model: Callable[[int], str | None] | None = None,
 ) -> list[SpanPlan]:
     """Every span of ``state``'s execution (its steps', its sub-agents', and the run's own
-    ``invoke_agent`` span last), as ``plan_step`` and ``run_span`` plan them."""
+    ``invoke_agent`` span last), as ``plan_step`` and ``run_span`` plan them.
+    ``request_model(step)``: the model that step's request asked for (an audit log records
+    it), when the state's ``llm_config`` does not say."""
     texts = _Texts(capture_content)
-    run = _run_of(state, agent_name, conversation_id, prefix, trace_id, parent_id)
+    run = _run_of(state, agent_name, conversation_id, prefix, trace_id, parent_id, request_model)
     spans: list[SpanPlan] = []
     for step_execution in state.step_executions:
         spans.extend(_step_spans(run, step_execution, texts))
@@ -168,12 +174,16 @@ def plan_step(
     conversation_id: str | None = None,
     capture_content: bool = False,
     run: _Run | None = None,
+    request_model: str | None = None,
 ) -> list[SpanPlan]:
     """The spans of one step of a top-level run (what a live listener emits as the step
     completes): the same as ``plan_run`` plans for that step. ``run``: what
-    ``run_of(state, ...)`` gave for an earlier step of the same run (a listener keeps it)."""
+    ``run_of(state, ...)`` gave for an earlier step of the same run (a listener keeps it).
+    ``request_model``: the model the step's request asked for."""
     if run is None:
         run = run_of(state, agent_name, conversation_id)
+    if request_model is not None:
+        run = attrs.evolve(run, request_model=lambda _: request_model)
     return list(_step_spans(run, step_execution, _Texts(capture_content)))
 
 
@@ -202,9 +212,17 @@ def _run_of(
     prefix: str | None,
     trace_id: int | None,
     parent_id: int | None,
+    request_model: Callable[[int], str | None] | None = None,
 ) -> _Run:
     prefix = prefix or run_prefix(state)
+    configured = state.llm_config.get("model")
+    default = configured if isinstance(configured, str) and configured else None
+
+    def models(step: int) -> str | None:
+        return (request_model(step) if request_model is not None else None) or default
+
     return _Run(
+        request_model=models,
         trace_id=trace_id if trace_id is not None else trace_id_of(prefix),
         prefix=prefix,
         parent_id=parent_id,
@@ -293,17 +311,19 @@ def _chat(
     """A model call's span: a step's (``made`` an ``AgentStep``) or a summary's (a
     ``Compaction``)."""
     response = made.response
-    request = getattr(made, "request", None)
-    model = (response.model if response is not None else None) or (
-        request.model if request is not None else None
-    )
-    attributes: dict[str, Any] = {OPERATION: "chat", "agents.step": number}
+    request = getattr(made, "request", None)  # a summary's request
+    answered = response.model if response is not None else None
+    asked = request.model if request is not None else run.request_model(number)
+    model = asked or answered
+    attributes: dict[str, Any] = {OPERATION: "chat", AGENT_NAME: run.agent_name}
+    attributes["agents.step"] = number
     if model:
         attributes[REQUEST_MODEL] = model
-        attributes[RESPONSE_MODEL] = model
         provider = model.split("/", 1)[0] if "/" in model else None
         if provider:
             attributes[PROVIDER] = provider
+    if answered:
+        attributes[RESPONSE_MODEL] = answered
     if response is not None:
         attributes[FINISH_REASONS] = (response.finish_reason,)
         attributes[INPUT_TOKENS] = response.usage.input_tokens
@@ -380,6 +400,7 @@ def _tool_spans(
     span_id = _id(key, 64)
     attributes: dict[str, Any] = {
         OPERATION: "execute_tool",
+        AGENT_NAME: run.agent_name,
         TOOL_NAME: call.name,
         TOOL_CALL_ID: call.id,
         "agents.step": number,
