@@ -706,7 +706,9 @@ def test_ag_ui_interrupts_answered_in_one_resume(server):
                 "thread-3",
                 "run-4",
                 [],
-                resume=[{"interruptId": one.id, "status": "resolved"}],
+                resume=[
+                    {"interruptId": one.id, "status": "resolved", "payload": {"approved": True}}
+                ],
             ),
         )
         assert partial[-1].outcome.type == "interrupt"
@@ -1657,3 +1659,48 @@ def test_a_run_stopped_after_its_last_step_gets_the_rows_reason_at_its_end():
     assert step["timeline"]["stop_reason"] is None
     assert ended["timeline"]["stop_reason"] == "steps_limit"
     assert ended["timeline"] == encode_value(final.timeline()[-1])
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        None,
+        {},
+        {"approved": "false"},
+        {"approved": "no"},
+        {"approved": 0},
+        {"approved": 1},
+        {"approved": {"x": 1}},
+        {"approved": True, "reason": 3},
+        {"approved": True, "extra": 1},
+    ],
+    ids=repr,
+)
+def test_a_decision_that_is_not_a_boolean_approves_nothing_on_any_route(server, payload):
+    """An AG-UI ``resume`` whose payload's ``approved`` is missing or not a boolean
+    (``"false"``, ``"no"``, ``0``, an object) is a 422 and approves nothing, as ``POST
+    /approvals`` refuses the same decision: the refund stays waiting, not made."""
+    with httpx.Client() as client:
+        thread = f"thread-{abs(hash(repr(payload)))}"
+        first = agui(
+            client,
+            server.url,
+            run_input(thread, "run-1", [{"id": "u1", "role": "user", "content": "refund 10"}]),
+        )
+        (interrupt,) = first[-1].outcome.interrupts
+        entry: dict[str, Any] = {"interruptId": interrupt.id, "status": "resolved"}
+        if payload is not None:
+            entry["payload"] = payload
+        refused = client.post(
+            f"{server.url}/ag-ui", json=run_input(thread, "run-2", [], resume=[entry])
+        )
+        assert refused.status_code == 422, refused.text
+        rest = client.post(
+            f"{server.url}/sessions/{thread}/approvals",
+            json={"call_id": interrupt.id, **(payload or {})},
+        )
+        assert rest.status_code == 422, rest.text
+        state = json.loads(client.get(f"{server.url}/sessions/{thread}").text)
+        assert [c["id"] for c in state["execution"]["pending_approvals"]] == [interrupt.id]
+        assert state["execution"]["approvals"] == []
+        assert all(m["role"] != "tool" for m in state["context"]["store"]["messages"])

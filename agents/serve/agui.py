@@ -6,9 +6,10 @@ The conversation is the server's session, keyed by ``threadId`` — never the cl
 the history: of the input's messages only the newest user message is taken (a client that
 dropped a streamed tool call cannot corrupt the next turn). Calls waiting for approval end a
 run with an ``interrupt`` outcome, one ``Interrupt`` per call (its id the call's id); a
-``resume`` answers any of them — ``resolved`` with ``{"approved": bool, "reason": str}``
-(no payload approves), ``cancelled`` denies — several in one request; a call no entry
-answers stays waiting. A tool call's question for a human (``state.pending_inputs``) is an
+``resume`` answers any of them — ``resolved`` with ``{"approved": true or false, "reason":
+text}`` (read as ``POST /approvals`` reads a decision: anything else is a 422 and decides
+nothing), ``cancelled`` denies — several in one request; a call no entry answers stays
+waiting. A tool call's question for a human (``state.pending_inputs``) is an
 ``Interrupt`` too (reason ``input``, its ``responseSchema`` the question's schema), answered
 by ``resolved`` with the answer as payload, or ``cancelled`` (``{"action": "decline"}``
 declines, else the question is dismissed).
@@ -44,7 +45,7 @@ from agents.persistence.session import storable_id
 from agents.records.frozen import deep_thaw
 from agents.records.json_text import replace_lone_surrogates
 from agents.records.state import AgentState
-from agents.serve.runs import ENDED, Runs
+from agents.serve.runs import ENDED, DecisionError, Runs, approval_decision
 
 __all__ = ["AgUiInputError", "agui_run"]
 
@@ -73,16 +74,23 @@ def _latest_user_message(run_input: RunAgentInput) -> str | None:
 
 
 def _decisions(run_input: RunAgentInput, questions: set[str]) -> list[tuple[str, bool, str]]:
+    """The resume entries deciding calls waiting for approval: ``resolved`` with a payload
+    read as ``POST /approvals`` reads a decision (``approval_decision``), ``cancelled``
+    denies. Any entry that is not a decision is an ``AgUiInputError``: nothing runs."""
     found = []
-    for entry in run_input.resume or ():
+    for index, entry in enumerate(run_input.resume or ()):
         if entry.interrupt_id in questions:
             continue  # an answer (``_answers``)
-        payload = entry.payload if isinstance(entry.payload, dict) else {}
         if entry.status == "cancelled":
-            found.append((entry.interrupt_id, False, str(payload.get("reason", "cancelled"))))
-        else:
-            approved = payload.get("approved", True)
-            found.append((entry.interrupt_id, bool(approved), str(payload.get("reason", ""))))
+            payload = entry.payload if isinstance(entry.payload, dict) else {}
+            reason = payload.get("reason", "cancelled")
+            found.append((entry.interrupt_id, False, reason if isinstance(reason, str) else ""))
+            continue
+        try:
+            approved, reason = approval_decision(entry.payload, f"resume[{index}].payload")
+        except DecisionError as exc:
+            raise AgUiInputError(str(exc)) from None
+        found.append((entry.interrupt_id, approved, reason))
     return found
 
 

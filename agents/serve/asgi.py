@@ -30,7 +30,14 @@ from agents.persistence.session import storable_id
 from agents.records.codec import encode_value
 from agents.records.json_text import dumps
 from agents.records.state import AgentState
-from agents.serve.runs import UNFINISHED, Busy, Runs, event_type
+from agents.serve.runs import (
+    UNFINISHED,
+    Busy,
+    DecisionError,
+    Runs,
+    approval_decision,
+    event_type,
+)
 from agents.tools.threads import to_thread
 
 __all__ = ["LOOPBACK_HOSTS", "MAX_BODY", "app", "guarded", "is_loopback", "run_server"]
@@ -362,15 +369,24 @@ def _events(runtime: SessionRuntime, runs: Runs) -> Handler:
 def _approvals(runtime: SessionRuntime, runs: Runs) -> Handler:
     async def approvals(request: Request) -> Response:
         session_id = request.path_params["session_id"]
-        body = await _body(
-            request, {"call_id": str, "approved": bool, "reason": str}, {"call_id", "approved"}
-        )
+        body = await _body(request, None, set())
+        call_id = body.pop("call_id", None)
+        if type(call_id) is not str:
+            raise _BadRequest(
+                422,
+                "missing fields: call_id"
+                if call_id is None
+                else "field 'call_id' has the wrong type",
+            )
+        try:
+            approved, reason = approval_decision(body, "the decision")
+        except DecisionError as exc:
+            raise _BadRequest(422, str(exc)) from None
         session = await _blocking(runtime.get, session_id)
         assert session.state is not None
         waiting = {call.id for call in session.state.pending_approvals}
-        if body["call_id"] not in waiting:
-            raise _BadRequest(422, f"no call {body['call_id']!r} waits for approval")
-        call_id, approved, reason = body["call_id"], body["approved"], body.get("reason", "")
+        if call_id not in waiting:
+            raise _BadRequest(422, f"no call {call_id!r} waits for approval")
         before = await _blocking(
             runs.start, session_id, lambda rt: rt.approve(session_id, call_id, approved, reason)
         )

@@ -58,6 +58,31 @@ class Busy(Exception):
     """The session has a run in progress (in this process or another one)."""
 
 
+class DecisionError(ValueError):
+    """A decision on a call waiting for approval that is not one (a 422 on every route)."""
+
+
+def approval_decision(fields: Any, where: str) -> tuple[bool, str]:
+    """``(approved, reason)`` from a decision's fields — ``approved`` (``true`` or
+    ``false``, required) and ``reason`` (text, optional), nothing else — as every route
+    taking decisions reads them (``POST /sessions/{id}/approvals``, an AG-UI ``resume``):
+    anything else is a ``DecisionError`` saying what, and decides nothing. ``"false"``,
+    ``0`` or a missing ``approved`` never approve."""
+    if not isinstance(fields, dict):
+        raise DecisionError(f"{where} must be an object with approved (true or false)")
+    unknown = sorted(set(fields) - {"approved", "reason"})
+    if unknown:
+        raise DecisionError(f"{where} has unknown fields: {', '.join(map(str, unknown))}")
+    if "approved" not in fields:
+        raise DecisionError(f"{where} needs approved (true or false)")
+    approved, reason = fields["approved"], fields.get("reason", "")
+    if type(approved) is not bool:
+        raise DecisionError(f"{where}: approved must be true or false, not {approved!r}"[:200])
+    if type(reason) is not str:
+        raise DecisionError(f"{where}: reason must be text")
+    return approved, reason
+
+
 class Runs:
     """The runs of one server process, over ``runtime``'s store (which must keep event
     logs: the SQLite, PostgreSQL and in-memory stores do)."""
