@@ -1704,3 +1704,100 @@ def test_a_decision_that_is_not_a_boolean_approves_nothing_on_any_route(server, 
         assert [c["id"] for c in state["execution"]["pending_approvals"]] == [interrupt.id]
         assert state["execution"]["approvals"] == []
         assert all(m["role"] != "tool" for m in state["context"]["store"]["messages"])
+
+
+def agui_lines(
+    client: httpx.Client, base: str, body: dict[str, Any], **headers: str
+) -> list[tuple[str, Any]]:
+    """POST /ag-ui; ``(id, event)`` of each event, parsed by ag-ui-protocol's types."""
+    from ag_ui.core import Event
+    from pydantic import TypeAdapter
+
+    adapter: TypeAdapter[Any] = TypeAdapter(Event)
+    with client.stream("POST", f"{base}/ag-ui", json=body, headers=headers, timeout=60) as reply:
+        assert reply.status_code == 200, reply.read()
+        return [
+            (event["id"], adapter.validate_python(event["data"]))
+            for event in sse(reply.iter_lines())
+        ]
+
+
+def test_a_repeated_ag_ui_run_id_replays_its_events_and_runs_nothing(server):
+    """The same request POSTed twice (same threadId, runId and message): the second gets
+    the first's events, ids and all, and nothing runs again — one user message, one tool
+    call in the session."""
+    body = run_input("thread-twice", "run-1", [{"id": "u1", "role": "user", "content": "add 2 3"}])
+    with httpx.Client() as client:
+        first = agui_lines(client, server.url, body)
+        second = agui_lines(client, server.url, body)
+        assert [(i, e.model_dump()) for i, e in second] == [(i, e.model_dump()) for i, e in first]
+        assert first[-1][1].result == "tool said: 5"
+        state = json.loads(client.get(f"{server.url}/sessions/thread-twice").text)
+        roles = [m["role"] for m in state["context"]["store"]["messages"]]
+        assert roles == ["user", "assistant", "tool", "assistant"]
+        assert state["execution_count"] == 1
+
+
+def test_a_dropped_ag_ui_stream_resumes_with_last_event_id(server):
+    """AG-UI events carry ids; a client whose stream dropped mid-run POSTs the same input
+    with ``Last-Event-ID`` and gets the rest of the run's AG-UI events, none repeated and
+    none lost, while the run went on without it."""
+    from ag_ui.core import Event
+    from pydantic import TypeAdapter
+
+    adapter: TypeAdapter[Any] = TypeAdapter(Event)
+    body = run_input("thread-drop", "run-1", [{"id": "u1", "role": "user", "content": "slow"}])
+    seen: list[tuple[str, Any]] = []
+    with httpx.Client() as client:
+        with client.stream("POST", f"{server.url}/ag-ui", json=body, timeout=60) as reply:
+            for event in sse(reply.iter_lines()):
+                seen.append((event["id"], adapter.validate_python(event["data"])))
+                if len(seen) == 4:
+                    break
+        rest = agui_lines(client, server.url, body, **{"Last-Event-ID": seen[-1][0]})
+        whole = agui_lines(client, server.url, body)
+    assert [i for i, _ in seen + rest] == [i for i, _ in whole]
+    assert [e.model_dump() for _, e in seen + rest] == [e.model_dump() for _, e in whole]
+    assert whole[-1][1].type.value == "RUN_FINISHED"
+    kinds = [e.type.value for _, e in whole]
+    assert kinds.count("TOOL_CALL_START") == 4  # the run went on while no one listened
+
+
+def test_session_ids_follow_one_rule_on_every_route(server):
+    """An id no request could reach is refused where a session would be made: too long
+    for a URL, or holding ``/`` (also an AG-UI ``threadId``); an id that is accepted is
+    reachable by GET and DELETE. The ``Bearer`` scheme's name is case-insensitive."""
+    with httpx.Client() as client:
+        long_id = client.post(f"{server.url}/sessions", json={"session_id": "x" * 70_000})
+        assert long_id.status_code == 422 and "longer than" in long_id.json()["error"]
+        for thread in ("a/b", "x" * 70_000, ".."):
+            body = run_input(thread, "r", [{"id": "u", "role": "user", "content": "hi"}])
+            refused = client.post(f"{server.url}/ag-ui", json=body)
+            assert refused.status_code == 422 and "threadId" in refused.json()["error"]
+        made = agui(
+            client,
+            server.url,
+            run_input("a b%c", "r", [{"id": "u", "role": "user", "content": "hi"}]),
+        )
+        assert made[-1].result == "you said: hi"
+        reached = client.get(f"{server.url}/sessions/a%20b%25c")
+        assert reached.status_code == 200, reached.text
+        assert client.delete(f"{server.url}/sessions/a%20b%25c").status_code in (200, 204)
+
+
+def test_the_bearer_scheme_is_case_insensitive(tmp_path):
+    """``Authorization: bearer T`` is ``Bearer T`` (RFC 7235); another token is 401."""
+    server = Server(tmp_path / "s.sqlite", "--token", "T0k3n").start()
+    try:
+        with httpx.Client() as client:
+            for scheme in ("Bearer", "bearer", "BEARER"):
+                ok = client.post(
+                    f"{server.url}/sessions", json={}, headers={"Authorization": f"{scheme} T0k3n"}
+                )
+                assert ok.status_code == 201, (scheme, ok.text)
+            wrong = client.post(
+                f"{server.url}/sessions", json={}, headers={"Authorization": "bearer other"}
+            )
+            assert wrong.status_code == 401
+    finally:
+        server.stop()

@@ -18,8 +18,10 @@ declines, else the question is dismissed).
 from __future__ import annotations
 
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import Any, Final
 
 from ag_ui.core import (
     Interrupt,
@@ -41,13 +43,12 @@ from pydantic import ValidationError
 
 from agents.errors import SessionNotFound
 from agents.persistence.runtime import SessionRuntime
-from agents.persistence.session import storable_id
 from agents.records.frozen import deep_thaw
 from agents.records.json_text import replace_lone_surrogates
 from agents.records.state import AgentState
-from agents.serve.runs import ENDED, DecisionError, Runs, approval_decision
+from agents.serve.runs import ENDED, DecisionError, Runs, approval_decision, session_id_problem
 
-__all__ = ["AgUiInputError", "agui_run"]
+__all__ = ["AgUiInputError", "AgUiRuns", "agui_run"]
 
 
 class AgUiInputError(Exception):
@@ -113,14 +114,103 @@ def _answers(
     return found
 
 
+MARK: Final = "AgUiRun"  # the event opening each AG-UI run in the session's log
+OUTCOME: Final = "AgUiOutcome"  # the event before its end: what RUN_FINISHED says
+_MARK_TEXT: Final = '{"type":"' + MARK + '",'
+_KEPT_THREADS: Final = 1024
+
+
+class AgUiRuns:
+    """The AG-UI runs of each thread, by ``runId``: where each begins in the session's
+    event log (its ``AgUiRun`` event), so that a repeated ``runId`` replays that run's
+    events instead of running again. Read from the log (so another process's runs count
+    too), past what was read before; the threads seen last are kept in memory."""
+
+    def __init__(self, runs: Runs) -> None:
+        self._runs = runs
+        self._lock = threading.Lock()
+        self._known: OrderedDict[str, tuple[int, dict[str, int]]] = OrderedDict()
+
+    def find(self, thread: str, run_id: str) -> int | None:
+        """The number of run ``run_id``'s opening event in ``thread``'s log, or ``None``."""
+        with self._lock:
+            read, found = self._known.get(thread, (0, {}))
+        if run_id in found:
+            return found[run_id]
+        found = dict(found)
+        while True:
+            try:
+                events = self._runs.store.events(thread, after=read, limit=1000)
+            except SessionNotFound:
+                events = []
+            for number, text in events:
+                if text.startswith(_MARK_TEXT):
+                    data = json.loads(text)
+                    if isinstance(data.get("run_id"), str):
+                        found.setdefault(data["run_id"], number)
+            if len(events) < 1000:
+                break
+            read = events[-1][0]
+        read = events[-1][0] if events else read
+        self._remember(thread, read, found)
+        return found.get(run_id)
+
+    def started(self, thread: str, run_id: str, number: int) -> None:
+        """Run ``run_id`` of ``thread`` opens with event ``number``."""
+        with self._lock:
+            read, found = self._known.get(thread, (0, {}))
+        self._remember(thread, read, {**found, run_id: number})
+
+    def _remember(self, thread: str, read: int, found: dict[str, int]) -> None:
+        with self._lock:
+            self._known[thread] = (read, found)
+            self._known.move_to_end(thread)
+            while len(self._known) > _KEPT_THREADS:
+                self._known.popitem(last=False)
+
+
+def _cursor(last_event_id: str | None) -> tuple[int, int] | None:
+    """An AG-UI event id (``"<event number>.<index>"``) as a cursor to resume after."""
+    if last_event_id is None:
+        return None
+    number, dot, index = last_event_id.strip().partition(".")
+    if not (dot and number.isascii() and number.isdigit() and index.isascii() and index.isdigit()):
+        raise AgUiInputError(f"Last-Event-ID {last_event_id[:40]!r} is no AG-UI event id")
+    return int(number), int(index)
+
+
 async def agui_run(
-    runtime: SessionRuntime, runs: Runs, data: Any, blocking: Any
+    runtime: SessionRuntime,
+    runs: Runs,
+    index: AgUiRuns,
+    data: Any,
+    blocking: Any,
+    last_event_id: str | None = None,
 ) -> AsyncIterator[str]:
-    """The AG-UI events (SSE ``data:`` lines) of the run ``data`` asks for."""
+    """The AG-UI events (SSE lines, each with its ``id``) of the run ``data`` asks for.
+    A ``runId`` the thread has run already is not run again: its stored events are sent
+    (after ``last_event_id``, an id this stream gave, when a client reconnects)."""
     run_input = parse_input(data)
     thread, run_id = run_input.thread_id, run_input.run_id
-    if not storable_id(thread):
-        raise AgUiInputError("threadId cannot be a session id: it holds NUL or a lone surrogate")
+    problem = session_id_problem(thread)
+    if problem is not None:
+        raise AgUiInputError(f"threadId {problem}")
+    cursor = _cursor(last_event_id)
+    opened = await blocking(index.find, thread, run_id)
+    if opened is None:
+        if cursor is not None:
+            raise AgUiInputError(f"no run {run_id!r} of thread {thread!r} to resume")
+        opened = await _start(runtime, runs, run_input, blocking) + 1
+        index.started(thread, run_id, opened)
+    async for line in _replayed(runs, thread, run_id, opened, cursor):
+        yield line
+
+
+async def _start(
+    runtime: SessionRuntime, runs: Runs, run_input: RunAgentInput, blocking: Any
+) -> int:
+    """Check the input and start its run; the number of the event before the run."""
+    thread, run_id = run_input.thread_id, run_input.run_id
     try:
         session = await blocking(runtime.get, thread)
     except SessionNotFound:
@@ -155,24 +245,59 @@ async def agui_run(
             return stored  # some calls still wait: answered only when the user says so
         return rt.resume(thread)
 
-    before = await blocking(runs.start, thread, act)
-    yield _line(_make(RunStartedEvent, threadId=thread, runId=run_id))
+    def closing(session: Any) -> dict[str, Any]:
+        state = session.state
+        return {
+            "type": OUTCOME,
+            "step": None,
+            "result": state.final_response if state is not None else None,
+            "outcome": _outcome(state).model_dump(mode="json", by_alias=True, exclude_none=True),
+        }
+
+    opening = {"type": MARK, "step": None, "run_id": run_id}
+
+    def start() -> int:
+        return runs.start(thread, act, opening=opening, closing=closing)
+
+    return int(await blocking(start))
+
+
+async def _replayed(
+    runs: Runs, thread: str, run_id: str, opened: int, cursor: tuple[int, int] | None
+) -> AsyncIterator[str]:
+    """The AG-UI events of the run opening with event ``opened``, translated from the
+    session's log as it is written (the same events, with the same ids, every time),
+    those after ``cursor`` only."""
     translator = _Translator()
-    async for _, text in runs.stream(thread, before):
+    outcome: dict[str, Any] | None = None
+    async for number, text in runs.stream(thread, opened - 1):
         event = json.loads(text)
-        if event.get("type") == ENDED:
-            break
-        for out in translator.events(event):
-            yield _line(out)
-    final = await blocking(runtime.get, thread)
-    state = final.state
-    if translator.failure is not None:
-        yield _line(_make(RunErrorEvent, message=translator.failure, code="RUN_FAILED"))
-        return
-    outcome = _outcome(state)
-    result = state.final_response if state is not None else None
-    yield _line(
-        _make(RunFinishedEvent, threadId=thread, runId=run_id, result=result, outcome=outcome)
+        kind = event.get("type")
+        if number == opened:
+            made: list[Any] = [_make(RunStartedEvent, threadId=thread, runId=run_id)]
+        elif kind == OUTCOME:
+            outcome, made = event, []
+        elif kind == ENDED:
+            made = [_finished(thread, run_id, translator.failure, outcome)]
+        else:
+            made = list(translator.events(event))
+        for position, out in enumerate(made):
+            if cursor is None or (number, position) > cursor:
+                yield _line(out, f"{number}.{position}")
+        if kind == ENDED:
+            return
+
+
+def _finished(thread: str, run_id: str, failure: str | None, outcome: Any) -> Any:
+    if failure is not None or outcome is None:
+        message = failure or "the run ended before it could say how"
+        return _make(RunErrorEvent, message=message, code="RUN_FAILED")
+    return _make(
+        RunFinishedEvent,
+        threadId=thread,
+        runId=run_id,
+        result=outcome.get("result"),
+        outcome=outcome.get("outcome"),
     )
 
 
@@ -226,7 +351,7 @@ def _make(model: Any, **fields: Any) -> Any:
     return model.model_validate(fields)
 
 
-def _line(event: Any) -> str:
+def _line(event: Any, event_id: str) -> str:
     try:
         text = event.model_dump_json(by_alias=True, exclude_none=True)
     except ValueError:  # a lone surrogate (text that is not Unicode): shown as U+FFFD, since
@@ -234,7 +359,7 @@ def _line(event: Any) -> str:
         data = event.model_dump(mode="json", by_alias=True, exclude_none=True)
         raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
         text = replace_lone_surrogates(raw)
-    return f"data: {text}\n\n"
+    return f"id: {event_id}\ndata: {text}\n\n"
 
 
 class _Translator:

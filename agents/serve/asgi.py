@@ -26,7 +26,6 @@ from starlette.routing import Route
 
 from agents.errors import SessionConflict, SessionNotFound, StateDecodeError, StoreUnavailable
 from agents.persistence.runtime import SessionRuntime
-from agents.persistence.session import storable_id
 from agents.records.codec import encode_value
 from agents.records.json_text import dumps
 from agents.records.state import AgentState
@@ -37,6 +36,7 @@ from agents.serve.runs import (
     Runs,
     approval_decision,
     event_type,
+    session_id_problem,
 )
 from agents.tools.threads import to_thread
 
@@ -260,8 +260,10 @@ class _Guard:
             if seen.partition("://")[2] != host:  # a page of another host or port
                 return 403, f"a page of another origin ({seen!r}) may not call this server"
         if self.token is not None and scope["path"] != "/":
-            given = headers.get(b"authorization", b"").decode("latin-1")
-            if not hmac.compare_digest(given.encode(), f"Bearer {self.token}".encode()):
+            # the scheme's name is case-insensitive (RFC 7235): "bearer T" is "Bearer T"
+            scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
+            good = hmac.compare_digest(given.strip(), self.token.encode())
+            if scheme.lower() != b"bearer" or not good:
                 return 401, "a bearer token is required"
         return None
 
@@ -290,11 +292,10 @@ def _handler(work: Callable[[Request], Awaitable[Response]]) -> Handler:
 def _create(runtime: SessionRuntime) -> Handler:
     async def create(request: Request) -> Response:
         body = await _body(request, {"system_prompt": str, "session_id": str}, set())
-        session_id = body.get("session_id", "")
-        if not storable_id(session_id) or "/" in session_id:
-            raise _BadRequest(
-                422, "field 'session_id' holds NUL, a lone surrogate or '/' (no URL could name it)"
-            )
+        session_id = body.get("session_id")
+        problem = None if session_id is None else session_id_problem(session_id)
+        if problem is not None:
+            raise _BadRequest(422, f"field 'session_id' {problem}")
         state = AgentState.initial(body.get("system_prompt", ""))
         session = await _blocking(runtime.create, state, body.get("session_id"))
         return _json({"session_id": session.session_id, "version": session.version}, 201)
@@ -434,11 +435,17 @@ def _handed(runs: Runs, kind: str) -> Handler:
 
 
 def _agui(runtime: SessionRuntime, runs: Runs) -> Handler:
-    async def agui(request: Request) -> Response:
-        from agents.serve.agui import AgUiInputError, agui_run
+    index: Any = None  # the AG-UI runs by runId (made on first use: ag-ui loads then)
 
+    async def agui(request: Request) -> Response:
+        from agents.serve.agui import AgUiInputError, AgUiRuns, agui_run
+
+        nonlocal index
+        if index is None:
+            index = AgUiRuns(runs)
         data = await _body(request, None, set())
-        lines = agui_run(runtime, runs, data, _blocking)
+        cursor = request.headers.get("last-event-id")
+        lines = agui_run(runtime, runs, index, data, _blocking, cursor)
         try:
             first = await anext(lines)  # the input checked, the run started
         except AgUiInputError as exc:

@@ -30,7 +30,7 @@ from agents.core.hooks import HookContext, HookTrigger, hook
 from agents.errors import SessionConflict
 from agents.persistence.leases import RunLeases
 from agents.persistence.runtime import SessionRuntime
-from agents.persistence.session import Session
+from agents.persistence.session import Session, storable_id
 from agents.records.codec import encode_value
 from agents.records.execution import ExecutionStatus
 from agents.records.state import AgentState
@@ -56,6 +56,25 @@ UNFINISHED: Final = frozenset({ExecutionStatus.IN_PROGRESS, ExecutionStatus.PEND
 
 class Busy(Exception):
     """The session has a run in progress (in this process or another one)."""
+
+
+MAX_SESSION_ID: Final = 200
+"""The longest session id the server makes (a URL holds it: servers refuse long ones)."""
+
+
+def session_id_problem(session_id: Any) -> str | None:
+    """What keeps ``session_id`` from being a session id that every route can reach (text
+    of 1 to ``MAX_SESSION_ID`` characters, with no NUL, lone surrogate or ``/``, and not
+    ``.`` or ``..``, which a URL's path does not keep); ``None`` when it can be one. The
+    one rule of ``POST /sessions`` and an AG-UI ``threadId``, checked where a session is
+    made."""
+    if type(session_id) is not str or not session_id:
+        return "must be non-empty text"
+    if len(session_id) > MAX_SESSION_ID:
+        return f"is longer than {MAX_SESSION_ID} characters"
+    if not storable_id(session_id) or "/" in session_id or session_id in (".", ".."):
+        return "holds NUL, a lone surrogate or '/', or is '.' or '..' (no URL could name it)"
+    return None
 
 
 class DecisionError(ValueError):
@@ -118,11 +137,20 @@ class Runs:
         with self._lock:
             return session_id in self._active
 
-    def start(self, session_id: str, action: Callable[[SessionRuntime], Session | None]) -> int:
+    def start(
+        self,
+        session_id: str,
+        action: Callable[[SessionRuntime], Session | None],
+        *,
+        opening: dict[str, Any] | None = None,
+        closing: Callable[[Session], dict[str, Any]] | None = None,
+    ) -> int:
         """Run ``action`` (``runtime.send(...)``, ``runtime.approve(...)``…) on a thread,
         with a runtime whose loops report to the event log; the number of the last event
         before the run (a stream starts after it). ``Busy`` if a run is in progress. An
-        action returning ``None`` ran nothing: no event is written."""
+        action returning ``None`` ran nothing: no event is written. ``opening``: an event
+        written first (numbered right after the one returned); ``closing(session)``: an
+        event made from the session the action left, written before the run's end."""
         inbox = _Inbox()
         self._reserve(session_id, inbox)
         try:
@@ -143,7 +171,9 @@ class Runs:
         store = RunStore(self.store, writer) if writer.merging else self.store
         runtime = SessionRuntime(store, loop_for, ids=self.runtime.ids)
         thread = threading.Thread(
-            target=self._run, args=(session_id, action, runtime, writer, inbox), daemon=True
+            target=self._run,
+            args=(session_id, action, runtime, writer, inbox, opening, closing),
+            daemon=True,
         )
         thread.start()
         return before
@@ -229,13 +259,17 @@ class Runs:
         runtime: SessionRuntime,
         writer: RunWriter,
         inbox: _Inbox,
+        opening: dict[str, Any] | None = None,
+        closing: Callable[[Session], dict[str, Any]] | None = None,
     ) -> None:
         status = None
         ran = True
         try:
+            if opening is not None:
+                writer.write(opening)
             session = action(runtime)
             if session is None:
-                ran = False
+                ran = opening is not None
                 return
             state = session.state
             status = state.status.value if state is not None and state.status else None
@@ -246,6 +280,8 @@ class Runs:
                 if state.pending_inputs:
                     asked = [encode_value(question) for question in state.pending_inputs]
                     writer.write({"type": "InputRequested", "step": None, "questions": asked})
+            if closing is not None:
+                writer.write(closing(session))
         except Exception as exc:  # the run could not go on (a conflict, a store down)
             writer.write(_failure(exc))
         finally:
