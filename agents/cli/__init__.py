@@ -195,6 +195,12 @@ def _add_history_commands(commands: Any) -> None:
     report.add_argument("file")
     report.add_argument("-o", "--output", required=True, metavar="OUT.html")
     _run_option(report)
+    _add_export_command(commands)
+    _add_regress_command(commands)
+
+
+def _add_export_command(commands: Any) -> None:
+    """``export-otel``: a run file's runs as OpenTelemetry spans."""
     otel = commands.add_parser(
         "export-otel", help="send a recorded run as OpenTelemetry spans to an OTLP collector"
     )
@@ -219,6 +225,10 @@ def _add_history_commands(commands: Any) -> None:
         help="how long to wait for the collector (default 5)",
     )
     _run_option(otel)
+
+
+def _add_regress_command(commands: Any) -> None:
+    """``regress``: recorded runs through new agent code."""
     regress = commands.add_parser(
         "regress", help="recorded runs through new agent code: what changed, without a model"
     )
