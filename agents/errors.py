@@ -13,6 +13,7 @@ __all__ = [
     "ConfigurationError",
     "DefinitionError",
     "InvariantViolation",
+    "MissingExtra",
     "ScriptExhausted",
     "SessionConflict",
     "SessionNotFound",
@@ -28,6 +29,29 @@ class AgentError(Exception):
 
 class ConfigurationError(AgentError):
     """Misuse found before a run starts: a bad option, tool, hook or argument."""
+
+
+class MissingExtra(AgentError, ImportError):
+    """A part of the library was imported without the optional packages it needs: the
+    message names the extra to install (``pip install 'agents[mcp]'``)."""
+
+
+def require_extra(extra: str, part: str, *modules: str) -> None:
+    """Raise ``MissingExtra`` naming ``extra`` when one of ``modules`` cannot be imported
+    (looked up, not imported): what ``part`` of the library needs."""
+    import importlib.util
+
+    for module in modules:
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):  # a missing parent package, or a broken one
+            found = False
+        if not found:
+            raise MissingExtra(
+                f"{part} needs {module.split('.')[0]}, which is not installed: "
+                f"pip install 'agents[{extra}]'",
+                name=module,
+            )
 
 
 class DefinitionError(ConfigurationError):

@@ -8,6 +8,8 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 import agents
 import agents.testing
 from agents import AgentError
@@ -136,3 +138,43 @@ def test_import_agents_does_not_import_heavy_dependencies():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+BLOCKED = """
+import sys
+
+import pytest
+
+class Missing:  # as if the package were not installed
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == {blocked!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        return None
+
+sys.meta_path.insert(0, Missing())
+try:
+    {statement}
+except ImportError as exc:
+    from agents import AgentError
+    print(type(exc).__name__, isinstance(exc, AgentError), exc)
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "statement", "blocked"),
+    [
+        ("mcp", "import agents.mcp", "mcp"),
+        ("serve", "import agents.serve", "starlette"),
+        ("serve", "from agents.serve import app", "ag_ui"),
+        ("otel", "from agents.otel import OTelListener", "opentelemetry"),
+    ],
+)
+def test_an_extras_module_without_the_extra_names_what_to_install(extra, statement, blocked):
+    """Importing ``agents.mcp``, ``agents.serve`` or ``agents.otel`` without its extra is an
+    ``ImportError`` (``MissingExtra``, an ``AgentError``) naming the package missing and
+    ``pip install 'agents[extra]'``, not a bare ``ModuleNotFoundError``."""
+    code = BLOCKED.format(blocked=blocked, statement=statement)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("MissingExtra True ")
+    assert f"pip install 'agents[{extra}]'" in done.stdout and blocked in done.stdout

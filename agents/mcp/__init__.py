@@ -7,6 +7,15 @@ interceptors, gated by approvals, recorded, replayed without the server. See
 ``agents.mcp.client`` and docs/how-to/mcp.md.
 """
 
-from agents.mcp.client import MCPServer, MCPServerHTTP, MCPServerStdio, MCPToolError
+from agents.errors import require_extra
+
+require_extra("mcp", "agents.mcp", "mcp", "httpx2")
+
+from agents.mcp.client import (  # noqa: E402 (the extra checked first)
+    MCPServer,
+    MCPServerHTTP,
+    MCPServerStdio,
+    MCPToolError,
+)
 
 __all__ = ["MCPServer", "MCPServerHTTP", "MCPServerStdio", "MCPToolError"]

@@ -30,5 +30,8 @@ def __getattr__(name: str) -> Any:
     if name in __all__:
         import importlib
 
+        from agents.errors import require_extra
+
+        require_extra("otel", "agents.otel", "opentelemetry.trace", "opentelemetry.sdk")
         return getattr(importlib.import_module("agents.otel.sdk"), name)
     raise AttributeError(f"module 'agents.otel' has no attribute {name!r}")

@@ -8,6 +8,10 @@ follow-ups. See docs/how-to/serve.md.
 
 from typing import Any
 
+from agents.errors import require_extra
+
+require_extra("serve", "agents.serve", "starlette", "uvicorn", "ag_ui", "pydantic")
+
 __all__ = ["app"]
 
 
