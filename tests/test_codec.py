@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from datetime import UTC, datetime, timedelta, timezone
@@ -383,3 +384,28 @@ def test_fields_decoded_one_by_one_share_nothing_but_what_no_record_changes():
     assert decode_field(AgentState, "updated_at", data["updated_at"]) == state.updated_at
     shared = decoding._NO_RECORDS
     assert (shared.shared, shared.refs, shared.states, shared.paths) == ({}, None, 0, False)
+
+
+def test_a_deeply_nested_value_anywhere_is_a_state_decode_error_naming_its_path():
+    """A list nested 990 deep put in place of any value of an encoded state (a record's
+    ``kind`` included, where the error quotes what it found) is a ``StateDecodeError``
+    naming where, never a ``RecursionError`` while the message is built."""
+    from helpers import json_places
+
+    final = make_loop(calls(call("add", a=1, b=2)), reply("3"), tools=[add]).run(initial())
+    data = json.loads(final.to_json())
+    nested = "[" * 990 + '"x"' + "]" * 990
+    places = [path for path in json_places(data) if path]
+    assert len(places) > 100
+    for path in places:
+        changed = json.loads(final.to_json())
+        put_at(changed, path, "@@nested@@")
+        text = json.dumps(changed).replace('"@@nested@@"', nested, 1)
+        if path[-1] != "kind":
+            with contextlib.suppress(StateDecodeError):  # metadata may hold any JSON
+                AgentState.from_json(text)
+            continue
+        with pytest.raises(StateDecodeError) as info:
+            AgentState.from_json(text)
+        assert len(str(info.value)) < 500, path
+        assert info.value.path != "$" or path == ("kind",), path  # the top one's is "$"

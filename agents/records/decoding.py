@@ -73,6 +73,15 @@ class _Context:
         self.shared: dict[bytes, Any] = {}  # SHARED records decoded, by their exact JSON
 
 
+def _shown(value: Any) -> str:
+    """A value from the input as an error shows it: a scalar as its repr (cut short), a
+    list or an object by its kind only (its repr could be nested past any limit)."""
+    if value is None or isinstance(value, str | int | float):
+        text = repr(value)
+        return text if len(text) <= 80 else text[:77] + "..."
+    return f"a JSON {_type_name(value)}"
+
+
 def _type_name(value: Any) -> str:
     if value is None:
         return "null"
@@ -113,7 +122,7 @@ def _datetime(value: Any, path: str, _: _Context) -> datetime:
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise StateDecodeError(f"not an ISO-8601 timestamp: {value!r}", path) from None
+        raise StateDecodeError(f"not an ISO-8601 timestamp: {_shown(value)}", path) from None
     if parsed.tzinfo is None:
         raise StateDecodeError(f"timestamp {value!r} has no UTC offset", path)
     return parsed
@@ -175,7 +184,7 @@ def _enumeration(kind: type[enum.Enum]) -> Decoder:
         except (KeyError, TypeError):
             allowed = ", ".join(repr(v) for v in by_value)
             raise StateDecodeError(
-                f"{value!r} is not a {kind.__name__} (one of {allowed})", path
+                f"{_shown(value)} is not a {kind.__name__} (one of {allowed})", path
             ) from None
 
     return decode
@@ -271,7 +280,7 @@ def decode_record(value: Any, path: str, context: _Context, cls: type[R]) -> R:
         raise StateDecodeError(f"expected a {cls.__name__} object, got {_type_name(value)}", path)
     kind = value.get("kind")
     if kind != cls.__name__:
-        raise StateDecodeError(f"expected kind {cls.__name__!r}, got {kind!r}", path)
+        raise StateDecodeError(f"expected kind {cls.__name__!r}, got {_shown(kind)}", path)
     paths = context.paths
     if paths or len(value) != len(decoders) + (2 if "schema_version" in value else 1):
         unknown = [
@@ -428,7 +437,7 @@ def _document_class(data: Any, cls: type[R] | None) -> type[R]:
     version = data["schema_version"]
     if version != SCHEMA_VERSION or isinstance(version, bool):
         raise StateDecodeError(
-            f"unsupported schema_version {version!r} (this version of agents reads "
+            f"unsupported schema_version {_shown(version)} (this version of agents reads "
             f"{SCHEMA_VERSION})",
             "schema_version",
         )
@@ -436,7 +445,7 @@ def _document_class(data: Any, cls: type[R] | None) -> type[R]:
         kind = data.get("kind")
         found = RECORDS.get(kind) if isinstance(kind, str) else None
         if found is None:
-            raise StateDecodeError(f"unknown kind {kind!r}", "kind")
+            raise StateDecodeError(f"unknown kind {_shown(kind)}", "kind")
         cls = found
     return cls
 
