@@ -556,3 +556,67 @@ def test_a_folder_of_recordings_is_listed_as_rglob_sorts_it(tmp_path):
     assert len(expected) == 10
     assert list(recording_files(tmp_path / "nowhere")) == []
     assert list(recording_files(folder / "b.jsonl")) == []
+
+
+GUARDED_DEMO = """
+from agents import AgentLoop, HookContext, HookTrigger, hook
+from agents.cli.demo import build_demo
+
+
+@hook(HookTrigger.BEFORE_TOOL_USE, name="no_gbp")
+def no_gbp(context: HookContext) -> HookContext:
+    call = context.tool_call
+    if call is not None and call.arguments.get("currency") == "GBP":
+        return context.with_tool_blocked("no GBP today")
+    return context
+
+
+def guarded_demo() -> AgentLoop:
+    return build_demo()[0].with_hooks(no_gbp)
+"""
+
+WITHOUT_A_MODEL = """
+import pytest
+from guarded import guarded_demo
+
+
+@pytest.mark.agent_recordings("recordings")
+def test_without_a_model(agent_recording):
+    agent_recording.check(guarded_demo())
+"""
+
+WITH_A_MODEL = """
+import pytest
+from guarded import guarded_demo
+from agents.testing import ScriptedDriver, reply
+
+
+@pytest.mark.agent_recordings("recordings")
+def test_with_a_model_when_accepting(agent_recording):
+    answers = ScriptedDriver([reply("The train could not be converted.")] * 5)
+    model = answers if agent_recording.accepting else None
+    agent_recording.check(guarded_demo(), continue_with=model)
+"""
+
+
+def test_the_how_tos_hook_change_is_accepted_with_continue_with(pytester):
+    """In the how-to's order: the demo recorded, the guard of its section 3 added.
+    ``--agents-accept`` without a model fails in one line saying to pass
+    ``continue_with``; the how-to's test, giving one when accepting, rewrites the
+    recording; then both tests pass as they are."""
+    demo, state = build_demo()
+    folder = pytester.path / "recordings"
+    folder.mkdir()
+    record(folder / "trip.jsonl", demo, state)
+    pytester.syspathinsert()
+    pytester.makepyfile(guarded=GUARDED_DEMO, test_without=WITHOUT_A_MODEL)
+    refused = pytester.runpytest("-p", "no:cacheprovider", "--agents-accept")
+    refused.assert_outcomes(failed=1)
+    output = refused.stdout.str()
+    assert "agent_recording.check(agent, continue_with=...)" in output
+    assert "Traceback" not in output and "raise NotAccepted" not in output
+    pytester.makepyfile(test_with=WITH_A_MODEL)
+    accepted = pytester.runpytest("-p", "no:cacheprovider", "--agents-accept", "-k", "with_a")
+    accepted.assert_outcomes(passed=1)
+    assert b"The train could not be converted." in (folder / "trip.jsonl").read_bytes()
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)

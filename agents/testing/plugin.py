@@ -96,10 +96,13 @@ class Recording:
 
     def check(self, agent: Any, **options: Any) -> Any:
         """The ``RegressionReport`` of this recording through ``agent``."""
-        from agents.testing.regression import accept, regress
+        from agents.testing.regression import NotAccepted, accept, regress
 
         if self.accepting:
-            return accept(agent, self.path, **options)
+            try:
+                return accept(agent, self.path, **options)
+            except NotAccepted as exc:  # one line saying what to do, not a traceback
+                pytest.fail(str(exc), pytrace=False)
         report = regress(agent, [self.path], **options)
         if not report.ok:
             pytest.fail(

@@ -163,7 +163,9 @@ def accept(agent: Any, path: str | os.PathLike[str], **options: Any) -> Regressi
             assert outcome.change is not None
             raise NotAccepted(
                 f"{target}: {outcome.change.describe()}; the model was asked something new "
-                "and nobody answered: pass continue_with= a driver that answers it"
+                "and the recording holds no answer: pass continue_with= a driver that "
+                "answers it (agent_recording.check(agent, continue_with=...) in pytest, "
+                "--continue-with MODEL on the command line)"
             )
         if log is None:
             temporary.write_text(finals[0].to_json() + "\n", encoding="utf-8")
