@@ -368,6 +368,10 @@ def test_the_demo_hints_at_commands_that_work_outside_a_venv(tmp_path):
     out = agents_cli("demo", cwd=tmp_path).stdout
     hint = next(line for line in out.splitlines() if line.startswith("next:"))
     assert hint.split()[1:4] == [sys.executable, "-m", "agents"]
+    # the commands the README says it prints, each on its line
+    commands = [line.split(" agents ", 1)[1].split()[0] for line in out.splitlines()[-4:]]
+    assert commands == ["inspect", "verify", "replay", "report"]
+    assert "--verify" in out.splitlines()[-2]
     script = Path(sys.executable).parent / "agents"
     via_script = subprocess.run(
         [str(script), "demo"], capture_output=True, text=True, cwd=tmp_path, timeout=120

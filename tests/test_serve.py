@@ -1801,3 +1801,42 @@ def test_the_bearer_scheme_is_case_insensitive(tmp_path):
             assert wrong.status_code == 401
     finally:
         server.stop()
+
+
+def test_the_how_tos_curl_lines_work_against_the_example_they_name(tmp_path):
+    """The ``sh`` block of docs/how-to/serve.md that speaks to the support example, run
+    line by line with curl against ``agents serve examples.support_agent:loop`` (each
+    line must succeed: ``--fail-with-body``), ends with the refund made after the first
+    was denied; the events after 7 hold the second approval request."""
+    import re
+    import shutil
+
+    if shutil.which("curl") is None:
+        pytest.skip("curl is not installed here")
+    page = (TESTS.parent / "docs" / "how-to" / "serve.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"^```sh\n(.*?)^```", page, re.M | re.S) if "ID=$(curl" in b]
+    server = Server(tmp_path / "s.sqlite")
+    server.target = "examples.support_agent:loop"
+    server.path = str(TESTS.parent)
+    server.start()
+    outputs = []
+    try:
+        script = block.replace("localhost:8000", f"127.0.0.1:{server.port}")
+        script = script.replace("curl ", "curl --fail-with-body --max-time 30 ")
+        lines = [line for line in script.splitlines() if line and not line.startswith("#")]
+        done = subprocess.run(
+            ["bash", "-e", "-c", "\n".join(f"{line}\necho '@@@'" for line in lines)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        outputs = done.stdout.split("@@@\n")
+    finally:
+        server.stop()
+    assert "event: ApprovalRequested" in outputs[1] and '"call_2"' in outputs[1]
+    after_seven = outputs[3]
+    assert after_seven.startswith("id: 8\n") and '"call_3"' in after_seven
+    timeline = json.loads(outputs[-2])
+    assert timeline["status"] == "completed"
+    assert [row["tools"] for row in timeline["rows"]][-2:] == [["refund"], []]

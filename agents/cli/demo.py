@@ -157,7 +157,10 @@ def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO, sign: str | None = No
     agents = command_name()
     check = f"{agents} verify {path}" + (f" --key {_public_key_file(sign)}" if sign else "")
     stdout.write(
-        f"next: {agents} inspect {path}   {check}   {agents} report {path} -o report.html\n"
+        f"next: {agents} inspect {path}\n"
+        f"      {check}\n"
+        f"      {agents} replay {path} --verify\n"
+        f"      {agents} report {path} -o report.html\n"
     )
     return 0
 
