@@ -70,6 +70,7 @@ from agents.records.events import (
     ToolCallBlocked,
     ToolCallCompleted,
     ToolCallStarted,
+    ToolServerRestarted,
 )
 from agents.records.execution import ApprovalDecision, ExecutionState, ExecutionStatus
 from agents.records.frozen import History
@@ -187,6 +188,7 @@ __all__ = [
     "ToolExecution",
     "ToolInterceptor",
     "ToolResult",
+    "ToolServerRestarted",
     "Tools",
     "Usage",
     "estimate_tokens",

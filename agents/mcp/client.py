@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
@@ -34,6 +36,7 @@ from agents.mcp.calls import CallScope, within_call
 from agents.mcp.connection import Connection, MCPToolError
 from agents.mcp.sampling import Sampler
 from agents.otel.spans import mcp_traceparent
+from agents.records.events import ToolServerRestarted
 from agents.records.frozen import deep_freeze, deep_thaw
 from agents.records.redaction import shown_url
 from agents.records.schema import compile_validator
@@ -44,6 +47,8 @@ from agents.tools.tool import Tool
 __all__ = ["MCPServer", "MCPServerHTTP", "MCPServerStdio", "MCPToolError"]
 
 START_TIMEOUT: Final = 30.0  # seconds to start a server and list its tools
+_BACKOFF: Final = 0.5  # seconds before a restart after a failed one (doubling, at most:)
+_BACKOFF_MOST: Final = 30.0
 _CONTEXT: Final = "_agents_tool_context"  # the ToolContext a call receives, by this name
 
 
@@ -60,9 +65,13 @@ class MCPServer:
         requires_approval: bool | Sequence[str],
         sampling: bool,
         elicitation: bool,
+        start_timeout: float = START_TIMEOUT,
     ) -> None:
         if timeout is not None and not timeout > 0:
             raise AgentError(f"timeout must be > 0 seconds or None, got {timeout!r}")
+        if not (isinstance(start_timeout, int | float) and 0 < start_timeout < float("inf")):
+            raise AgentError(f"start_timeout must be > 0 seconds, got {start_timeout!r}")
+        self.start_timeout = float(start_timeout)
         self.requires_approval = (
             requires_approval
             if isinstance(requires_approval, bool)
@@ -80,6 +89,9 @@ class MCPServer:
         self._tools: tuple[Tool, ...] | None = None
         self._calls: dict[str, tuple[str, float | None]] = {}  # tool → server's name, deadline
         self._failure: str | None = None  # why the session did not open, last time
+        self._failed_starts = 0  # restarts failed in a row (the next waits longer)
+        self._listed: list[sdk.ToolInfo] | None = None  # the tools its last session listed
+        self._next_start = 0.0  # no restart before (time.monotonic)
         # The server's tool list last seen, and what a run can offer of it (``_offers``):
         # worked out once per list, not at each run's catalogue.
         self._offers: tuple[Any, list[dict[str, Any]]] | None = None
@@ -95,7 +107,12 @@ class MCPServer:
         raise NotImplementedError
 
     reconnects: bool = False  # a lost session is opened again once, and the call resent
+    restarts: bool = False  # a process that ended is started again at the next call
     transport: str = "stdio"
+
+    def _start_problem(self) -> str | None:
+        """Why the server cannot be started at all (checked before trying), or ``None``."""
+        return None
 
     # -- the session -----------------------------------------------------------------------------
 
@@ -106,10 +123,20 @@ class MCPServer:
             return connection
         if connection is not None:
             connection.close(wait=1.0)
+            self._connection = None
+        problem = self._start_problem()
+        if problem is not None:
+            raise MCPToolError(f"the MCP server {self.label} did not start: {problem}")
         connection = self._connection = Connection(self._client, self.label)
         self._tools = None
-        if not connection.ready.wait(START_TIMEOUT) or connection.client is None:
-            connection.close(wait=1.0)
+        started = connection.ready.wait(self.start_timeout)
+        if not started or connection.client is None:
+            connection.close(wait=5.0)  # a start given up: its task and process stopped
+            if not started:
+                raise MCPToolError(
+                    f"the MCP server {self.label} did not start within "
+                    f"{self.start_timeout:g} s (given up: its process was stopped)"
+                )
             why = connection.failure
             while isinstance(why, BaseExceptionGroup) and why.exceptions:  # the SDK's task group
                 why = why.exceptions[0]
@@ -126,6 +153,13 @@ class MCPServer:
         ``loop``'s model); none when the server cannot start."""
         with self._lock:
             self._users += 1
+            connection = self._connection
+            ended = self.restarts and connection is not None and not connection.alive
+            if ended and self._listed is not None:  # it ran, and its process ended: the
+                # next call starts it again (ToolServerRestarted); offered as last listed
+                if self._tools is None:
+                    self._tools = self._offered(self._listed)
+                return self._run_tools(loop)
             try:
                 connection = self._connected()
             except MCPToolError as exc:
@@ -139,12 +173,18 @@ class MCPServer:
                 self._tools = None
             if self._tools is None:
                 self._tools = self._offered(connection.tools)
-            if loop is None or not self.sampling:
-                return self._tools
-            return tuple(
-                attrs.evolve(t, function=self._function(*self._calls[t.name], loop))
-                for t in self._tools
-            )
+            self._listed = connection.tools
+            return self._run_tools(loop)
+
+    def _run_tools(self, loop: Any) -> tuple[Tool, ...]:
+        """The tools for a run of ``loop`` (its model answering sampling requests)."""
+        assert self._tools is not None
+        if loop is None or not self.sampling:
+            return self._tools
+        return tuple(
+            attrs.evolve(t, function=self._function(*self._calls[t.name], loop))
+            for t in self._tools
+        )
 
     def release(self) -> None:
         """A run using the server ended: the session closes with the last one, unless
@@ -189,6 +229,7 @@ class MCPServer:
     def _close(self) -> None:
         connection, self._connection = self._connection, None
         self._tools = None
+        self._listed = None
         if connection is not None:
             connection.close()
 
@@ -295,6 +336,9 @@ class MCPServer:
         meta: Any,
         scope: CallScope,
     ) -> Any:
+        connection = self._connection
+        if self.restarts and connection is not None and not connection.alive:
+            await asyncio.to_thread(self._restart, scope.context, connection)
         try:
             return await self._call_once(name, arguments, timeout, meta, scope)
         except _SessionLost:
@@ -302,6 +346,41 @@ class MCPServer:
                 raise MCPToolError(f"the MCP server {self.label} lost the session") from None
             await asyncio.to_thread(self._reconnect)
             return await self._call_once(name, arguments, timeout, meta, scope)
+
+    def _restart(self, context: Any, ended: Connection) -> None:
+        """Start the server again for a call, its process having ended (once a call; after
+        a failed start, not before the backoff has passed: 0.5 s, doubling to 30 s); the
+        calling run's listeners get ``ToolServerRestarted``."""
+        with self._lock:
+            if self._connection is not ended:  # another call started it meanwhile
+                return
+            wait = self._next_start - time.monotonic()
+            if wait > 0:
+                raise MCPToolError(
+                    f"the MCP server {self.label} is not running (its process ended; the "
+                    f"last start failed, the next is tried in {wait:.1f} s)"
+                )
+            try:
+                self._connected()
+            except MCPToolError:
+                self._failed_starts += 1
+                delay = min(_BACKOFF * 2 ** (self._failed_starts - 1), _BACKOFF_MOST)
+                self._next_start = time.monotonic() + delay
+                raise
+            self._failed_starts, self._next_start = 0, 0.0
+        forward = current_forward()
+        if forward is not None:
+            execution_id, step, call_id = context.idempotency_key
+            forward(
+                ToolServerRestarted(
+                    agent_id=context.state.agent_id,
+                    execution_id=execution_id,
+                    step=step,
+                    server=self.label,
+                    call_id=call_id,
+                    reason="its process had ended" if ended.exited else "its last start failed",
+                )
+            )
 
     def _reconnect(self) -> None:
         with self._lock:
@@ -383,13 +462,36 @@ def _lost(exc: BaseException) -> bool:
 
 # Starts a server so that it is killed when the thread that started it ends, even by a
 # kill -9 of this process (Linux's PR_SET_PDEATHSIG), then becomes the server (exec).
+# A command it cannot run is one line on stderr (no traceback) and exit 127, as in a shell.
 _LAUNCHER: Final = """
 import ctypes, os, signal, sys
 ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 if os.getppid() == 1:  # the parent died before prctl took effect
     sys.exit(1)
-os.execvp(sys.argv[1], sys.argv[1:])
+try:
+    os.execvp(sys.argv[1], sys.argv[1:])
+except OSError as exc:
+    sys.stderr.write(f"cannot run {sys.argv[1]!r}: {exc.strerror}\\n")
+    sys.exit(127)
 """
+
+
+def _unrunnable(command: str, env: Mapping[str, str] | None, cwd: Any) -> str | None:
+    """Why ``command`` cannot be run as a server's program (the OS error, as ``execvp``
+    would meet it: no such file, not executable), or ``None`` when it can."""
+    if os.sep in command or (os.altsep and os.altsep in command):
+        path = os.path.join(os.fspath(cwd), command) if cwd is not None else command
+        if not os.path.exists(path):
+            return f"cannot run {command!r}: No such file or directory"
+        if os.path.isdir(path):
+            return f"cannot run {command!r}: Is a directory"
+        if not os.access(path, os.X_OK):
+            return f"cannot run {command!r}: Permission denied"
+        return None
+    search = (env or {}).get("PATH", os.environ.get("PATH", os.defpath))
+    if shutil.which(command, path=search) is None:
+        return f"cannot run {command!r}: No such file or directory (not found on PATH)"
+    return None
 
 
 class MCPServerStdio(MCPServer):
@@ -401,7 +503,11 @@ class MCPServerStdio(MCPServer):
     those of the tools named; ``sampling``: the server's sampling requests are answered
     by the run's model (``agents.mcp.sampling``), or refused (``False``);
     ``elicitation``: the server's questions for a human suspend the run until answered
-    (``agents.mcp.calls``), or the client says it cannot take them (``False``)."""
+    (``agents.mcp.calls``), or the client says it cannot take them (``False``);
+    ``start_timeout``: seconds to start the server and list its tools (a start given up
+    stops the process), 30 by default."""
+
+    restarts = True
 
     def __init__(
         self,
@@ -416,6 +522,7 @@ class MCPServerStdio(MCPServer):
         requires_approval: bool | Sequence[str] = False,
         sampling: bool = True,
         elicitation: bool = True,
+        start_timeout: float = START_TIMEOUT,
     ) -> None:
         super().__init__(
             prefix=prefix,
@@ -424,6 +531,7 @@ class MCPServerStdio(MCPServer):
             requires_approval=requires_approval,
             sampling=sampling,
             elicitation=elicitation,
+            start_timeout=start_timeout,
         )
         self.command = command
         self.args = tuple(args)
@@ -433,6 +541,9 @@ class MCPServerStdio(MCPServer):
     @property
     def label(self) -> str:
         return os.path.basename(self.command)
+
+    def _start_problem(self) -> str | None:
+        return _unrunnable(self.command, self.env, self.cwd)
 
     def _client(self, connection: Connection) -> Any:
         command, args = self.command, self.args
@@ -450,6 +561,7 @@ class MCPServerStdio(MCPServer):
             connection.notice_fault,
             sample,
             elicit,
+            connection.notice_exit,
         )
 
     def __repr__(self) -> str:  # never the environment: it may hold credentials
@@ -476,6 +588,7 @@ class MCPServerHTTP(MCPServer):
         requires_approval: bool | Sequence[str] = False,
         sampling: bool = True,
         elicitation: bool = True,
+        start_timeout: float = START_TIMEOUT,
     ) -> None:
         super().__init__(
             prefix=prefix,
@@ -484,6 +597,7 @@ class MCPServerHTTP(MCPServer):
             requires_approval=requires_approval,
             sampling=sampling,
             elicitation=elicitation,
+            start_timeout=start_timeout,
         )
         self.url = url
         self._headers = dict(headers or {})

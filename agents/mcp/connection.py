@@ -41,6 +41,7 @@ class Connection:
         self.died: concurrent.futures.Future[None] = concurrent.futures.Future()
         self.failure: BaseException | None = None
         self.fault: str | None = None  # the last thing the server sent that was no message
+        self.exited = False  # the server's output ended: its process is gone
         self._listings: set[asyncio.Event] = set()  # tool lists awaited (``listed``)
         self.client: Any = None
         self.identity: dict[str, str] = {}
@@ -50,6 +51,8 @@ class Connection:
         self.calls: list[CallScope] = []  # in flight
         self.tools: list[sdk.ToolInfo] = []
         self._stop: asyncio.Event | None = None
+        self._task: asyncio.Task[None] | None = None  # the session's own task
+        self._closed = False  # close() was called (perhaps before the task began)
         self._starting: asyncio.Task[None] | None = None  # the handshake, until it is done
         self._watch_lock = threading.Lock()
         self._watchers: set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = set()
@@ -65,7 +68,12 @@ class Connection:
 
     async def _serve(self) -> None:
         self._stop = asyncio.Event()
-        self._starting = asyncio.current_task()
+        self._task = self._starting = asyncio.current_task()
+        if self._closed:  # closed before it began
+            self._starting = None
+            self.ready.set()
+            self.died.set_result(None)
+            return
         try:
             async with self._make_client(self) as client:
                 self._starting = None
@@ -95,6 +103,12 @@ class Connection:
     def notice_change(self) -> None:
         self.tools_changed = True
 
+    def notice_exit(self) -> None:
+        """The server's output ended (its process exited): the session is over — the calls
+        in flight fail at once (``watch``), and the next call starts the server again."""
+        self.exited = True
+        self._ended()
+
     def notice_fault(self, what: str) -> None:
         """The server sent what the SDK could not read (and dropped, tied to no request):
         the calls in flight are told (``watch``), the listings of its tools (``listed``)
@@ -120,6 +134,9 @@ class Connection:
         finally:
             self._listings.discard(fault)
             waiting.cancel()
+            if not listing.done():  # given up (the start was): its failure is nobody's
+                listing.cancel()
+                listing.add_done_callback(_retrieved)
         if listing in done:
             return listing.result()
         listing.cancel()
@@ -157,7 +174,7 @@ class Connection:
 
     @property
     def alive(self) -> bool:
-        return not self.died.done() and self.client is not None
+        return not self.died.done() and self.client is not None and not self.exited
 
     def submit(self, work: Callable[[Any], Any]) -> concurrent.futures.Future[Any]:
         """Run ``work(client)`` (a coroutine) on the session's event loop."""
@@ -167,12 +184,22 @@ class Connection:
         return asyncio.run_coroutine_threadsafe(work(client), self.loop)
 
     def close(self, wait: float = 10.0) -> None:
-        """End the session (the server process stops) and the thread."""
-        stop = self._stop
-        if stop is not None and not self.loop.is_closed():
+        """End the session (the server process stops) and the thread — a start that has
+        not finished (a server that never answers, a tool list paged without end) too:
+        its task is cancelled, which stops the process."""
+        if not self.loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                self.loop.call_soon_threadsafe(stop.set)
+                self.loop.call_soon_threadsafe(self._shut)
         self._thread.join(wait)
+
+    def _shut(self) -> None:
+        """On the session's loop: end the session, or give up its start."""
+        self._closed = True
+        if self._stop is not None:
+            self._stop.set()
+        task = self._task
+        if task is not None and not self.ready.is_set():
+            task.cancel()
 
     def watch(self) -> asyncio.Future[None]:
         """A future of the caller's event loop, done when the session ends or the server
@@ -196,6 +223,11 @@ class Connection:
         for loop, ended in watchers:
             with contextlib.suppress(RuntimeError):  # that loop closed
                 loop.call_soon_threadsafe(_finish, ended)
+
+
+def _retrieved(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()  # seen: not "never retrieved"
 
 
 def _finish(ended: asyncio.Future[None]) -> None:

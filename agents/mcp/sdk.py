@@ -12,6 +12,7 @@ from contextlib import asynccontextmanager
 from typing import Any, Final
 
 import httpx2
+from anyio import EndOfStream
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.stdio import stdio_client as mcp_stdio_client
@@ -64,19 +65,27 @@ def stdio_client(
     faulted: Callable[[str], None],
     sample: Sample | None,
     elicit: Elicit | None = None,
+    exited: Callable[[], None] | None = None,
 ) -> Client:
     """A client starting ``command`` and talking to it over its stdin and stdout (the
     server's stderr is this process's: its complaints stay visible); ``changed`` is called
     when the server says its tools changed (``notifications/tools/list_changed``),
-    ``faulted`` when it sends what is no message, ``sample`` answers its sampling
-    requests and ``elicit`` its elicitation requests (none are accepted without them)."""
+    ``faulted`` when it sends what is no message, ``exited`` when its output ends (the
+    process exited), ``sample`` answers its sampling requests and ``elicit`` its
+    elicitation requests (none are accepted without them)."""
     parameters = StdioServerParameters(
         command=command,
         args=list(args),
         env=dict(env) if env else None,
         cwd=os.fspath(cwd) if cwd is not None else None,
+        # A line that is not UTF-8 is read with U+FFFD in place of its bad bytes, so it is
+        # a line that is no message (``faulted``: the calls in flight fail at once) rather
+        # than the end of the reader, which left every call waiting for its deadline.
+        encoding_error_handler="replace",
     )
     transport = mcp_stdio_client(parameters, errlog=_stderr())
+    if exited is not None:
+        transport = _telling_the_end(transport, exited)
     return _client(transport, timeout, changed, faulted, sample, elicit)
 
 
@@ -100,6 +109,54 @@ def _client(
     )
 
 
+@asynccontextmanager
+async def _telling_the_end(transport: Any, ended: Callable[[], None]) -> AsyncIterator[Any]:
+    """``transport`` with its read stream telling ``ended`` when it ends: the server's
+    output closed (its process exited), which the SDK's client only shows as each later
+    call failing with "Connection closed"."""
+    async with transport as (read, write):
+        yield _EndTold(read, ended), write
+
+
+class _EndTold:
+    """A transport's read stream (the SDK's ``ReadStream``) that calls ``ended`` at its
+    end — not when it is closed from this side (a shutdown)."""
+
+    def __init__(self, stream: Any, ended: Callable[[], None]) -> None:
+        self._stream = stream
+        self._ended = ended
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._stream, "last_context", None)
+
+    async def receive(self) -> Any:
+        try:
+            return await self._stream.receive()
+        except EndOfStream:
+            self._ended()
+            raise
+
+    def __aiter__(self) -> _EndTold:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def __aenter__(self) -> _EndTold:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self._stream.__aexit__(*exc)
+
+
 def _notices(changed: Callable[[], None], faulted: Callable[[str], None]) -> Any:
     """A message handler calling ``changed`` when the server says its tools changed, and
     ``faulted`` when the transport met what it could not read (a line that is not a
@@ -108,7 +165,12 @@ def _notices(changed: Callable[[], None], faulted: Callable[[str], None]) -> Any
 
     async def handle(message: Any) -> None:
         if isinstance(message, Exception):
-            faulted(f"the server sent what is not a JSON-RPC message ({type(message).__name__})")
+            if "\ufffd" in str(message):  # read with U+FFFD for its bad bytes (stdio_client)
+                faulted("the server sent a line that is not UTF-8")
+            else:
+                faulted(
+                    f"the server sent what is not a JSON-RPC message ({type(message).__name__})"
+                )
         elif type(message).__name__ == "ToolListChangedNotification":
             changed()
 

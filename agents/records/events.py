@@ -136,6 +136,17 @@ class ToolCallBlocked(Event):
 
 
 @attrs.frozen(kw_only=True)
+class ToolServerRestarted(Event):
+    """A tool server whose process had ended (an MCP server over stdio) was started again
+    for call ``call_id``; ``reason`` says why it had to be."""
+
+    server: str
+    call_id: str
+    reason: str
+    level: ClassVar[str] = "warning"
+
+
+@attrs.frozen(kw_only=True)
 class StepCompleted(Event):
     """A step was archived; carries the live step execution and the live state after it
     (what joined the conversation after the step's own messages included: output feedback,
