@@ -211,16 +211,155 @@ def measure(sessions: int, rounds: int = 3) -> dict[str, Any]:
     }
 
 
+# -- one client against twenty ---------------------------------------------------------------
+#
+# The AG-UI endpoint (a new thread per run, three tool calls then an answer: the work of
+# the side-by-side with pydantic-ai), its clients in a process of their own, each a
+# closed loop: a run, then the next. The server's CPU per run and runs per second, with
+# one client and with twenty, on SQLite and in memory.
+
+AGUI_STEPS = 4
+
+
+def agui_answer(request: Any) -> Any:
+    done = sum(1 for m in request.messages if m.role.value == "tool")
+    if done < AGUI_STEPS - 1:
+        return [ToolCall(id=f"c{done}", name="add", arguments={"a": done, "b": 1})]
+    return "done"
+
+
+def agui_loop() -> AgentLoop:
+    return AgentLoop(FunctionDriver(agui_answer), tools=[add], max_steps=AGUI_STEPS)
+
+
+def serve_store(store: str, port: int) -> None:
+    """The server of the clients' measure: ``store`` ``memory`` or a SQLite file."""
+    from agents import InMemorySessionStore
+    from agents.serve.asgi import app, run_server
+
+    kept = InMemorySessionStore() if store == "memory" else SQLiteSessionStore(store)
+    run_server(app(lambda session: agui_loop(), store=kept), "127.0.0.1", port)
+
+
+async def agui_clients(base: str, clients: int, runs: int) -> float:
+    """Seconds for ``runs`` AG-UI runs by ``clients`` closed-loop clients (a warm-up
+    first)."""
+    numbers = iter(range(10**9))
+
+    async def one(client: httpx.AsyncClient) -> None:
+        body = {
+            "threadId": f"t{next(numbers)}",
+            "runId": "r",
+            "messages": [{"id": "u", "role": "user", "content": "go"}],
+            "tools": [],
+            "context": [],
+            "state": None,
+            "forwardedProps": None,
+        }
+        async with client.stream("POST", f"{base}/ag-ui", json=body, timeout=300) as reply:
+            assert reply.status_code == 200
+            async for line in reply.aiter_lines():
+                if "RUN_FINISHED" in line or "RUN_ERROR" in line:
+                    break
+
+    limits = httpx.Limits(max_connections=clients + 5)
+    async with httpx.AsyncClient(limits=limits) as client:
+        for _ in range(5):
+            await one(client)
+        left = [runs]
+
+        async def worker() -> None:
+            while left[0] > 0:
+                left[0] -= 1
+                await one(client)
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(clients)))
+        return time.perf_counter() - started
+
+
+def measure_clients(runs: int, rounds: int) -> dict[str, Any]:
+    """For each store, one client against twenty (alternated, ``rounds`` rounds, a server
+    process per measure): the medians of runs per second and of the server's CPU per run."""
+    out: dict[str, Any] = {}
+    here = str(Path(__file__).resolve())
+    for store in ("sqlite", "memory"):
+        found: dict[int, dict[str, list[float]]] = {1: {"rps": [], "cpu": []}}
+        found[20] = {"rps": [], "cpu": []}
+        for _ in range(rounds):
+            for clients in (1, 20):
+                with tempfile.TemporaryDirectory() as directory:
+                    port = free_port()
+                    kind = "memory" if store == "memory" else str(Path(directory) / "s.sqlite")
+                    server = subprocess.Popen(
+                        [sys.executable, here, "--serve", kind, str(port)],
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.DEVNULL,
+                    )
+                    try:
+                        _wait_listening(port)
+                        before = cpu_seconds(server.pid)
+                        done = subprocess.run(
+                            [sys.executable, here, "--clients", str(port), str(clients), str(runs)],
+                            capture_output=True,
+                            text=True,
+                            check=True,
+                        )
+                        after = cpu_seconds(server.pid)
+                    finally:
+                        server.terminate()
+                        server.wait(10)
+                    wall = float(done.stdout.strip().splitlines()[-1])
+                    found[clients]["rps"].append(runs / wall)
+                    if before is not None and after is not None:
+                        found[clients]["cpu"].append((after - before) / runs * 1e3)
+        one, twenty = found[1], found[20]
+        rps = [statistics.median(one["rps"]), statistics.median(twenty["rps"])]
+        cpu = [statistics.median(one["cpu"]), statistics.median(twenty["cpu"])]
+        out[store] = {
+            "runs per second, 1 client": rps[0],
+            "runs per second, 20 clients": rps[1],
+            "runs per second ratio": rps[1] / rps[0],
+            "server CPU ms per run, 1 client": cpu[0],
+            "server CPU ms per run, 20 clients": cpu[1],
+            "server CPU per run ratio": cpu[1] / cpu[0],
+        }
+    return out
+
+
+def _wait_listening(port: int) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError("the server did not start")
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--serve"]:  # the server of measure_clients, in a process
+        serve_store(sys.argv[2], int(sys.argv[3]))
+        return
+    if sys.argv[1:2] == ["--clients"]:  # its clients, in a process of their own
+        port, clients, runs = map(int, sys.argv[2:5])
+        print(asyncio.run(agui_clients(f"http://127.0.0.1:{port}", clients, runs)))
+        return
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     found = measure(20 if args.quick else 100, 1 if args.quick else 5)
+    found["clients"] = measure_clients(200 if args.quick else 800, 1 if args.quick else 3)
     if args.json:
         print(json.dumps(found))
         return
     for key, value in found.items():
+        if key == "clients":
+            for store, figures in value.items():
+                for name, figure in figures.items():
+                    print(f"{store + ', ' + name:>45}: {figure:,.3f}")
+            continue
         print(f"{key:>45}: {value:,.3f}" if isinstance(value, float) else f"{key:>45}: {value}")
 
 

@@ -25,7 +25,6 @@ from agents.otel.spans import (
     plan_run_span,
     plan_step,
     run_of,
-    run_prefix,
 )
 from agents.records.events import Event, ExecutionCompleted, StepCompleted
 from agents.records.execution import ExecutionStatus
@@ -86,20 +85,27 @@ def _tracer(provider: Any) -> Any:
 _SAMPLED: Final = TraceFlags(TraceFlags.SAMPLED)
 
 
-def emit(tracer: Any, plans: Iterable[SpanPlan]) -> None:
-    """Start and end each planned span with its ids, parent, times and attributes."""
-    parents: dict[tuple[int, int], Any] = {}  # a step's spans mostly share their parent
+def emit(
+    tracer: Any, plans: Iterable[SpanPlan], parents: dict[tuple[int, int], Any] | None = None
+) -> None:
+    """Start and end each planned span with its ids, parent, times and attributes.
+    ``parents``: the parent contexts made so far (a listener keeps them for a run: its
+    steps' spans share one parent, the run's span)."""
+    if parents is None:
+        parents = {}
+    start_span, planned = tracer.start_span, _PLANNED
     for plan in plans:
         parent = None
+        trace_id = plan.trace_id
         if plan.parent_id is not None:
-            key = (plan.trace_id, plan.parent_id)
+            key = (trace_id, plan.parent_id)
             parent = parents.get(key)
             if parent is None:
                 context = SpanContext(*key, is_remote=False, trace_flags=_SAMPLED)
                 parent = parents[key] = trace.set_span_in_context(trace.NonRecordingSpan(context))
-        token = _PLANNED.set((plan.trace_id, plan.span_id))
+        token = planned.set((trace_id, plan.span_id))
         try:
-            span = tracer.start_span(
+            span = start_span(
                 _unicode(plan.name),
                 context=parent,
                 kind=_KINDS[plan.kind],
@@ -107,7 +113,7 @@ def emit(tracer: Any, plans: Iterable[SpanPlan]) -> None:
                 start_time=plan.start,
             )
         finally:
-            _PLANNED.reset(token)
+            planned.reset(token)
         if plan.error is not None:
             span.set_status(Status(StatusCode.ERROR, _unicode(plan.error)))
         span.end(end_time=plan.end)
@@ -122,7 +128,15 @@ _unicode: Final = replace_lone_surrogates
 
 def _attributes(attributes: Mapping[str, Any]) -> Mapping[str, Any]:
     """``attributes`` with the lone surrogates of their texts replaced: the same mapping
-    when there is none (the common case costs a look at each text)."""
+    when there is none (the common case, all ASCII, costs one look at each text)."""
+    for value in attributes.values():
+        kind = type(value)
+        if (kind is str and not value.isascii()) or (
+            kind is tuple and not all(type(v) is not str or v.isascii() for v in value)
+        ):
+            break
+    else:
+        return attributes
     fixed: dict[str, Any] | None = None
     for name, value in attributes.items():
         if type(value) is str:
@@ -162,8 +176,9 @@ class OTelListener:
             "conversation_id": conversation_id,
             "capture_content": capture_content,
         }
-        # the last run's shared span data, by its id prefix and its record of MCP servers
-        self._run: tuple[str, Any, Any] | None = None
+        # the last run's shared span data and parent contexts, by its agent and execution
+        # ids and its record of MCP servers
+        self._run: tuple[Any, Any, Any, dict[tuple[int, int], Any]] | None = None
 
     def __call__(self, event: Event) -> None:
         """Emit what the event completes (sub-agents' runs come with their parent's step)."""
@@ -171,29 +186,34 @@ class OTelListener:
             state = event.state
             if DEPTH_KEY not in state.metadata:
                 request = event.request
+                run, parents = self._of(state)
                 plans = plan_step(
                     state,
                     event.step_execution,
                     **self._options,
-                    run=self._of(state),
+                    run=run,
                     request_model=request.model if request is not None else None,
                 )
-                emit(self._tracer, plans)
+                emit(self._tracer, plans, parents)
         elif isinstance(event, ExecutionCompleted):
             state = event.state
             if DEPTH_KEY not in state.metadata and event.status is not ExecutionStatus.SUSPENDED:
                 emit(self._tracer, [plan_run_span(state, **self._options)])
 
-    def _of(self, state: AgentState) -> Any:
-        """The run's shared span data, made again when the run or its MCP servers change
-        (listeners of concurrent runs may interleave: then it is simply made again)."""
-        prefix, sources = run_prefix(state), state.metadata.get(SOURCES_KEY)
+    def _of(self, state: AgentState) -> tuple[Any, dict[tuple[int, int], Any]]:
+        """The run's shared span data, and the parent contexts its spans were given, made
+        again when the run or its MCP servers change (listeners of concurrent runs may
+        interleave: then they are simply made again)."""
+        execution = state.execution
+        key = (state.agent_id, execution.execution_id if execution is not None else None)
+        sources = state.metadata.get(SOURCES_KEY)
         known = self._run
-        if known is not None and known[0] == prefix and known[1] is sources:
-            return known[2]
+        if known is not None and known[0] == key and known[1] is sources:
+            return known[2], known[3]
         run = run_of(state, self._options["agent_name"], self._options["conversation_id"])
-        self._run = (prefix, sources, run)
-        return run
+        parents: dict[tuple[int, int], Any] = {}
+        self._run = (key, sources, run, parents)
+        return run, parents
 
     def __repr__(self) -> str:
         return f"OTelListener(capture_content={self._options['capture_content']})"

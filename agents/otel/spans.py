@@ -19,7 +19,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Final
 
 import attrs
@@ -102,9 +102,11 @@ def trace_id_of(prefix: str) -> int:
 
 
 def _ns(moment: datetime | None) -> int:
+    """Nanoseconds since the epoch, exactly (a float's timestamp() would round)."""
     if moment is None:
         return 0
-    return (moment - _EPOCH) // timedelta(microseconds=1) * 1_000
+    since = moment - _EPOCH
+    return (since.days * 86_400 + since.seconds) * 1_000_000_000 + since.microseconds * 1_000
 
 
 class _Texts:
@@ -182,9 +184,7 @@ def plan_step(
     ``request_model``: the model the step's request asked for."""
     if run is None:
         run = run_of(state, agent_name, conversation_id)
-    if request_model is not None:
-        run = attrs.evolve(run, request_model=lambda _: request_model)
-    return list(_step_spans(run, step_execution, _Texts(capture_content)))
+    return list(_step_spans(run, step_execution, _Texts(capture_content), request_model))
 
 
 def run_of(state: AgentState, agent_name: str, conversation_id: str | None) -> _Run:
@@ -291,29 +291,44 @@ def _run_span(run: _Run, state: AgentState, texts: _Texts) -> SpanPlan:
     )
 
 
-def _step_spans(run: _Run, step_execution: StepExecution, texts: _Texts) -> Iterator[SpanPlan]:
+def _step_spans(
+    run: _Run, step_execution: StepExecution, texts: _Texts, asked: str | None = None
+) -> Iterator[SpanPlan]:
+    """A step's spans: its model call's (``asked``: the model its request asked for, when
+    known here), a summary's, its tool calls'."""
     number, step = step_execution.number, step_execution.step
     run_span = run.span_id
     start = _ns(step_execution.started_at)
-    first_tool = min((_ns(e.started_at) for e in step.tool_executions), default=None)
-    end = first_tool if first_tool is not None else _ns(step_execution.completed_at)
+    executions = step.tool_executions
+    starts = [_ns(e.started_at) for e in executions]
+    end = min(starts) if starts else _ns(step_execution.completed_at)
     compaction = step.compaction
     if compaction is not None and compaction.summarizing:
         yield _chat(run, f"{number}/compaction", compaction, start, start, texts, number)
-    yield _chat(run, f"{number}/chat", step, start, end, texts, number)
-    for execution in step.tool_executions:
-        yield from _tool_spans(run, number, execution, texts, run_span)
+    yield _chat(run, f"{number}/chat", step, start, end, texts, number, asked)
+    for execution, began in zip(executions, starts, strict=True):
+        yield from _tool_spans(run, number, execution, texts, run_span, began)
 
 
 def _chat(
-    run: _Run, key: str, made: Any, start: int, end: int, texts: _Texts, number: int
+    run: _Run,
+    key: str,
+    made: Any,
+    start: int,
+    end: int,
+    texts: _Texts,
+    number: int,
+    asked: str | None = None,
 ) -> SpanPlan:
     """A model call's span: a step's (``made`` an ``AgentStep``) or a summary's (a
     ``Compaction``)."""
     response = made.response
     request = getattr(made, "request", None)  # a summary's request
     answered = response.model if response is not None else None
-    asked = request.model if request is not None else run.request_model(number)
+    if request is not None:
+        asked = request.model
+    elif asked is None:
+        asked = run.request_model(number)
     model = asked or answered
     attributes: dict[str, Any] = {OPERATION: "chat", AGENT_NAME: run.agent_name}
     attributes["agents.step"] = number
@@ -393,7 +408,12 @@ def _mcp_span(
 
 
 def _tool_spans(
-    run: _Run, number: int, execution: ToolExecution, texts: _Texts, parent: int
+    run: _Run,
+    number: int,
+    execution: ToolExecution,
+    texts: _Texts,
+    parent: int,
+    began: int | None = None,
 ) -> Iterator[SpanPlan]:
     call = execution.tool_call
     key = f"{run.prefix}/step/{number}/tool/{call.id}"
@@ -420,7 +440,7 @@ def _tool_spans(
         trace_id=run.trace_id,
         span_id=span_id,
         parent_id=parent,
-        start=_ns(execution.started_at),
+        start=_ns(execution.started_at) if began is None else began,
         end=_ns(execution.completed_at),
         attributes=attributes,
         error=texts.text(error.describe()) if error is not None and not execution.blocked else None,

@@ -196,26 +196,28 @@ async def agui_run(
     if problem is not None:
         raise AgUiInputError(f"threadId {problem}")
     cursor = _cursor(last_event_id)
-    opened = await blocking(index.find, thread, run_id)
+    try:
+        session = await blocking(runtime.get, thread)
+    except SessionNotFound:
+        session = None
+    opened = None if session is None else await blocking(index.find, thread, run_id)
     if opened is None:
         if cursor is not None:
             raise AgUiInputError(f"no run {run_id!r} of thread {thread!r} to resume")
-        opened = await _start(runtime, runs, run_input, blocking) + 1
+        if session is None:
+            session = await blocking(runtime.create, AgentState.initial(), thread)
+        opened = await _start(session.state, runs, run_input, blocking) + 1
         index.started(thread, run_id, opened)
     async for line in _replayed(runs, thread, run_id, opened, cursor):
         yield line
 
 
 async def _start(
-    runtime: SessionRuntime, runs: Runs, run_input: RunAgentInput, blocking: Any
+    state: AgentState | None, runs: Runs, run_input: RunAgentInput, blocking: Any
 ) -> int:
-    """Check the input and start its run; the number of the event before the run."""
+    """Check the input against the session's ``state`` and start its run; the number of
+    the event before the run."""
     thread, run_id = run_input.thread_id, run_input.run_id
-    try:
-        session = await blocking(runtime.get, thread)
-    except SessionNotFound:
-        session = await blocking(runtime.create, AgentState.initial(), thread)
-    state = session.state
     questions = {q.call_id for q in state.pending_inputs} if state is not None else set()
     decisions = _decisions(run_input, questions)
     answers = _answers(run_input, questions)

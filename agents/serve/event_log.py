@@ -166,6 +166,10 @@ class RunWriter:
         self._held.append(_text(data))
         self.flush()
 
+    def hold(self, data: dict[str, Any]) -> None:
+        """A server's own event, written with the next events written (one transaction)."""
+        self._held.append(_text(data))
+
     def flush(self, *, wait: bool = True, defer: float = 0.0) -> None:
         """Hand the held events to the log (to be written ``defer`` seconds from now at the
         latest); with ``wait``, return once they and the ones handed over before them are

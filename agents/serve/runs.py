@@ -265,8 +265,8 @@ class Runs:
         status = None
         ran = True
         try:
-            if opening is not None:
-                writer.write(opening)
+            if opening is not None:  # committed with the run's first events
+                writer.hold(opening)
             session = action(runtime)
             if session is None:
                 ran = opening is not None
@@ -280,8 +280,8 @@ class Runs:
                 if state.pending_inputs:
                     asked = [encode_value(question) for question in state.pending_inputs]
                     writer.write({"type": "InputRequested", "step": None, "questions": asked})
-            if closing is not None:
-                writer.write(closing(session))
+            if closing is not None:  # committed with the run's end
+                writer.hold(closing(session))
         except Exception as exc:  # the run could not go on (a conflict, a store down)
             writer.write(_failure(exc))
         finally:
