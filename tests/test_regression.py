@@ -620,3 +620,22 @@ def test_the_how_tos_hook_change_is_accepted_with_continue_with(pytester):
     accepted.assert_outcomes(passed=1)
     assert b"The train could not be converted." in (folder / "trip.jsonl").read_bytes()
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_regressing_a_loop_loads_nothing_a_definition_needs(tmp_path):
+    """``regress`` of an ``AgentLoop`` or a ``(loop, state)`` pair does not import the
+    definitions module (nor PyYAML): it was imported for every agent, and its modules
+    were most of what a regression's memory peak grew by."""
+    demo, state = build_demo()
+    record(tmp_path / "demo.jsonl", demo, state)
+    code = (
+        "import sys\n"
+        "from agents.cli.demo import build_demo\n"
+        "from agents.testing.regression import regress\n"
+        f"assert regress(build_demo()[0], [{str(tmp_path / 'demo.jsonl')!r}]).ok\n"
+        f"assert regress(build_demo(), [{str(tmp_path / 'demo.jsonl')!r}]).ok\n"
+        "print('agents.definitions' in sys.modules, 'yaml' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "False"]

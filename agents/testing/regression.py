@@ -244,24 +244,22 @@ def recording_files(folder: Path) -> Iterator[Path]:
 def agent_under_test(agent: Any, registry: Any = None) -> tuple[AgentLoop, AgentState | None]:
     """The loop to test, and the state it starts conversations from (``None``: the
     recorded one as it is), from any form ``regress`` takes (see there)."""
+    if callable(agent):
+        agent = agent()  # a factory: the user's function, whose failure is theirs to see
+    if isinstance(agent, AgentLoop):
+        return agent, None
+    if isinstance(agent, tuple) and len(agent) == 2:
+        loop, state = agent
+        if isinstance(loop, AgentLoop) and isinstance(state, AgentState):
+            return loop, state
+    # A definition: its module (and PyYAML) loaded only for one
     from agents.definitions import SUFFIXES as DEFINITIONS
     from agents.definitions import AgentDefinition
 
     if isinstance(agent, str | os.PathLike) and Path(agent).suffix.lower() in DEFINITIONS:
         agent = AgentDefinition.load(agent)
-    if callable(agent) and not isinstance(agent, AgentLoop | AgentDefinition):
-        agent = agent()  # a factory: the user's function, whose failure is theirs to see
     if isinstance(agent, AgentDefinition):
-        agent = agent.build(registry, driver=_Unanswered())
-    if isinstance(agent, AgentLoop):
-        return agent, None
-    if (
-        isinstance(agent, tuple)
-        and len(agent) == 2
-        and isinstance(agent[0], AgentLoop)
-        and isinstance(agent[1], AgentState)
-    ):
-        return agent[0], agent[1]
+        return agent_under_test(agent.build(registry, driver=_Unanswered()))
     raise TypeError(
         "regress() tests an AgentLoop, a (loop, state) pair, a function returning one, an "
         f"AgentDefinition or a definition file, not {type(agent).__name__}"
