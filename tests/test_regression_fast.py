@@ -210,22 +210,30 @@ def test_a_tool_execution_given_from_the_record_then_retimed_still_goes_the_shor
 
 
 @pytest.mark.parametrize("enabled", [True, False])
-def test_the_short_way_leaves_the_garbage_collector_as_it_found_it(recorded, enabled):
-    """It reads and runs with the collector off (the log's JSON lives through the run, and
-    nothing it makes is a cycle), then puts it back as it was — after a run it vouches
-    for, one it declines, and a log it cannot read."""
+def test_the_short_way_never_switches_the_garbage_collector(recorded, enabled):
+    """Library code leaves process-wide state alone: the collector is as the application
+    set it while the agent's hooks run and after — for a run the short way vouches for,
+    one it declines, and a log it cannot read."""
+    seen: list[bool] = []
+
+    @hook(HookTrigger.BEFORE_STEP, name="probe")
+    def probe(context: HookContext) -> HookContext:
+        seen.append(gc.isenabled())
+        return context
+
     was = gc.isenabled()
     try:
         (gc.enable if enabled else gc.disable)()
         for loop, data in [
-            (agent(), recorded.read_bytes()),
-            (agent(hooks=[nudge]), recorded.read_bytes()),
+            (agent(hooks=[probe]), recorded.read_bytes()),
+            (agent(hooks=[nudge, probe]), recorded.read_bytes()),
             (agent(), b"{not json\n"),
         ]:
             same_run(loop, None, data)
             assert gc.isenabled() is enabled
     finally:
         (gc.enable if was else gc.disable)()
+    assert seen and set(seen) == {enabled}
 
 
 def _replaced(data: Any, path: tuple[Any, ...], value: Any) -> Any:

@@ -24,7 +24,6 @@ values and types.
 
 from __future__ import annotations
 
-import gc
 from typing import Any, Final
 
 import attrs
@@ -79,22 +78,11 @@ class ShortWay:
     def same(self, data: bytes) -> AgentState | None:
         """The final state of the new run of the run the audit log ``data`` records,
         when it goes the same way, ids and times aside; ``None`` when this way cannot
-        vouch for that (``regress`` then reads the record whole).
-
-        The garbage collector is off meanwhile, and put back as it was (Mercurial's
-        ``util.nogc`` does the same around building its large structures): the log's JSON
-        lives through the run, which makes no cycles, so each collection the reading set
-        off looked through all of it and found nothing, and every few recordings a full
-        collection went through the whole process — a tenth of the time. The recording
-        is let go before the collector is back, so no collection ever sees it."""
-        enabled = gc.isenabled()
-        gc.disable()
+        vouch for that (``regress`` then reads the record whole)."""
         try:
             return self._vouched(data)
         finally:
             self._model.reset(None)
-            if enabled:
-                gc.enable()
 
     def _vouched(self, data: bytes) -> AgentState | None:
         try:
