@@ -47,16 +47,16 @@ def add(a: int, b: int) -> int:
     return a + b
 
 
-def answer(request: Any) -> Any:
-    done = sum(1 for m in request.messages if m.role.value == "tool")
-    if done < STEPS - 1:
-        return [ToolCall(id=f"c{done}", name="add", arguments={"a": done, "b": 1})]
-    return "done"
+def loop(steps: int = STEPS) -> AgentLoop:
+    """The served agent: a tool call a step, then an answer (nine calls by default)."""
 
+    def answer(request: Any) -> Any:
+        done = sum(1 for m in request.messages if m.role.value == "tool")
+        if done < steps - 1:
+            return [ToolCall(id=f"c{done}", name="add", arguments={"a": done, "b": 1})]
+        return "done"
 
-def loop() -> AgentLoop:
-    """The served agent: nine tool calls, then an answer."""
-    return AgentLoop(FunctionDriver(answer), tools=[add], max_steps=STEPS)
+    return AgentLoop(FunctionDriver(answer), tools=[add], max_steps=steps)
 
 
 def free_port() -> int:
@@ -221,24 +221,13 @@ def measure(sessions: int, rounds: int = 3) -> dict[str, Any]:
 AGUI_STEPS = 4
 
 
-def agui_answer(request: Any) -> Any:
-    done = sum(1 for m in request.messages if m.role.value == "tool")
-    if done < AGUI_STEPS - 1:
-        return [ToolCall(id=f"c{done}", name="add", arguments={"a": done, "b": 1})]
-    return "done"
-
-
-def agui_loop() -> AgentLoop:
-    return AgentLoop(FunctionDriver(agui_answer), tools=[add], max_steps=AGUI_STEPS)
-
-
 def serve_store(store: str, port: int) -> None:
     """The server of the clients' measure: ``store`` ``memory`` or a SQLite file."""
     from agents import InMemorySessionStore
     from agents.serve.asgi import app, run_server
 
     kept = InMemorySessionStore() if store == "memory" else SQLiteSessionStore(store)
-    run_server(app(lambda session: agui_loop(), store=kept), "127.0.0.1", port)
+    run_server(app(lambda session: loop(AGUI_STEPS), store=kept), "127.0.0.1", port)
 
 
 async def agui_clients(base: str, clients: int, runs: int) -> float:

@@ -417,14 +417,7 @@ def test_the_drivers_model_and_settings_go_with_each_request_not_its_secrets(ser
     from agents import AuditLog
 
     server.plan(answer("ok"))
-    custom = LiteLLMDriver(
-        "openai/test-model",
-        api_base=server.base_url,
-        api_key=SECRET,
-        temperature=0.25,
-        extra_headers={"Authorization": f"Bearer {SECRET}"},
-        sleep=lambda seconds: None,
-    )
+    custom = driver(server, temperature=0.25, extra_headers={"Authorization": f"Bearer {SECRET}"})
     assert custom.request_defaults() == {"model": "openai/test-model", "temperature": 0.25}
     path = tmp_path / "run.jsonl"
     with AuditLog.open(path) as log:

@@ -558,22 +558,13 @@ def test_a_folder_of_recordings_is_listed_as_rglob_sorts_it(tmp_path):
     assert list(recording_files(folder / "b.jsonl")) == []
 
 
-GUARDED_DEMO = """
-from agents import AgentLoop, HookContext, HookTrigger, hook
-from agents.cli.demo import build_demo
-
-
-@hook(HookTrigger.BEFORE_TOOL_USE, name="no_gbp")
-def no_gbp(context: HookContext) -> HookContext:
-    call = context.tool_call
-    if call is not None and call.arguments.get("currency") == "GBP":
-        return context.with_tool_blocked("no GBP today")
-    return context
-
-
-def guarded_demo() -> AgentLoop:
+GUARDED_DEMO = (  # the guard of CHANGED_DEMO (the how-to's section 3), as a function
+    CHANGED_DEMO
+    + """
+def guarded_demo():
     return build_demo()[0].with_hooks(no_gbp)
 """
+)
 
 WITHOUT_A_MODEL = """
 import pytest

@@ -134,26 +134,24 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _seconds(text: str) -> float:
-    """A positive, finite number of seconds."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}")
-    return value
+def _checked(convert: Any, valid: Any, what: str) -> Any:
+    """An argument type: ``convert(text)`` when ``valid`` of it, else an error saying the
+    text is not ``what``."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or not valid(value):
+            raise argparse.ArgumentTypeError(f"not {what}: {text!r}")
+        return value
+
+    return parse
 
 
-def _run_number(text: str) -> int:
-    """A run's number in a file for ``--run`` (1 the first, -1 the last)."""
-    try:
-        number = int(text)
-    except ValueError:
-        number = 0
-    if number == 0:
-        raise argparse.ArgumentTypeError(f"not a run number (1, 2, … or -1 for the last): {text!r}")
-    return number
+_seconds = _checked(float, lambda v: 0 < v < float("inf"), "a positive number of seconds")
+_run_number = _checked(int, lambda v: v != 0, "a run number (1, 2, … or -1 for the last)")
 
 
 def _run_option(command: Any) -> None:

@@ -59,7 +59,7 @@ def agent_of(target: str) -> Any:
     returning one of them (as ``regress`` takes it)."""
     from agents.definitions import SUFFIXES, AgentDefinition
     from agents.errors import ConfigurationError
-    from agents.shell.loop import AgentLoop
+    from agents.shell.loop import AgentLoop, loop_and_state
 
     if os.path.splitext(target)[1].lower() in SUFFIXES:
         return AgentDefinition.load(target)
@@ -69,8 +69,9 @@ def agent_of(target: str) -> Any:
             found = found()
         except Exception as exc:  # the user's factory may fail in any way
             raise ConfigurationError(f"{target}() failed: {type(exc).__name__}: {exc}") from None
-    if isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], AgentLoop):
-        return found
+    pair = loop_and_state(found)
+    if pair is not None:
+        return pair
     if not isinstance(found, AgentLoop | AgentDefinition):
         raise ConfigurationError(
             f"{target} is not an AgentLoop, a (loop, state) pair or an AgentDefinition "

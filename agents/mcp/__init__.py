@@ -11,11 +11,7 @@ from agents.errors import require_extra
 
 require_extra("mcp", "agents.mcp", "mcp", "httpx2")
 
-from agents.mcp.client import (  # noqa: E402 (the extra checked first)
-    MCPServer,
-    MCPServerHTTP,
-    MCPServerStdio,
-    MCPToolError,
-)
+from agents.mcp.client import MCPServer, MCPToolError  # noqa: E402 (the extra checked first)
+from agents.mcp.servers import MCPServerHTTP, MCPServerStdio  # noqa: E402
 
 __all__ = ["MCPServer", "MCPServerHTTP", "MCPServerStdio", "MCPToolError"]

@@ -1,5 +1,6 @@
-"""Tools from MCP servers: ``MCPServerStdio`` and ``MCPServerHTTP``, given to a loop like
-tools (``AgentLoop(driver, tools=[add, MCPServerStdio("mcp-server-time")])``).
+"""Tools from MCP servers: what ``MCPServerStdio`` and ``MCPServerHTTP``
+(``agents.mcp.servers``) share, given to a loop like tools (``AgentLoop(driver,
+tools=[add, MCPServerStdio("mcp-server-time")])``).
 
 Each server object keeps one session open at a time, on a thread of its own with its own
 event loop: the session is opened and closed in one task there, whatever thread or event
@@ -20,9 +21,6 @@ once and the call sent again.
 from __future__ import annotations
 
 import asyncio
-import os
-import shutil
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -38,13 +36,12 @@ from agents.mcp.sampling import Sampler
 from agents.otel.spans import mcp_traceparent
 from agents.records.events import ToolServerRestarted
 from agents.records.frozen import deep_freeze, deep_thaw
-from agents.records.redaction import shown_url
 from agents.records.schema import compile_validator
 from agents.shell.reporting import current_forward
 from agents.tools.outcomes import InputRequired, ToolResult
 from agents.tools.tool import Tool
 
-__all__ = ["MCPServer", "MCPServerHTTP", "MCPServerStdio", "MCPToolError"]
+__all__ = ["START_TIMEOUT", "MCPServer", "MCPToolError"]
 
 START_TIMEOUT: Final = 30.0  # seconds to start a server and list its tools
 _BACKOFF: Final = 0.5  # seconds before a restart after a failed one (doubling, at most:)
@@ -458,169 +455,6 @@ class _SessionLost(Exception):
 def _lost(exc: BaseException) -> bool:
     text = f"{type(exc).__name__} {exc}".lower()
     return "404" in text or "session not found" in text or "session terminated" in text
-
-
-# Starts a server so that it is killed when the thread that started it ends, even by a
-# kill -9 of this process (Linux's PR_SET_PDEATHSIG), then becomes the server (exec).
-# A command it cannot run is one line on stderr (no traceback) and exit 127, as in a shell.
-_LAUNCHER: Final = """
-import ctypes, os, signal, sys
-ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-if os.getppid() == 1:  # the parent died before prctl took effect
-    sys.exit(1)
-try:
-    os.execvp(sys.argv[1], sys.argv[1:])
-except OSError as exc:
-    sys.stderr.write(f"cannot run {sys.argv[1]!r}: {exc.strerror}\\n")
-    sys.exit(127)
-"""
-
-
-def _unrunnable(command: str, env: Mapping[str, str] | None, cwd: Any) -> str | None:
-    """Why ``command`` cannot be run as a server's program (the OS error, as ``execvp``
-    would meet it: no such file, not executable), or ``None`` when it can."""
-    if os.sep in command or (os.altsep and os.altsep in command):
-        path = os.path.join(os.fspath(cwd), command) if cwd is not None else command
-        if not os.path.exists(path):
-            return f"cannot run {command!r}: No such file or directory"
-        if os.path.isdir(path):
-            return f"cannot run {command!r}: Is a directory"
-        if not os.access(path, os.X_OK):
-            return f"cannot run {command!r}: Permission denied"
-        return None
-    search = (env or {}).get("PATH", os.environ.get("PATH", os.defpath))
-    if shutil.which(command, path=search) is None:
-        return f"cannot run {command!r}: No such file or directory (not found on PATH)"
-    return None
-
-
-class MCPServerStdio(MCPServer):
-    """An MCP server started as a process (``command`` with ``args``) and spoken to over
-    its stdin and stdout. ``env`` adds to the few variables a server inherits (``PATH``,
-    ``HOME``…); ``prefix`` names its tools ``prefix_name``; ``timeout`` is each call's
-    deadline in seconds (``None``: none), ``tool_timeouts`` one per tool (by the server's
-    names); ``requires_approval``: every tool's calls wait for approval (``True``), or
-    those of the tools named; ``sampling``: the server's sampling requests are answered
-    by the run's model (``agents.mcp.sampling``), or refused (``False``);
-    ``elicitation``: the server's questions for a human suspend the run until answered
-    (``agents.mcp.calls``), or the client says it cannot take them (``False``);
-    ``start_timeout``: seconds to start the server and list its tools (a start given up
-    stops the process), 30 by default."""
-
-    restarts = True
-
-    def __init__(
-        self,
-        command: str,
-        args: Sequence[str] = (),
-        *,
-        env: Mapping[str, str] | None = None,
-        cwd: str | os.PathLike[str] | None = None,
-        prefix: str | None = None,
-        timeout: float | None = 60.0,
-        tool_timeouts: Mapping[str, float] | None = None,
-        requires_approval: bool | Sequence[str] = False,
-        sampling: bool = True,
-        elicitation: bool = True,
-        start_timeout: float = START_TIMEOUT,
-    ) -> None:
-        super().__init__(
-            prefix=prefix,
-            timeout=timeout,
-            tool_timeouts=tool_timeouts or {},
-            requires_approval=requires_approval,
-            sampling=sampling,
-            elicitation=elicitation,
-            start_timeout=start_timeout,
-        )
-        self.command = command
-        self.args = tuple(args)
-        self.env = dict(env) if env else None
-        self.cwd = cwd
-
-    @property
-    def label(self) -> str:
-        return os.path.basename(self.command)
-
-    def _start_problem(self) -> str | None:
-        return _unrunnable(self.command, self.env, self.cwd)
-
-    def _client(self, connection: Connection) -> Any:
-        command, args = self.command, self.args
-        if sys.platform.startswith("linux"):  # the server dies with this process, however
-            command, args = sys.executable, ("-c", _LAUNCHER, command, *args)
-        sample = connection.sample if self.sampling else None
-        elicit = connection.elicit if self.elicitation else None
-        return sdk.stdio_client(
-            command,
-            args,
-            self.env,
-            self.cwd,
-            None,
-            connection.notice_change,
-            connection.notice_fault,
-            sample,
-            elicit,
-            connection.notice_exit,
-        )
-
-    def __repr__(self) -> str:  # never the environment: it may hold credentials
-        return f"MCPServerStdio({self.command!r}, {list(self.args)!r})"
-
-
-class MCPServerHTTP(MCPServer):
-    """An MCP server at ``url`` over streamable HTTP; ``headers`` go with every request
-    (credentials: never shown in reprs or errors). A session the server lost (it
-    restarted, or the session expired) is opened again once and the call resent. The
-    other options are ``MCPServerStdio``'s."""
-
-    reconnects = True
-    transport = "http"
-
-    def __init__(
-        self,
-        url: str,
-        *,
-        headers: Mapping[str, str] | None = None,
-        prefix: str | None = None,
-        timeout: float | None = 60.0,
-        tool_timeouts: Mapping[str, float] | None = None,
-        requires_approval: bool | Sequence[str] = False,
-        sampling: bool = True,
-        elicitation: bool = True,
-        start_timeout: float = START_TIMEOUT,
-    ) -> None:
-        super().__init__(
-            prefix=prefix,
-            timeout=timeout,
-            tool_timeouts=tool_timeouts or {},
-            requires_approval=requires_approval,
-            sampling=sampling,
-            elicitation=elicitation,
-            start_timeout=start_timeout,
-        )
-        self.url = url
-        self._headers = dict(headers or {})
-
-    @property
-    def label(self) -> str:
-        return shown_url(self.url)  # no query, no password
-
-    def _client(self, connection: Connection) -> Any:
-        return sdk.http_client(
-            self.url,
-            self._headers,
-            None,
-            connection.notice_change,
-            connection.notice_fault,
-            connection.notice_session,
-            connection.sample if self.sampling else None,
-            connection.elicit if self.elicitation else None,
-            connection.notice_refusal,
-        )
-
-    def __repr__(self) -> str:
-        return f"MCPServerHTTP({self.label!r})"
 
 
 def _offers(listed: Sequence[sdk.ToolInfo]) -> list[dict[str, Any]]:

@@ -196,8 +196,7 @@ def _questions(state: AgentState) -> tuple[tuple[str, str, dict[str, Any]], ...]
     """What to ask the client's human for the run to go on: each approval, each question."""
     asked = []
     for call in state.pending_approvals:
-        arguments = json.dumps(dict(call.arguments), sort_keys=True, ensure_ascii=False)
-        message = f"The agent wants to call {call.name}({arguments}). Approve?"
+        message = f"The agent wants to call {_call_text(call)}. Approve?"
         asked.append((f"approve:{call.id}", message, _APPROVAL_SCHEMA))
     for question in state.pending_inputs:
         schema = deep_thaw(question.schema) or {"type": "object", "properties": {}}
@@ -238,9 +237,7 @@ def _waiting_text(state: AgentState, session: str, name: str) -> str:
     """What a waiting run waits for, and how to continue it (for a client that takes no
     elicitation)."""
     lines = [f"The run waits for a human (session {session!r})."]
-    for call in state.pending_approvals:
-        arguments = json.dumps(dict(call.arguments), sort_keys=True, ensure_ascii=False)
-        lines.append(f"- call {call.id!r}: {call.name}({arguments}) needs approval.")
+    lines += [f"- call {c.id!r}: {_call_text(c)} needs approval." for c in state.pending_approvals]
     for question in state.pending_inputs:
         schema = json.dumps(deep_thaw(question.schema), sort_keys=True, ensure_ascii=False)
         lines.append(
@@ -258,6 +255,12 @@ def _waiting_text(state: AgentState, session: str, name: str) -> str:
         + "."
     )
     return "\n".join(lines)
+
+
+def _call_text(call: Any) -> str:
+    """A call as a human reads it: ``name({"argument": value, ...})``."""
+    arguments = json.dumps(deep_thaw(call.arguments), sort_keys=True, ensure_ascii=False)
+    return f"{call.name}({arguments})"
 
 
 def _final_answer(final: AgentState) -> str:

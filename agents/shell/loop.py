@@ -55,7 +55,7 @@ from agents.shell.perform import (
 from agents.tools.bridge import run_coroutine
 from agents.tools.tool import COMPLETE_GOAL_TOOL, Tool, Tools
 
-__all__ = ["AgentLoop"]
+__all__ = ["AgentLoop", "loop_and_state"]
 
 
 _TOOL_MODES: Final = ("parallel", "sequential")
@@ -506,3 +506,13 @@ class AgentLoop:
             return with_deltas(infer)
         ainfer = with_deltas(driver.ainfer)
         return lambda request: run_coroutine(ainfer(request))
+
+
+def loop_and_state(value: object) -> tuple[AgentLoop, AgentState] | None:
+    """``value`` as the ``(loop, state)`` pair an agent's factory may return (as
+    ``AgentDefinition.build`` does), or ``None`` when it is not one."""
+    if isinstance(value, tuple) and len(value) == 2:
+        loop, state = value
+        if isinstance(loop, AgentLoop) and isinstance(state, AgentState):
+            return loop, state
+    return None

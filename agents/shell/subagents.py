@@ -21,7 +21,7 @@ from typing import Any, Final
 from agents.errors import ConfigurationError
 from agents.records.frozen import deep_thaw
 from agents.records.state import AgentState
-from agents.shell.loop import AgentLoop
+from agents.shell.loop import AgentLoop, loop_and_state
 from agents.shell.reporting import current_forward
 from agents.tools.outcomes import SubagentFailed, ToolResult
 from agents.tools.tool import Tool, ToolContext, Tools, tool
@@ -139,13 +139,9 @@ def _build(
         ) from exc
     if isinstance(made, AgentLoop):
         return made, AgentState.initial(system_prompt)
-    if (
-        isinstance(made, tuple)
-        and len(made) == 2
-        and isinstance(made[0], AgentLoop)
-        and isinstance(made[1], AgentState)
-    ):
-        return made[0], made[1]
+    pair = loop_and_state(made)
+    if pair is not None:
+        return pair
     raise SubagentFailed(
         f"sub-agent {name!r}: loop_factory returned {type(made).__name__}, expected an "
         "AgentLoop or (AgentLoop, AgentState)"

@@ -22,8 +22,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
 
-import attrs
-
 from agents.audit import AuditLog
 from agents.audit.records import request_shape
 from agents.drivers.replay import (
@@ -49,9 +47,9 @@ from agents.replaying import (
 )
 from agents.runfiles import load_record
 from agents.shell.files import read_file
-from agents.shell.loop import AgentLoop, request_defaults
+from agents.shell.loop import AgentLoop, loop_and_state, request_defaults
 from agents.testing.changes import CHANGE_KINDS, Change, first_change, request_change
-from agents.testing.regression_fast import ShortWay
+from agents.testing.regression_fast import ShortWay, as_brought
 from agents.testing.regression_report import RegressionReport, RunOutcome, step_json
 
 __all__ = [
@@ -248,10 +246,9 @@ def agent_under_test(agent: Any, registry: Any = None) -> tuple[AgentLoop, Agent
         agent = agent()  # a factory: the user's function, whose failure is theirs to see
     if isinstance(agent, AgentLoop):
         return agent, None
-    if isinstance(agent, tuple) and len(agent) == 2:
-        loop, state = agent
-        if isinstance(loop, AgentLoop) and isinstance(state, AgentState):
-            return loop, state
+    pair = loop_and_state(agent)
+    if pair is not None:
+        return pair
     # A definition: its module (and PyYAML) loaded only for one
     from agents.definitions import SUFFIXES as DEFINITIONS
     from agents.definitions import AgentDefinition
@@ -264,20 +261,6 @@ def agent_under_test(agent: Any, registry: Any = None) -> tuple[AgentLoop, Agent
         "regress() tests an AgentLoop, a (loop, state) pair, a function returning one, an "
         f"AgentDefinition or a definition file, not {type(agent).__name__}"
     )
-
-
-def as_brought(start: AgentState, own: AgentState | None) -> AgentState:
-    """The recorded ``start`` with what the agent under test sends with every conversation
-    in place of the recorded: the system prompt, ``llm_config`` (the model and its
-    settings) and the response format of its own state ``own`` (``None``: as recorded)."""
-    if own is None:
-        return start
-    state = start.with_system_prompt(own.context.system_prompt)
-    if state.llm_config != own.llm_config:
-        state = attrs.evolve(state, llm_config=own.llm_config)
-    if state.context.response_format != own.context.response_format:
-        state = state.with_context(state.context.with_response_format(own.context.response_format))
-    return state
 
 
 class _Unanswered:

@@ -46,7 +46,7 @@ from agents.replaying import VOLATILE
 from agents.shell.loop import AgentLoop, request_defaults
 from agents.shell.subagents import DEPTH_KEY
 
-__all__ = ["ShortWay", "same_run"]
+__all__ = ["ShortWay", "as_brought", "same_run"]
 
 # Stop reasons the new run cannot raise by itself (``regress`` gives them back from the
 # record): a recording holding one goes the general way.
@@ -90,12 +90,7 @@ class ShortWay:
         except Exception:  # any doubt about the log: the general way reads it, says what
             return None
         start = recorded.start
-        own = self._own
-        if own is not None and (
-            start.context.system_prompt != own.context.system_prompt
-            or start.llm_config != own.llm_config
-            or start.context.response_format != own.context.response_format
-        ):
+        if as_brought(start, self._own) is not start:
             return None  # asked otherwise from the first request on
         model = self._model
         model.reset(recorded)
@@ -108,11 +103,25 @@ class ShortWay:
             return None
 
 
+def as_brought(start: AgentState, own: AgentState | None) -> AgentState:
+    """The recorded ``start`` with what the agent under test sends with every conversation
+    in place of the recorded: the system prompt, ``llm_config`` (the model and its
+    settings) and the response format of its own state ``own`` (``None``: as recorded)."""
+    if own is None:
+        return start
+    state = start.with_system_prompt(own.context.system_prompt)
+    if state.llm_config != own.llm_config:
+        state = attrs.evolve(state, llm_config=own.llm_config)
+    if state.context.response_format != own.context.response_format:
+        state = state.with_context(state.context.with_response_format(own.context.response_format))
+    return state
+
+
 def same_run(loop: AgentLoop, own: AgentState | None, data: bytes) -> AgentState | None:
     """``ShortWay(loop, own).same(data)``: the new run's final state when the run the
     audit log ``data`` records goes the same way through ``loop``, else ``None``.
     ``own``: the agent's own state, whose system prompt, model settings and response
-    format replace the recorded ones (``regression.as_brought``)."""
+    format replace the recorded ones (``as_brought``)."""
     return ShortWay(loop, own).same(data)
 
 
