@@ -35,13 +35,17 @@ from agents.errors import (
     AuditLogTampered,
     ConfigurationError,
     DefinitionError,
+    InvalidArgument,
+    InvalidType,
     InvariantViolation,
     MissingExtra,
+    ResourceError,
     ScriptExhausted,
     SessionConflict,
     SessionNotFound,
     StateDecodeError,
     StoreUnavailable,
+    UsageError,
 )
 from agents.persistence import (
     AsyncPostgresSessionStore,
@@ -73,7 +77,7 @@ from agents.records.events import (
     ToolServerRestarted,
 )
 from agents.records.execution import ApprovalDecision, ExecutionState, ExecutionStatus
-from agents.records.frozen import History
+from agents.records.frozen import History, NestingError
 from agents.records.goal import Goal
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.inputs import InputAnswer, InputRequest
@@ -140,12 +144,15 @@ __all__ = [
     "InputAnswer",
     "InputRequest",
     "InputRequired",
+    "InvalidArgument",
+    "InvalidType",
     "InvariantViolation",
     "LiteLLMDriver",
     "Message",
     "MessageCompiler",
     "MessageStore",
     "MissingExtra",
+    "NestingError",
     "PostgresSessionStore",
     "ProviderError",
     "RandomIds",
@@ -154,6 +161,7 @@ __all__ = [
     "RecordingInterceptor",
     "ReplayDivergence",
     "ReplayDriver",
+    "ResourceError",
     "RetryInterceptor",
     "Role",
     "SQLiteSessionStore",
@@ -191,6 +199,7 @@ __all__ = [
     "ToolServerRestarted",
     "Tools",
     "Usage",
+    "UsageError",
     "estimate_tokens",
     "hook",
     "inference_interceptor",

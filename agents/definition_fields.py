@@ -10,7 +10,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from agents.errors import DefinitionError
+from agents.errors import DefinitionError, InvalidArgument, InvalidType
 from agents.records.frozen import NestingError, deep_freeze
 from agents.records.json_text import has_lone_surrogate
 
@@ -130,7 +130,7 @@ def _toml_value(value: Any) -> str:
         return repr(value)
     if isinstance(value, str):
         if has_lone_surrogate(value):  # TOML escapes only Unicode's characters
-            raise ValueError("TOML holds only Unicode: a text has a lone surrogate (use YAML)")
+            raise InvalidArgument("TOML holds only Unicode: a text has a lone surrogate (use YAML)")
         return json.dumps(value, ensure_ascii=False)  # JSON escapes are TOML basic strings
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
@@ -138,14 +138,16 @@ def _toml_value(value: Any) -> str:
         pairs = ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items())
         return "{" + pairs + "}"
     if value is None:
-        raise ValueError("TOML has no null: a null option cannot be written (use YAML)")
-    raise TypeError(f"cannot write {type(value).__name__} as TOML")
+        raise InvalidArgument("TOML has no null: a null option cannot be written (use YAML)")
+    raise InvalidType(f"cannot write {type(value).__name__} as TOML")
 
 
 def write_toml(data: dict[str, Any]) -> str:
     missing = [key for key, value in data.items() if value is None]
     if missing:
-        raise ValueError(f"TOML has no null: {missing} cannot be written (use YAML or Markdown)")
+        raise InvalidArgument(
+            f"TOML has no null: {missing} cannot be written (use YAML or Markdown)"
+        )
     lines = [
         f"{key} = {_toml_field(key, value)}"
         for key, value in data.items()
@@ -162,4 +164,4 @@ def _toml_field(name: str, value: Any) -> str:
     try:
         return _toml_value(value)
     except ValueError as exc:
-        raise ValueError(f"field {name!r}: {exc}") from None
+        raise InvalidArgument(f"field {name!r}: {exc}") from None

@@ -26,7 +26,7 @@ import yaml
 from agents.core.compaction import Summarization
 from agents.core.compilers import TokenWindowCompiler
 from agents.definition_fields import check_fields, write_toml
-from agents.errors import ConfigurationError, DefinitionError, StateDecodeError
+from agents.errors import ConfigurationError, DefinitionError, InvalidArgument, StateDecodeError
 from agents.records.codec import nesting_position, register
 from agents.records.frozen import MAX_DEPTH, deep_thaw, to_float, to_pmap
 from agents.records.json_text import has_lone_surrogate
@@ -126,7 +126,7 @@ class AgentDefinition(Record):
             if body:
                 data["system_prompt"] = body
         else:
-            raise ValueError(f"unknown definition kind {kind!r}")
+            raise InvalidArgument(f"unknown definition kind {kind!r}")
         return _checked_definition(data, lines, source)
 
     # -- writing ----------------------------------------------------------------------------
@@ -158,8 +158,8 @@ class AgentDefinition(Record):
     def to_text(self, kind: str) -> str:
         """The definition as a file of ``kind`` that ``from_text`` reads back equal — but
         for a secret (a value under a secret key, as ``llm_options``' ``api_key`` or an
-        ``Authorization`` header), written ``"[redacted]"`` as the codec writes it (SPEC
-        §10): no credential in a file (keep them in the environment)."""
+        ``Authorization`` header), written ``"[redacted]"`` as the codec writes it
+        (docs/design/events.md): no credential in a file (keep them in the environment)."""
         data = redacted(self.to_data())
         if kind == "toml":
             return write_toml(data)
@@ -173,7 +173,7 @@ class AgentDefinition(Record):
                 data.pop("system_prompt", None)
             front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
             return f"---\n{front}---\n\n{prompt}\n"
-        raise ValueError(f"unknown definition kind {kind!r}")
+        raise InvalidArgument(f"unknown definition kind {kind!r}")
 
     # -- building ---------------------------------------------------------------------------
 

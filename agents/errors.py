@@ -1,8 +1,11 @@
-"""The exception hierarchy under ``AgentError`` (SPEC §16), at the bottom of the layers.
+"""The exception hierarchy under ``AgentError``, at the bottom of the layers.
 
+Every exception the library raises on purpose is an ``AgentError``; errors from the user's
+own code (a tool, a hook, a driver) pass through as they are, or are recorded in the run.
 Errors inside a run are data (``ErrorInfo``, in ``agents.records.error_info``); exceptions
 are for the API edge. ``ProviderError`` and ``ReplayDivergence`` carry an ``ErrorInfo`` and
-live beside it; every exception is importable from ``agents``.
+live beside it. The hierarchy, and which classes also subclass a built-in exception that
+callers expect, is in ``docs/design/errors.md``.
 """
 
 from __future__ import annotations
@@ -12,13 +15,17 @@ __all__ = [
     "AuditLogTampered",
     "ConfigurationError",
     "DefinitionError",
+    "InvalidArgument",
+    "InvalidType",
     "InvariantViolation",
     "MissingExtra",
+    "ResourceError",
     "ScriptExhausted",
     "SessionConflict",
     "SessionNotFound",
     "StateDecodeError",
     "StoreUnavailable",
+    "UsageError",
 ]
 
 
@@ -29,6 +36,34 @@ class AgentError(Exception):
 
 class ConfigurationError(AgentError):
     """Misuse found before a run starts: a bad option, tool, hook or argument."""
+
+
+class InvalidArgument(AgentError, ValueError):
+    """A call was given a value it cannot take (an unknown call id, a naive datetime, an
+    option outside its set); the message says which value and why."""
+
+    recorded_as = "ValueError"  # the type name a run records it under, as before
+
+
+class InvalidType(AgentError, TypeError):
+    """A call was given a value of a type it does not take; the message names both."""
+
+    recorded_as = "TypeError"
+
+
+class UsageError(AgentError, RuntimeError):
+    """An object was asked for something it cannot do in its present state: a closed audit
+    log or lease table, or a model call in a run that the record answers."""
+
+    recorded_as = "RuntimeError"
+
+
+class ResourceError(AgentError, OSError):
+    """A file, socket or remote endpoint the library could not use: a path that is not a
+    regular file, an output that cannot be written, a port taken, an exporter that refused
+    the spans. ``strerror`` (and ``errno``, when the system gave one) say why."""
+
+    recorded_as = "OSError"
 
 
 class MissingExtra(AgentError, ImportError):

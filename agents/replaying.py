@@ -29,6 +29,7 @@ import attrs
 from agents.core.compaction import RecordedCompactions
 from agents.core.hooks import HookContext, HookTrigger, hook, tool_interceptor
 from agents.drivers.replay import ReplayDriver
+from agents.errors import UsageError
 from agents.records.codec import to_dict
 from agents.records.execution import ExecutionStatus
 from agents.records.inputs import InputAnswer
@@ -407,7 +408,7 @@ def _approval_gates(states: Iterable[AgentState]) -> list[Tool]:
 
 def _gate(name: str) -> Tool:
     def stand_in() -> None:
-        raise RuntimeError(f"{name} is answered from the record")
+        raise UsageError(f"{name} is answered from the record")
 
     return tool(stand_in, name=name, description="(replayed)", requires_approval=True)
 

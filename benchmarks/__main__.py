@@ -2,7 +2,7 @@
 
 Measures, in one process and one run (the figures that matter are ratios):
 
-- the tool loop (FACTS workload) at N = 10, 100, 1,000, 10,000 on this engine, a bare
+- the tool loop (one `add` call a step) at N = 10, 100, 1,000, 10,000 on this engine, a bare
   dict-and-list loop, LangGraph, pydantic-ai and the OpenAI Agents SDK (each with its own
   offline test model; a peer's larger sizes are skipped when a run would exceed the time
   budget);
@@ -11,13 +11,13 @@ Measures, in one process and one run (the figures that matter are ratios):
   same data as plain dicts;
 - concurrency: 1,000 runs at once (``arun``), a model of 20 ms latency, 5 steps each;
 - import time of each system;
-- regression tests on recorded runs (issue 18, ``bench_regress.py``) and live tracing
-  (issue 19, ``bench_otel.py``);
-- the second round's workloads (issue 17, ``workloads.py``): the tool loop with the default
+- regression tests on recorded runs (``bench_regress.py``) and live tracing
+  (``bench_otel.py``);
+- the second round's workloads (``workloads.py``): the tool loop with the default
   clock and ids against the bare loop and at N = 10,000 against N = 100; a compacting SQL
   session step; a durable (DBOS) step against raw DBOS doing the same work;
 
-checks the targets of issues 8 and 17, writes the generated part of ``docs/benchmarks.md`` (between
+checks the targets, writes the generated part of ``docs/benchmarks.md`` (between
 its ``benchmarks:begin``/``end`` markers) and a plot of µs per step against N
 (``docs/benchmarks-steps.png``, with matplotlib). ``--quick`` (under a minute) is the CI
 smoke run: small sizes, few repeats, report written only where ``--report`` says.
@@ -311,7 +311,7 @@ def targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
 
 
 def _newer_targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]]:
-    """The rows of issues 18 to 20: regression tests, tracing, the HTTP server."""
+    """The rows of regression tests, tracing, the HTTP server."""
     rows: list[tuple[str, str, bool | None]] = []
     reg = results["regress"]
     label = "regress 1,000 recorded 20-step runs (tools=record) ≤ 4x running them"

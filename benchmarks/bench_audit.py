@@ -3,7 +3,7 @@ sharing one log, verifying and reading a log, and rewinding a long history.
 
 In one process, side by side (the figures that matter are the ratios):
 
-- the FACTS workload (scripted model, one ``add`` tool) at N = 1,000 steps without a log,
+- the tool-loop workload (scripted model, one ``add`` tool) at N = 1,000 steps without a log,
   with ``durability="none"``, and with ``"none"`` and a signing key;
 - the same at N = 300 against a model that takes 1 ms per call, without a log and with
   ``durability="step"`` (an fsync per step);

@@ -1,4 +1,4 @@
-"""What context compaction costs per step (issue 9): the FACTS workload at N = 1,000 with no
+"""What context compaction costs per step: the tool-loop workload at N = 1,000 with no
 compaction, with a token window, and with ``Summarization`` at two budgets.
 
 Side by side in one process; the figures that matter are the ratios to the plain run. The

@@ -1,4 +1,4 @@
-"""Concurrency (issue 17): 1,000 runs at once through ``arun``, 5 steps each, the model taking
+"""Concurrency: 1,000 runs at once through ``arun``, 5 steps each, the model taking
 20 ms a call, against the ideal time (5 x 20 ms) — and where the time above the ideal goes.
 
 The runner (``python -m benchmarks``) takes its concurrency row from ``concurrent`` here;

@@ -1,6 +1,6 @@
 """What durability costs: an agent run as a DBOS workflow against the same run in process.
 
-The FACTS workload (a model asking for one ``add`` call per step, then answering) at N = 10
+The tool-loop workload (a model asking for one ``add`` call per step, then answering) at N = 10
 and N = 100 steps: in process (``loop.run``), then as a DBOS workflow on a SQLite system
 database and on PostgreSQL (a fresh database on the server of ``AGENTS_TEST_POSTGRES_DSN``,
 default ``postgresql://postgres@127.0.0.1:5432/test``; skipped when none answers). Every
@@ -8,7 +8,7 @@ agent step is two DBOS steps (the model call and the tool call), each checkpoint
 the run goes on. µs per agent step, side by side in one process.
 
 Against it, on the same database in the same process: a **raw DBOS** workflow doing the same
-work by hand (issue 17) — per agent step one DBOS step calling the same model function on
+work by hand — per agent step one DBOS step calling the same model function on
 the conversation as plain dicts and one calling ``add``, each result stored by the same
 serializer — so the ratio is what this library adds on top of DBOS itself (records, the
 step machine, the recorded clock and ids).

@@ -1,9 +1,10 @@
 """What logging costs: a suppressed log call, and a run with structlog configured.
 
-SPEC §10: a suppressed log call must cost about a microsecond. Measures, in one process:
+docs/design/events.md: a suppressed log call must cost about a microsecond. Measures, in one
+process:
 
 - one ``logger.debug(...)`` call with the run's fields when structlog filters debug out;
-- µs per step of the FACTS workload (``bench_steps.engine_run``) with structlog not
+- µs per step of the tool-loop workload (``bench_steps.engine_run``) with structlog not
   configured (the library is silent and builds no events) against structlog configured at
   info (events are built and step-level ones are filtered out), and with a listener.
 
@@ -46,7 +47,7 @@ def _best(logger: Any, number: int) -> float:
 
 
 def per_step(n: int, repeats: int, **options: Any) -> float:
-    """Best µs per step over ``repeats`` runs of the FACTS workload."""
+    """Best µs per step over ``repeats`` runs of the tool-loop workload."""
     run = engine_run(n, **options)
     run()
     samples = []

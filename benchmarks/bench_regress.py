@@ -1,4 +1,4 @@
-"""Regression tests on recorded runs (issue 18): regressing 1,000 recorded 20-step runs with
+"""Regression tests on recorded runs: regressing 1,000 recorded 20-step runs with
 ``tools="record"`` against running the same 1,000 runs on a scripted model, and the memory a
 regression holds as the number of runs grows (the runs are read one at a time).
 

@@ -1,4 +1,4 @@
-"""``agents serve`` under load (issue 20): 100 sessions at once, each a 10-step scripted run
+"""``agents serve`` under load: 100 sessions at once, each a 10-step scripted run
 through the HTTP API (a message answered with Server-Sent Events) on SQLite; requests per
 second, p50 and p99 latency of a run, and the server's time per step against the same runs
 through the session runtime in process (same store kind, same checkpoints): five rounds,

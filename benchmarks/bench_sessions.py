@@ -1,6 +1,6 @@
 """Checkpoint cost per step, per store, at N = 10 and N = 1,000 steps (should be flat).
 
-The FACTS workload (scripted model, one ``add`` tool) through ``SessionRuntime.send``, which
+The tool-loop workload (scripted model, one ``add`` tool) through ``SessionRuntime.send``, which
 commits a checkpoint after every step; µs per step and bytes stored per step, side by side
 in one process. PostgreSQL is measured when ``AGENTS_TEST_POSTGRES_DSN`` (default
 ``postgresql://postgres@127.0.0.1:5432/test``) reaches a server. LangGraph's ``SqliteSaver``

@@ -1,6 +1,6 @@
 """Engine overhead per step: ``AgentLoop.run`` against a bare dict-and-list loop.
 
-The FACTS.md workload: a scripted model that calls one ``add`` tool every step and answers
+The tool-loop workload: a scripted model that calls one ``add`` tool every step and answers
 at the last one. Both loops run side by side in one process at each N; the figures that
 matter are the ratios (engine / bare, and µs per step at N=10,000 / N=100), not the absolute
 times. Also measures ``import agents`` against ``import attrs, pyrsistent, structlog`` in

@@ -1,4 +1,4 @@
-"""The FACTS tool-loop workload on the OpenAI Agents SDK (run in the SDK's own virtualenv).
+"""The tool-loop workload on the OpenAI Agents SDK (run in the SDK's own virtualenv).
 
     python peer_openai_agents.py '[10, 100]' REPEATS BUDGET_SECONDS
 

@@ -1,4 +1,4 @@
-"""The FACTS tool-loop workload on the peers, each with its own offline test model.
+"""The tool-loop workload on the peers, each with its own offline test model.
 
 Every system runs the same script: the model asks for ``add(a, b)`` once per step and
 answers ``"done"`` at step N; the tool adds. Each ``*_run(n)`` prepares a run outside the

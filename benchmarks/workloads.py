@@ -1,4 +1,4 @@
-"""The workloads of the second performance round (issue 17), for ``python -m benchmarks``.
+"""The workloads of the second performance round, for ``python -m benchmarks``.
 
 Each gives the two sides of one ratio, measured in one process (interleaved where two systems
 are compared): the tool loop with the clock and ids a user gets by default, its growth to

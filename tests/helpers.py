@@ -193,7 +193,8 @@ class BlockingAsyncStore:
 
 
 def assert_equal_states_encode_alike(states: list[AgentState]) -> None:
-    """Any two of ``states`` that are ``==`` have the same ``to_json()`` (SPEC 17)."""
+    """Any two of ``states`` that are ``==`` have the same ``to_json()``
+    (docs/design/determinism.md)."""
     encoded = [state.to_json() for state in states]
     for i, first in enumerate(states):
         for j in range(i + 1, len(states)):

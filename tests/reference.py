@@ -1,4 +1,4 @@
-"""A naive reference implementation of SPEC §3-§4 for scripted runs without hooks.
+"""A naive reference implementation of docs/design/loop.md for scripted runs without hooks.
 
 Plain lists and dicts, one obvious loop: it says, for a script and a tool set, which steps
 happen, what each tool call yields, and how the run ends. ``test_reference_model.py`` runs

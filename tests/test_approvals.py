@@ -1,5 +1,5 @@
-"""Approvals (SPEC §12): calls that need a human wait, survive storage, and run or are
-blocked as decided, without asking the model again."""
+"""Approvals (docs/design/sessions.md): calls that need a human wait, survive storage, and run or
+are blocked as decided, without asking the model again."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The audit log (SPEC §14): exact rebuild, and every kind of tampering caught."""
+"""The audit log (docs/design/auditing.md): exact rebuild, and every kind of tampering caught."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The audit log's second edition (issue 15): signatures, anchors, durability modes, crashes."""
+"""The audit log's second edition: signatures, anchors, durability modes, crashes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Injected time and identity (SPEC §8): the defaults and the deterministic doubles."""
+"""Injected time and identity (docs/design/determinism.md): the defaults and the deterministic
+doubles."""
 
 from __future__ import annotations
 

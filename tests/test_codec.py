@@ -1,4 +1,5 @@
-"""The JSON codec (SPEC §9): lossless round trips, strict decoding, redaction, references."""
+"""The JSON codec (docs/design/determinism.md): lossless round trips, strict decoding, redaction,
+references."""
 
 from __future__ import annotations
 
@@ -293,7 +294,7 @@ def test_not_json_and_wrong_kind_are_rejected():
 
 
 def test_invalid_values_inside_valid_json_are_rejected():
-    """A finish reason outside SPEC's set fails decoding with the record named."""
+    """A finish reason outside the documented set fails decoding with the record named."""
     state = make_loop(reply("x")).run(initial())
     data = to_dict(state)
     data["execution"]["step_executions"][0]["step"]["response"]["finish_reason"] = "bored"
@@ -303,7 +304,8 @@ def test_invalid_values_inside_valid_json_are_rejected():
 
 def test_an_int_in_a_float_field_encodes_as_the_float_it_reads_back_as():
     """``Usage(cost=1)`` wrote ``"cost":1`` and read back ``1.0``: equal states with two
-    encodings (SPEC 17). Float fields hold floats, whatever number they were given."""
+    encodings (docs/design/determinism.md). Float fields hold floats, whatever number they were
+    given."""
     from agents import Goal, Usage
     from agents.definitions import AgentDefinition
 

@@ -1,4 +1,4 @@
-"""Context compaction (issue 9): overflow moved to the buffer, the buffer summarised by the
+"""Context compaction: overflow moved to the buffer, the buffer summarised by the
 model as a recorded effect, replays answering the summary from the record."""
 
 from __future__ import annotations

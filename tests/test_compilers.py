@@ -1,4 +1,4 @@
-"""Message compilers (issue 9, context compaction): what a step's request sends."""
+"""Message compilers (docs/how-to/context-window.md): what a step's request sends."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Agent definitions (issue 9): TOML, YAML and Markdown files → AgentDefinition → a loop."""
+"""Agent definitions: TOML, YAML and Markdown files → AgentDefinition → a loop."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ BLOCK = re.compile(r"^```python\n(.*?)^```", re.M | re.S)
 
 
 def test_every_page_is_checked():
-    """The pages SPEC and the issue name exist."""
+    """The pages the README and the design pages point to exist."""
     names = {str(page.relative_to(ROOT)) for page in PAGES}
     expected = {
         "README.md",

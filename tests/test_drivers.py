@@ -1,4 +1,4 @@
-"""Deterministic drivers (SPEC §7): the scripted model and the function model."""
+"""Deterministic drivers (docs/design/drivers.md): the scripted model and the function model."""
 
 from __future__ import annotations
 

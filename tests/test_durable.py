@@ -1,4 +1,5 @@
-"""Durable runs on DBOS (SPEC §13): real DBOS on SQLite and PostgreSQL system databases.
+"""Durable runs on DBOS (docs/design/sessions.md): real DBOS on SQLite and PostgreSQL system
+databases.
 
 The first tests run DBOS in this process (one launch for the module); the crash tests run
 agents in child processes and kill them with SIGKILL.
@@ -61,7 +62,7 @@ SEEN: list[tuple[str, int, str]] = []  # idempotency keys the tools received
 
 
 class StepOnlyClock:
-    """The loop's clock; it refuses to be read outside a DBOS step (SPEC §13)."""
+    """The loop's clock; it refuses to be read outside a DBOS step (docs/design/sessions.md)."""
 
     def __init__(self) -> None:
         self.reads = 0
@@ -319,8 +320,8 @@ def test_the_final_state_lands_in_the_session_store(durable):
 
 
 def test_the_durable_runs_output_encodes_as_any_equal_state(durable, tmp_path):
-    """Equal states encode alike (SPEC 17) for what the durable runner returns: its output,
-    a forked workflow's, and what the codec, a SQLite store, at_step and fork derive."""
+    """Equal states encode alike (docs/design/determinism.md) for what the durable runner returns:
+    its output, a forked workflow's, and what the codec, a SQLite store, at_step and fork derive."""
     agents, _ = durable
     outputs = [agents[name].run(initial()) for name in ("echo", "compacting", "delegating")]
     agents["echo"].run(initial(), workflow_id="canonical-src")

@@ -27,7 +27,7 @@ def test_support_agent_example():
 
 
 def test_the_support_agent_as_agents_serve_names_it_waits_for_approvals(monkeypatch):
-    """``agents serve examples.support_agent:loop`` (the command issue 20 names) finds a
+    """``agents serve examples.support_agent:loop`` (the command docs/how-to/serve.md gives) finds a
     loop whose refunds wait for a human: approving each — the run resumed by a loop made
     again, as the server makes one for each run — the guard still blocks the oversized one
     and the run ends with the right refund."""

@@ -1,4 +1,4 @@
-"""Hostile input (issue 14 item 5): thousands of mutated state documents, audit logs,
+"""Hostile input: thousands of mutated state documents, audit logs,
 definition files and CLI file arguments; nothing escapes but the typed errors, and what is
 accepted can be written back.
 

@@ -1,4 +1,5 @@
-"""Goals (SPEC §12): an objective pursued until ``complete_goal`` or a spent budget."""
+"""Goals (docs/design/sessions.md): an objective pursued until ``complete_goal`` or a spent
+budget."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""A human's input asked by a tool call while it runs (SPEC §12, as approvals): the step
-suspends with the calls that finished, the state survives storage, and once answered the
+"""A human's input asked by a tool call while it runs (docs/design/sessions.md, as approvals): the
+step suspends with the calls that finished, the state survives storage, and once answered the
 calls that asked are made again with the answers, without asking the model again."""
 
 from __future__ import annotations

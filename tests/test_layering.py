@@ -1,4 +1,4 @@
-"""Architecture (SPEC §1, STYLE.md): imports point downward; each library has one importer."""
+"""Architecture (docs/architecture.md): imports point downward; each library has one importer."""
 
 from __future__ import annotations
 
@@ -273,6 +273,30 @@ def long_functions(package: Path) -> dict[str, int]:
                 if lines > MAX_FUNCTION_LINES:
                     found[f"{relative}:{node.name}"] = lines
     return found
+
+
+MAX_MODULE_LINES = 550
+
+
+def long_modules(root: Path) -> dict[str, int]:
+    """Modules under ``root`` longer than ``MAX_MODULE_LINES``, with their line counts."""
+    found = {}
+    for path in sorted(root.rglob("*.py")):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_MODULE_LINES:
+            found[str(path.relative_to(root))] = lines
+    return found
+
+
+def test_modules_stay_short():
+    """No module is longer than 550 lines (docs/architecture.md)."""
+    assert long_modules(PACKAGE) == {}
+
+
+def test_the_module_check_finds_a_long_module(tmp_path):
+    (tmp_path / "long.py").write_text("x = 1\n" * 551)
+    (tmp_path / "short.py").write_text("x = 1\n" * 550)
+    assert long_modules(tmp_path) == {"long.py": 551}
 
 
 def test_functions_stay_short():

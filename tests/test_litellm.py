@@ -131,7 +131,7 @@ def test_invalid_json_arguments_are_kept_and_fail_the_call(server):
 
 
 def test_finish_reasons_are_normalised(server):
-    """Provider finish reasons map onto SPEC's values."""
+    """Provider finish reasons map onto the documented values."""
     server.plan(answer("cut", finish_reason="length"), answer("x", finish_reason="weird"))
     request = InferenceRequest(messages=[Message.user("hi")])
     assert driver(server).infer(request).finish_reason == "length"

@@ -1,4 +1,5 @@
-"""Logging (SPEC §10): structlog when the application set it up, silence otherwise, no secrets."""
+"""Logging (docs/design/events.md): structlog when the application set it up, silence otherwise, no
+secrets."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The loop's runners (SPEC §3): failures as data, resuming, iterate, async, listeners, misuse."""
+"""The loop's runners (docs/design/loop.md): failures as data, resuming, iterate, async, listeners,
+misuse."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Tools from MCP servers, and agents served as MCP servers (issue 19, part 1): against
+"""Tools from MCP servers, and agents served as MCP servers: against
 real servers from the package registry (``mcp-server-time``, ``mcp-server-git``), the
 official ``mcp`` client, and a small server of the official SDK for the failure cases."""
 

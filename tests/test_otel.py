@@ -1,4 +1,4 @@
-"""OpenTelemetry traces (issue 19, part 2): spans by the GenAI semantic conventions, live
+"""OpenTelemetry traces: spans by the GenAI semantic conventions, live
 (``OTelListener``) and after the fact (``export``, ``agents export-otel``), checked with
 the real OpenTelemetry SDK and its OTLP/HTTP exporter against a receiver on 127.0.0.1."""
 

@@ -1,4 +1,5 @@
-"""Phase order (SPEC §3): every hook call and effect, in sequence, for the basic shapes of a run."""
+"""Phase order (docs/design/loop.md): every hook call and effect, in sequence, for the basic shapes
+of a run."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""History queries (SPEC §14): timeline, tool executions by criteria, at_step, fork."""
+"""History queries (docs/design/auditing.md): timeline, tool executions by criteria, at_step,
+fork."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Records (SPEC §2): frozen values, ``with_*`` transitions, the derived read API."""
+"""Records (docs/design/records.md): frozen values, ``with_*`` transitions, the derived read API."""
 
 from __future__ import annotations
 
@@ -442,8 +442,8 @@ def _unchanged_cases():
     ids=lambda c: c if isinstance(c, str) else "",
 )
 def test_a_with_method_that_changes_nothing_gives_back_the_record_itself(name, record, same, other):
-    """SPEC §2: a ``with_*`` method returns the same instance when nothing changes (these
-    made a copy each time); a value equal in Python but written otherwise (``1`` and
+    """docs/design/records.md: a ``with_*`` method returns the same instance when nothing changes
+    (these made a copy each time); a value equal in Python but written otherwise (``1`` and
     ``True``, ``1`` and ``1.0``) is a change, kept as given (``AgentState.with_metadata``
     kept the old value for it)."""
     assert same(record) is record, name

@@ -1,5 +1,5 @@
 """``agents.testing.regress`` and ``agents regress``: recorded runs through new agent code,
-and the first place where the behaviour changes (issue 18)."""
+and the first place where the behaviour changes."""
 
 from __future__ import annotations
 

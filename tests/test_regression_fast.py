@@ -1,6 +1,6 @@
 """The short way through ``regress`` (``agents.testing.regression_fast``): it is taken for
 a plain recorded run, and wherever it vouches that a run is the same, the general way —
-which reads the whole record — says so too and gives the same final state (issue 18)."""
+which reads the whole record — says so too and gives the same final state."""
 
 from __future__ import annotations
 

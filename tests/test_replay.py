@@ -1,4 +1,5 @@
-"""Record and replay (SPEC §7): offline, byte-identical, and divergences named precisely."""
+"""Record and replay (docs/design/drivers.md): offline, byte-identical, and divergences named
+precisely."""
 
 from __future__ import annotations
 
@@ -179,7 +180,7 @@ def test_state_round_trip_keeps_replayability():
     )
 
 
-# -- agents replay --verify on genuine runs (issue 14 item 3) -----------------------------
+# -- agents replay --verify on genuine runs -----------------------------
 
 
 def _replay_verify(path):

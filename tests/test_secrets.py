@@ -1,4 +1,4 @@
-"""Planted secrets (SPEC §10, issue 14 item 6): credentials in every form the library takes
+"""Planted secrets (docs/design/events.md): credentials in every form the library takes
 never show in a repr, a str, ``describe()``, an error or its chained causes, a log line
 (structlog and stdlib at DEBUG), an event, a stored state, a session row or an audit log."""
 

@@ -1,4 +1,4 @@
-"""``agents serve`` (issue 20): a real server (uvicorn on 127.0.0.1, started as the command
+"""``agents serve``: a real server (uvicorn on 127.0.0.1, started as the command
 line starts it) and a real HTTP client (httpx)."""
 
 from __future__ import annotations
@@ -1331,7 +1331,7 @@ def two_servers(shared_database: Any) -> Iterator[tuple[Server, Server]]:
 
 
 def test_a_stream_dropped_on_one_server_resumes_on_another_while_the_run_goes_on(two_servers):
-    """The issue's promise: a dropped stream resumes with ``Last-Event-ID`` on another
+    """A dropped stream resumes with ``Last-Event-ID`` on another
     server process while the run goes on in the first — every later event once (the second
     process resumed the run too, so it was made twice and its events repeated)."""
     first, second = two_servers
@@ -1840,3 +1840,32 @@ def test_the_how_tos_curl_lines_work_against_the_example_they_name(tmp_path):
     timeline = json.loads(outputs[-2])
     assert timeline["status"] == "completed"
     assert [row["tools"] for row in timeline["rows"]][-2:] == [["refund"], []]
+
+
+def test_the_page_is_package_data_served_as_static_files():
+    """The chat page's HTML, CSS and JavaScript are files of the package (no Python string
+    holds them), served at ``/`` and under ``/static/`` without the token the API needs."""
+    from starlette.testclient import TestClient
+
+    import agents
+    from agents import AgentLoop, InMemorySessionStore
+    from agents.serve.asgi import app
+    from agents.testing import ScriptedDriver, reply
+
+    folder = Path(agents.__file__).parent / "serve" / "static"
+    assert {path.name for path in folder.iterdir()} >= {"chat.html", "chat.css", "chat.js"}
+    assert "<script" not in (folder.parent / "page.py").read_text(encoding="utf-8")
+    served = app(
+        lambda session: AgentLoop(ScriptedDriver([reply("hi")])),
+        store=InMemorySessionStore(),
+        token="t0ken",
+        page=True,
+    )
+    with TestClient(served) as client:
+        page = client.get("/")
+        assert page.status_code == 200 and 'src="/static/chat.js"' in page.text
+        for name, kind in (("chat.js", "javascript"), ("chat.css", "css")):
+            answer = client.get(f"/static/{name}")
+            assert answer.status_code == 200 and kind in answer.headers["content-type"]
+            assert answer.content == (folder / name).read_bytes()
+        assert client.get("/sessions/x").status_code == 401

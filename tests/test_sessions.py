@@ -1,4 +1,5 @@
-"""Sessions (SPEC §11): one contract for every store, the runtime, crashes and races."""
+"""Sessions (docs/design/sessions.md): one contract for every store, the runtime, crashes and
+races."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Steering and follow-ups (SPEC §12): queued messages delivered at the right moment."""
+"""Steering and follow-ups (docs/design/sessions.md): queued messages delivered at the right
+moment."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Stop signals and limits (SPEC §4)."""
+"""Stop signals and limits (docs/design/loop.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Sub-agents (issue 9): an agent as a tool, its run kept for audit, its usage rolled up."""
+"""Sub-agents: an agent as a tool, its run kept for audit, its usage rolled up."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The property-testing toolkit (SPEC §15): strategies, invariants, the state machine, plugin."""
+"""The property-testing toolkit (docs/design/testing.md): strategies, invariants, the state
+machine, plugin."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Tools (SPEC §6): schemas, validation, every failure mode as data, batches, timeouts."""
+"""Tools (docs/design/tools.md): schemas, validation, every failure mode as data, batches,
+timeouts."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The audit log: a tamper-evident, optionally signed JSONL record of runs (SPEC §14).
+"""The audit log: a tamper-evident, optionally signed JSONL record of runs
+(docs/design/auditing.md).
 
 ``AuditLog.open(path)`` is a (critical) listener. It writes a record when a run starts, one
 per completed step and one when the run ends, each with ``seq``, ``prev_hash`` and

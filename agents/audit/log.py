@@ -1,4 +1,5 @@
-"""``AuditLog``: the listener that writes the audit log, and its readers (SPEC §14)."""
+"""``AuditLog``: the listener that writes the audit log, and its readers
+(docs/design/auditing.md)."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from agents.audit.records import (
     state_change,
     step_payload,
 )
-from agents.errors import AuditLogTampered, ConfigurationError
+from agents.errors import AuditLogTampered, ConfigurationError, InvalidArgument
 from agents.records.events import Event, ExecutionCompleted, ExecutionStarted, StepCompleted
 from agents.records.inference import InferenceRequest
 from agents.records.state import AgentState
@@ -216,7 +217,7 @@ class AuditLog:
         commit = self._commit
         with commit.lock:
             if self._handle is None:
-                raise ValueError(f"the audit log {self.path} is closed")
+                raise InvalidArgument(f"the audit log {self.path} is closed")
             entry: dict[str, Any] = {
                 "agent_id": event.agent_id,
                 "execution_id": event.execution_id,

@@ -12,7 +12,7 @@ import attrs
 from agents.audit.chain import RECORD_START, parse_line, read_bytes
 from agents.audit.records import stub_of
 from agents.core.compaction import apply_compaction
-from agents.errors import StateDecodeError
+from agents.errors import InvalidArgument, StateDecodeError
 from agents.records.codec import (
     Document,
     decode_field,
@@ -307,12 +307,12 @@ def _applied(before: AgentState, where: _Where) -> AgentState:
         for change in changes:
             path = change[0]
             if not isinstance(path, list) or not 1 <= len(path) <= 2 or len(change) > 2:
-                raise ValueError("malformed change")
+                raise InvalidArgument("malformed change")
             owner = getattr(state, path[0]) if len(path) == 2 else state
             name = path[-1]
             kind: type = type(owner)
             if not isinstance(name, str) or name not in _fields(kind):
-                raise ValueError("no such field")
+                raise InvalidArgument("no such field")
             value = decode_field(kind, name, change[1]) if len(change) == 2 else None
             settable = _settable(kind)
             if name in settable:  # what __init__ would do to it: its validator, if any

@@ -9,6 +9,8 @@ import tempfile
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from agents.errors import ResourceError
+
 __all__ = [
     "BAD_INPUT",
     "DIFFERENT",
@@ -48,7 +50,7 @@ def write_atomically(path: str, text: str) -> None:
     try:
         handle, temporary = tempfile.mkstemp(dir=directory, prefix=".agents-", suffix=".tmp")
     except OSError as exc:
-        raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise ResourceError(f"cannot write {path}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as file:
             file.write(text)
@@ -58,7 +60,7 @@ def write_atomically(path: str, text: str) -> None:
         if os.path.exists(temporary):
             os.unlink(temporary)
         if isinstance(exc, OSError):
-            raise OSError(f"cannot write {path}: {exc.strerror or exc}") from None
+            raise ResourceError(f"cannot write {path}: {exc.strerror or exc}") from None
         raise
 
 

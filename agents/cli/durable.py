@@ -1,4 +1,4 @@
-"""``agents worker`` and ``agents recover``: durable runs on DBOS (SPEC §13)."""
+"""``agents worker`` and ``agents recover``: durable runs on DBOS (docs/design/sessions.md)."""
 
 from __future__ import annotations
 

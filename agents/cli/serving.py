@@ -27,7 +27,6 @@ def serve(args: argparse.Namespace, out: TextIO) -> int:
 
     try:
         from agents.serve.asgi import LOOPBACK_HOSTS, app, is_loopback, run_server
-        from agents.serve.page import PAGE
     except ImportError:
         raise ConfigurationError(
             "serve needs Starlette and uvicorn: pip install 'agents[serve]'"
@@ -37,7 +36,7 @@ def serve(args: argparse.Namespace, out: TextIO) -> int:
     token = args.token or os.environ.get(TOKEN_VARIABLE) or None
     hosts = LOOPBACK_HOSTS if is_loopback(args.host) else None  # no DNS rebinding
     served = app(
-        factory, store=store, token=token, page=PAGE, allowed_hosts=hosts, same_origin=True
+        factory, store=store, token=token, page=True, allowed_hosts=hosts, same_origin=True
     )
 
     def listening(address: str) -> None:  # once the port is had (the one chosen, for 0)

@@ -1,4 +1,4 @@
-"""Context compaction: moving old messages to the buffer and summarising it (issue 9).
+"""Context compaction: moving old messages to the buffer and summarising it.
 
 A ``Compactor`` looks at the context before each step's request and plans a compaction:
 how many of the oldest conversation messages move to the end of the ``buffer`` section,
@@ -10,7 +10,7 @@ the buffer, and records what it did as the step's ``Compaction``. Replays answer
 summary from that record (``ReplayDriver``), and ``RecordedCompactions`` repeats a recorded
 run's compactions where its policy is not at hand (``agents replay``).
 
-``Summarization`` is the policy of the issue: keep the conversation within
+``Summarization`` is the policy that ships: keep the conversation within
 ``max_message_tokens`` and the buffer within ``max_buffer_tokens``. Plans are pure
 functions of the context: tokens are counted by a function of the message (by default the
 character estimate of ``agents.core.compilers``).

@@ -1,4 +1,4 @@
-"""Message compilers: which messages a step's request sends (issue 9, context compaction).
+"""Message compilers: which messages a step's request sends (docs/how-to/context-window.md).
 
 A ``MessageCompiler`` turns the context into the request's messages. The default sends
 everything in the order system prompt, summary, buffer, conversation (sharing the

@@ -1,5 +1,5 @@
-"""Goals (SPEC §12) as the machine runs them: the objective at the goal's first step, its
-budgets at BeforeStep, and after each step either completion or the prompt to go on.
+"""Goals (docs/design/sessions.md) as the machine runs them: the objective at the goal's first
+step, its budgets at BeforeStep, and after each step either completion or the prompt to go on.
 (The ``Goal`` record is ``agents.records.goal``; the ``complete_goal`` tool is in
 ``agents.tools.tool``.)"""
 

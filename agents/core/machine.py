@@ -1,4 +1,4 @@
-"""The step machine: one execution as a generator of effects (SPEC §3).
+"""The step machine: one execution as a generator of effects (docs/design/loop.md).
 
 ``execute`` walks the phases BeforeExecution → [BeforeStep → UseTools → AfterStep →
 ShouldStop] → AfterExecution (``agents.core.phases`` around the steps,

@@ -1,5 +1,5 @@
-"""The phases of one execution around its steps (SPEC §3): BeforeExecution, BeforeStep and
-AfterExecution, as functions over the execution in progress (``Run``). A step's own
+"""The phases of one execution around its steps (docs/design/loop.md): BeforeExecution, BeforeStep
+and AfterExecution, as functions over the execution in progress (``Run``). A step's own
 phases are in ``agents.core.step_phases``.
 
 ``agents.core.machine.execute`` calls them in order: ``before_execution``; for each step

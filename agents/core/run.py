@@ -19,6 +19,7 @@ from agents.core.outputs import Outputs
 from agents.core.requests import RequestCompiler
 from agents.core.stopping import Limits
 from agents.core.transitions import add_signal, execution_of, record_error
+from agents.errors import AgentError
 from agents.records.encoding import unrecordable
 from agents.records.error_info import ErrorInfo
 from agents.records.events import Event, StopSignalReceived
@@ -37,7 +38,7 @@ Emit = Callable[[Event], None]
 _ON_ERROR: Final = HookTrigger.ON_ERROR
 
 
-class MachineFailure(Exception):
+class MachineFailure(AgentError):
     """An exception inside the run, already turned into data."""
 
     def __init__(self, error: ErrorInfo, finished: tuple[ToolExecution, ...] = ()) -> None:

@@ -1,4 +1,4 @@
-"""One step of the machine (SPEC §3 phases 3 and 4): UseTools — the request, the model's
+"""One step of the machine (docs/design/loop.md phases 3 and 4): UseTools — the request, the model's
 answer, the approval gate, the tool calls and their results — then AfterStep and
 ShouldStop. ``step`` is the generator that yields the step's effects (``Infer``,
 ``InvokeTools``); the functions around each yield prepare the effect and take in its
@@ -58,7 +58,7 @@ Effect = Infer | InvokeTools | Progress
 
 # Positional constructors for the records made every step (see ``agents.records.record.maker``),
 # and the named tuples' own constructor without their Python-level ``__new__``: together
-# they took about a fifth off a plain step (FACTS.md: records made per step were 25 %).
+# they took about a fifth off a plain step (records made per step were a quarter of its cost).
 _tuple_new: Final = tuple.__new__
 _make_step: Final = maker(AgentStep)
 _make_step_execution: Final = maker(StepExecution)
@@ -304,8 +304,8 @@ def should_stop(
     started: datetime,
     request: InferenceRequest | None = None,
 ) -> AgentState:
-    """AfterStep's end: structured output, the goal, ShouldStop (SPEC §3 step 4); the step
-    archived with what joins the conversation after it (``run.stopping``: whether to stop)."""
+    """AfterStep's end: structured output, the goal, ShouldStop (docs/design/loop.md step 4); the
+    step archived with what joins the conversation after it (``run.stopping``: whether to stop)."""
     response = made.response
     assert response is not None
     if run.cancellation is not None:
@@ -354,7 +354,8 @@ def should_stop(
 
 
 def _failed(run: Run, state: AgentState, failure: MachineFailure, draft: Draft) -> AgentState:
-    """A step that failed, archived as an ERROR step with what its draft had (SPEC §3)."""
+    """A step that failed, archived as an ERROR step with what its draft had
+    (docs/design/loop.md)."""
     executions = draft.executions or failure.finished
     output, made, number = draft.output, draft.made, draft.number
     failed = AgentStep(

@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
+from agents.errors import InvalidArgument
 from agents.records.context import AgentContext, MessageStore
 from agents.records.error_info import ErrorInfo
 from agents.records.execution import ExecutionState, ExecutionStatus
@@ -76,7 +77,7 @@ def execution_of(state: AgentState) -> ExecutionState:
     """The state's execution (the machine starts one before anything else)."""
     execution = state.execution
     if execution is None:
-        raise ValueError("the state has no execution")
+        raise InvalidArgument("the state has no execution")
     return execution
 
 
@@ -148,9 +149,9 @@ def render_tool_result(execution: ToolExecution) -> str:
     """What the model reads for a tool execution.
 
     Strings as they are, other values as JSON with sorted keys, the values under secret
-    keys written ``"[redacted]"`` (SPEC §10: the model's provider, the stored conversation
-    and the logs never get them; the execution's ``value`` keeps them for the program); a
-    failure as ``Error: <type>: <message>``; a stop request as ``Stopped: <message>``.
+    keys written ``"[redacted]"`` (docs/design/events.md: the model's provider, the stored
+    conversation and the logs never get them; the execution's ``value`` keeps them for the
+    program); a failure as ``Error: <type>: <message>``; a stop request as ``Stopped: <message>``.
     """
     if execution.error is not None:
         return f"Error: {execution.error.describe()}"

@@ -6,7 +6,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
-from agents.errors import ConfigurationError
+from agents.errors import ConfigurationError, InvalidType
 from agents.records.encoding import unrecordable
 from agents.records.frozen import to_pvector
 from agents.records.inference import InferenceRequest, InferenceResponse
@@ -28,14 +28,14 @@ def _to_response(value: Any) -> InferenceResponse:
         made = InferenceResponse(tool_calls=to_pvector(value), finish_reason="tool_calls")
         checked = value  # the calls the function made (the rest is this driver's)
     else:
-        raise TypeError(
+        raise InvalidType(
             "a FunctionDriver function must return an InferenceResponse, a str or a non-empty "
             f"list of ToolCall, got {type(value).__name__}"
         )
     for part in checked:
         problem = unrecordable(part)
         if problem is not None:
-            raise TypeError(f"the FunctionDriver function's answer cannot be recorded: {problem}")
+            raise InvalidType(f"the FunctionDriver function's answer cannot be recorded: {problem}")
     return made
 
 

@@ -1,4 +1,5 @@
-"""Record and replay model answers: ``RecordingInterceptor`` and ``ReplayDriver`` (SPEC §7).
+"""Record and replay model answers: ``RecordingInterceptor`` and ``ReplayDriver``
+(docs/design/drivers.md).
 
 A recording is a JSONL file, one line per inference: the request (with its canonical
 SHA-256), and the response or the error. ``ReplayDriver`` answers from a recording or from a
@@ -20,7 +21,7 @@ from typing import Any, ClassVar, Final
 
 import attrs
 
-from agents.errors import ConfigurationError, StateDecodeError
+from agents.errors import AgentError, ConfigurationError, StateDecodeError
 from agents.records.codec import from_dict, from_json, to_dict
 from agents.records.encoding import unrecordable
 from agents.records.error_info import ErrorInfo, ReplayDivergence
@@ -65,7 +66,7 @@ class RecordedInference:
     what: str = ""  # "compaction." for a summariser's call: prefixes a divergence's field
 
 
-class ReplayedFailure(Exception):
+class ReplayedFailure(AgentError):
     """The recorded inference failed: raising it again reproduces the same history."""
 
     def __init__(self, error: ErrorInfo) -> None:

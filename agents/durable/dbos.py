@@ -1,9 +1,9 @@
-"""Agent runs as DBOS workflows (SPEC §13): durable, recoverable, shared by workers.
+"""Agent runs as DBOS workflows (docs/design/sessions.md): durable, recoverable, shared by workers.
 
 An execution is a DBOS workflow; each ``Infer`` and each tool call is a DBOS step (the
-effects of SPEC §1), so a run whose process dies is recovered by DBOS without repeating the
-steps that had finished. What DBOS stores is this library's JSON (``CodecSerializer``),
-never pickle.
+effects of docs/design/index.md), so a run whose process dies is recovered by DBOS without
+repeating the steps that had finished. What DBOS stores is this library's JSON
+(``CodecSerializer``), never pickle.
 
 Why a recovered run takes the same decisions: the step machine is driven again from the
 workflow's input; model answers, tool results and clock readings of finished steps come
@@ -33,7 +33,7 @@ from dbos import DBOS, Queue, Serializer, SetWorkflowID, WorkflowHandle
 
 from agents.core.clock import Clock, RandomIds, SystemClock
 from agents.durable.workflow import RecordedClock, WorkflowIds, at, reading
-from agents.errors import AgentError, ConfigurationError, SessionNotFound
+from agents.errors import AgentError, ConfigurationError, InvalidType, SessionNotFound
 from agents.persistence.session import SessionStore
 from agents.records.codec import RECORDS, from_dict, to_dict
 from agents.records.effects import Failed, Infer, InvokeTools, ToolInvocation
@@ -95,7 +95,7 @@ def _encode(value: Any) -> Any:
         return {str(key): _encode(item) for key, item in value.items()}
     if isinstance(value, list | tuple):
         return [_encode(item) for item in value]
-    raise TypeError(
+    raise InvalidType(
         f"agents' DBOS serializer stores records and JSON values, not {type(value).__name__}"
     )
 

@@ -1,6 +1,6 @@
 """A tool call in flight on an MCP server, and what the server's requests within it are
 answered with: its sampling requests by the run's model (``agents.mcp.sampling``), its
-elicitation requests by a human (the run suspends until one answers: SPEC §12).
+elicitation requests by a human (the run suspends until one answers: docs/design/sessions.md).
 
 An elicitation is the call's question for a human (``ToolContext.ask``): when the run
 holds the answer to the call's next question (the call is being made again after the

@@ -31,7 +31,7 @@ import attrs
 from agents.errors import AgentError, ConfigurationError
 from agents.mcp import sdk
 from agents.mcp.calls import CallScope, within_call
-from agents.mcp.connection import Connection, MCPToolError
+from agents.mcp.connection import Connection, MCPTimeout, MCPToolError
 from agents.mcp.sampling import Sampler
 from agents.otel.spans import mcp_traceparent
 from agents.records.events import ToolServerRestarted
@@ -425,9 +425,7 @@ class MCPServer:
                 )
             if ended in done:
                 raise MCPToolError(f"the MCP server {self.label} exited during the call")
-            raise TimeoutError(
-                f"{name} on the MCP server {self.label} took longer than {timeout} s"
-            )
+            raise MCPTimeout(f"{name} on the MCP server {self.label} took longer than {timeout} s")
         try:
             result = call.result()
         except sdk.MCPError as exc:
@@ -448,7 +446,7 @@ class MCPServer:
         return answer.value
 
 
-class _SessionLost(Exception):
+class _SessionLost(AgentError):
     """The server no longer knows the session (an HTTP 404: restarted, or expired)."""
 
 

@@ -15,8 +15,9 @@ from typing import Any
 from agents.errors import AgentError
 from agents.mcp import sdk
 from agents.mcp.calls import CallScope, current_call
+from agents.records.error_info import ErrorInfo
 
-__all__ = ["Connection", "MCPToolError"]
+__all__ = ["Connection", "MCPTimeout", "MCPToolError"]
 
 
 class MCPToolError(AgentError):
@@ -27,6 +28,15 @@ class MCPToolError(AgentError):
     def __init__(self, message: str, child: Any = None) -> None:
         super().__init__(message)
         self.child = child
+
+
+class MCPTimeout(MCPToolError, TimeoutError):
+    """A call to an MCP server that passed its deadline: recorded as ``ToolTimeout``, as a
+    timed-out tool of our own is."""
+
+    @property
+    def error_info(self) -> ErrorInfo:
+        return ErrorInfo(type="ToolTimeout", message=str(self))
 
 
 class Connection:

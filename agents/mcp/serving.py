@@ -25,7 +25,7 @@ from typing import Any, Final
 import attrs
 
 from agents.audit import AuditLog
-from agents.errors import AgentError
+from agents.errors import AgentError, InvalidArgument
 from agents.mcp import sdk
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import deep_thaw
@@ -182,7 +182,7 @@ def _decided(
     fits no waiting call)."""
     for call_id, approved in approvals.items():
         if type(approved) is not bool:
-            raise ValueError(f"approvals[{call_id!r}] must be true or false")
+            raise InvalidArgument(f"approvals[{call_id!r}] must be true or false")
         state = state.with_approval(call_id, approved, "" if approved else "denied")
     for call_id, content in answers.items():
         if content is None:

@@ -18,6 +18,7 @@ from typing import Any, Final
 from opentelemetry import trace
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
+from agents.errors import ResourceError
 from agents.otel.spans import (
     SOURCES_KEY,
     SpanPlan,
@@ -278,7 +279,7 @@ def send_otlp(
 ) -> int:
     """``export`` recorded runs over OTLP/HTTP to ``endpoint`` (a collector's
     ``/v1/traces`` URL) in one request, one attempt; the number of spans sent. A
-    ``ConnectionError`` saying why when the collector did not take them: the connection
+    ``ResourceError`` saying why when the collector did not take them: the connection
     refused, its HTTP status, or no answer within ``timeout`` seconds."""
     from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
     from opentelemetry.sdk.resources import Resource
@@ -299,7 +300,7 @@ def send_otlp(
 
 
 def _post(endpoint: str, body: bytes, timeout: float) -> None:
-    """POST an OTLP protobuf body once; ``ConnectionError`` saying why it was not taken
+    """POST an OTLP protobuf body once; ``ResourceError`` saying why it was not taken
     (the SDK's exporter retries for seconds and says only that it failed)."""
     import base64
     import urllib.error
@@ -312,7 +313,7 @@ def _post(endpoint: str, body: bytes, timeout: float) -> None:
         parts = urllib.parse.urlsplit(endpoint)
         port = parts.port
     except ValueError as exc:
-        raise ConnectionError(f"{where}: {exc}") from None
+        raise ResourceError(f"{where}: {exc}") from None
     if parts.username is not None or parts.password is not None:  # as Basic authentication
         user = urllib.parse.unquote(parts.username or "")
         password = urllib.parse.unquote(parts.password or "")
@@ -328,7 +329,7 @@ def _post(endpoint: str, body: bytes, timeout: float) -> None:
             response.read()
     except urllib.error.HTTPError as exc:
         exc.close()
-        raise ConnectionError(f"{where} answered HTTP {exc.code} {exc.reason}") from None
+        raise ResourceError(f"{where} answered HTTP {exc.code} {exc.reason}") from None
     except urllib.error.URLError as exc:
         cause = exc.reason
         if isinstance(cause, ConnectionRefusedError):
@@ -337,13 +338,13 @@ def _post(endpoint: str, body: bytes, timeout: float) -> None:
             why = f"no answer within {timeout:g} s"
         else:
             why = str(getattr(cause, "strerror", None) or cause)
-        raise ConnectionError(f"{where} did not take the spans: {why}") from None
+        raise ResourceError(f"{where} did not take the spans: {why}") from None
     except TimeoutError:
-        raise ConnectionError(
+        raise ResourceError(
             f"{where} did not take the spans: no answer within {timeout:g} s"
         ) from None
     except ValueError as exc:  # not an http(s) URL
-        raise ConnectionError(f"{where}: {exc}") from None
+        raise ResourceError(f"{where}: {exc}") from None
 
 
 def otlp_provider(endpoint: str, service_name: str = "agents") -> Any:

@@ -1,4 +1,5 @@
-"""Sessions: stored conversations and the runtime that keeps them across crashes (SPEC §11)."""
+"""Sessions: stored conversations and the runtime that keeps them across crashes
+(docs/design/sessions.md)."""
 
 from agents.persistence.memory import InMemorySessionStore
 from agents.persistence.postgres import AsyncPostgresSessionStore, PostgresSessionStore

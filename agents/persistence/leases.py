@@ -16,6 +16,8 @@ import os
 import threading
 from typing import Final, Protocol
 
+from agents.errors import UsageError
+
 __all__ = ["FileRunLeases", "RunLeases", "lease_key"]
 
 
@@ -77,7 +79,7 @@ class FileRunLeases:
 
     def _open(self) -> _LockFile:
         if self._file is None:
-            raise RuntimeError(f"the run leases in {self.path!r} are closed")
+            raise UsageError(f"the run leases in {self.path!r} are closed")
         return self._file
 
     @staticmethod

@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 from typing import Any, Final, NamedTuple
 
-from agents.errors import StateDecodeError
+from agents.errors import InvalidArgument, StateDecodeError
 from agents.persistence.known import Rows
 from agents.persistence.plans import Many, Plan, Query
 from agents.records.codec import Prebuilt, decode_field, encode_value, from_dict, loads, value_json
@@ -241,7 +241,7 @@ def state_of(data: Any, messages: list[str], steps: list[str]) -> tuple[AgentSta
         store["messages"] = [loads(text) for text in messages]
     else:
         if len(messages) != layout.size:
-            raise ValueError(f"the message log has {len(messages)} rows, its layout {layout}")
+            raise InvalidArgument(f"the message log has {len(messages)} rows, its layout {layout}")
         log = decode_field(MessageStore, "messages", [loads(text) for text in messages])
         start, first = layout.conversation, layout.buffer
         store["messages"] = Prebuilt(History(log.items_from(start)))

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from typing import Any, Final, Self
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
-from agents.errors import SessionConflict, StateDecodeError, StoreUnavailable
+from agents.errors import SessionConflict, StateDecodeError, StoreUnavailable, UsageError
 from agents.persistence.known import Known
 from agents.persistence.leases import lease_key
 from agents.persistence.plans import Handle, Many, Plan, Query, T
@@ -171,7 +171,7 @@ class PostgresRunLeases:
         (found only by using it: a lock function is safe to send again, the first one's
         lock having gone with its connection)."""
         if self._closed:
-            raise RuntimeError(f"the run leases on {self.path} are closed")
+            raise UsageError(f"the run leases on {self.path} are closed")
         failure = None
         for _ in range(2):
             try:
@@ -291,7 +291,7 @@ class AsyncPostgresSessionStore:
 
     async def _run(self, plan: Plan[T], *, write: bool) -> T:
         if self._db is None:
-            raise RuntimeError(
+            raise UsageError(
                 "the store is not open: use `await AsyncPostgresSessionStore.open(dsn)`"
             )
         async with self._lock:

@@ -1,4 +1,5 @@
-"""``Session``: a stored agent conversation, and the ``SessionStore`` protocol (SPEC §11)."""
+"""``Session``: a stored agent conversation, and the ``SessionStore`` protocol
+(docs/design/sessions.md)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from agents.errors import InvalidArgument, InvalidType
 from agents.records.json_text import has_lone_surrogate
 from agents.records.record import Record
 from agents.records.state import AgentState
@@ -26,9 +28,9 @@ def storable_id(session_id: str) -> bool:
 
 def _check_id(_: object, attribute: attrs.Attribute[Any], value: str | None) -> None:
     if value is not None and type(value) is not str:
-        raise TypeError(f"{attribute.name} is a str, not {type(value).__name__}")
+        raise InvalidType(f"{attribute.name} is a str, not {type(value).__name__}")
     if isinstance(value, str) and not storable_id(value):
-        raise ValueError(
+        raise InvalidArgument(
             f"{attribute.name} {value!r} cannot be stored: a session id has no NUL and no "
             "lone surrogate"
         )
@@ -54,7 +56,7 @@ class Session(Record):
 
 def _check_state(state: object) -> None:
     if state is not None and not isinstance(state, AgentState):
-        raise TypeError(f"a session's state is an AgentState, not {type(state).__name__}")
+        raise InvalidType(f"a session's state is an AgentState, not {type(state).__name__}")
 
 
 @runtime_checkable

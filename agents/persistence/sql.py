@@ -22,7 +22,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from agents.core.clock import Clock, IdFactory
-from agents.errors import SessionConflict, SessionNotFound, StateDecodeError
+from agents.errors import InvalidArgument, SessionConflict, SessionNotFound, StateDecodeError
 from agents.persistence.anchors import ANCHORS_TABLE
 from agents.persistence.events import (
     EVENTS_TABLE,
@@ -149,7 +149,7 @@ def save_plan(
     (``known``: what this store knows its rows hold, to spare reading them back)."""
     state = session.state
     if state is None:
-        raise ValueError("save() needs a session with a state")
+        raise InvalidArgument("save() needs a session with a state")
     row = yield Query(
         "SELECT version, execution_id, message_count, step_count, head, created_at "
         "FROM sessions WHERE session_id = ?" + for_update,
@@ -184,7 +184,7 @@ def save_plan(
 
 def check_checkpoint(session: Session, step_execution: StepExecution) -> None:
     if session.state is None or session.state.step_executions.last() is not step_execution:
-        raise ValueError("checkpoint() commits a state whose last step is the one given")
+        raise InvalidArgument("checkpoint() commits a state whose last step is the one given")
 
 
 def _write(
@@ -319,7 +319,7 @@ def load_plan(path: str, session_id: str, known: Known | None = None) -> Plan[Se
     where = f"{path}: session {session_id!r}"
     try:
         if any(row[0] != at for at, row in enumerate(messages)):
-            raise ValueError("the message rows are not numbered 0, 1, 2...")
+            raise InvalidArgument("the message rows are not numbered 0, 1, 2...")
         state, layout = state_of(loads(head), [m[1] for m in messages], [s[0] for s in steps])
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise StateDecodeError(f"{where}: unreadable rows ({exc})", "$") from None

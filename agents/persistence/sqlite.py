@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from agents.core.clock import Clock, IdFactory
-from agents.errors import StateDecodeError, StoreUnavailable
+from agents.errors import InvalidArgument, StateDecodeError, StoreUnavailable
 from agents.persistence.leases import FileRunLeases
 from agents.persistence.plans import Handle
 from agents.persistence.sql_store import SQLSessionStore
@@ -37,7 +37,7 @@ class SQLiteSessionStore(SQLSessionStore):
     ) -> None:
         super().__init__(clock=clock, ids=ids)
         if synchronous not in ("NORMAL", "FULL"):
-            raise ValueError(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
+            raise InvalidArgument(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
         self.path = os.fspath(path)
         try:
             self._db = sqlite3.connect(

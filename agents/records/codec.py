@@ -1,9 +1,10 @@
-"""The JSON codec (SPEC §9): records to plain JSON and back, losslessly, with no pickle.
+"""The JSON codec (docs/design/determinism.md): records to plain JSON and back, losslessly, with no
+pickle.
 
 Every record object is tagged with ``"kind"`` and written with its fields in declaration
 order; plain maps (metadata, tool arguments, options, details) are written with sorted keys
-and secrets redacted (SPEC §10); the top level carries ``"schema_version"``. A step's input
-messages are written as ``{"kind": "MessagesRef", "prefix": k}`` when they are the request
+and secrets redacted (docs/design/events.md); the top level carries ``"schema_version"``. A step's
+input messages are written as ``{"kind": "MessagesRef", "prefix": k}`` when they are the request
 head (system prompt, summary, buffer) followed by the first ``k`` conversation messages of
 the state that holds the step, so a history serializes in O(steps).
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from agents.errors import InvalidArgument, InvalidType
 from agents.records.decoding import (
     Document,
     Prebuilt,
@@ -94,7 +96,7 @@ def encode_field(record: Any, name: str) -> Any:
             if optional and value is None:
                 return OMITTED
             return encode_any(value, Encoding(None))
-    raise AttributeError(f"{type(record).__name__} has no field {name!r}")
+    raise InvalidArgument(f"{type(record).__name__} has no field {name!r}")
 
 
 def encode_step_execution(step_execution: Any, context: Any) -> Any:
@@ -128,7 +130,7 @@ def to_dict(record: Any) -> dict[str, Any]:
 
 def _document(record: Any, encoding: Encoding) -> dict[str, Any]:
     if not is_record(record):
-        raise TypeError(f"to_dict() takes a record, got {type(record).__name__}")
+        raise InvalidType(f"to_dict() takes a record, got {type(record).__name__}")
     body = encoder_of(type(record))(record, encoding)
     return {"kind": body.pop("kind"), "schema_version": SCHEMA_VERSION, **body}
 

@@ -19,6 +19,7 @@ from typing import Any, Final, TypeVar, Union
 import attrs
 from pyrsistent import PMap, PVector, pvector
 
+from agents.errors import InvalidType
 from agents.records.frozen import (
     EMPTY_MAP,
     EMPTY_VECTOR,
@@ -134,7 +135,7 @@ def updater(cls: type[R], *changed: str) -> Callable[..., R]:
     names = {field.name for field in attrs.fields(cls)}  # type: ignore[arg-type]
     unknown = set(changed) - names
     if unknown:
-        raise TypeError(f"{cls.__name__} has no fields {sorted(unknown)}")
+        raise InvalidType(f"{cls.__name__} has no fields {sorted(unknown)}")
     params = ", ".join(("self", *changed))
     return _generate(cls, "update", params, lambda f: f if f in changed else f"self.{f}")
 

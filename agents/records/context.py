@@ -8,7 +8,7 @@ from typing import Any, Final
 import attrs
 from pyrsistent.typing import PMap, PVector
 
-from agents.errors import ConfigurationError
+from agents.errors import ConfigurationError, InvalidType
 from agents.records.frozen import (
     EMPTY_MAP,
     EMPTY_VECTOR,
@@ -118,13 +118,13 @@ class AgentContext(Record):
     def with_system_prompt(self, prompt: str) -> AgentContext:
         """A copy with another system prompt."""
         if type(prompt) is not str:
-            raise TypeError(f"a system prompt is a str, not {type(prompt).__name__}")
+            raise InvalidType(f"a system prompt is a str, not {type(prompt).__name__}")
         return self if prompt == self.system_prompt else self._evolve(system_prompt=prompt)
 
     def with_metadata(self, key: str, value: Any) -> AgentContext:
         """A copy with one metadata entry set."""
         if type(key) is not str:
-            raise TypeError(f"a metadata key is a str, not {type(key).__name__}")
+            raise InvalidType(f"a metadata key is a str, not {type(key).__name__}")
         frozen = deep_freeze(value)
         if key in self.metadata and same_value(self.metadata[key], frozen):
             return self
@@ -172,7 +172,7 @@ def checked_message(message: Any, where: str) -> Message:
     """``message``, or a ``TypeError`` saying what ``where`` takes: a state holding
     anything else in a message's place encodes and cannot be read back."""
     if not isinstance(message, Message):
-        raise TypeError(
+        raise InvalidType(
             f"{where} takes a Message, not {type(message).__name__} "
             "(text: Message.user(...), or AgentState.with_user_message)"
         )

@@ -1,4 +1,4 @@
-"""Decoding (SPEC §9): plain JSON data back to records, strictly.
+"""Decoding (docs/design/determinism.md): plain JSON data back to records, strictly.
 
 Every field of the schema version is required, unknown fields are rejected, and any problem
 raises ``StateDecodeError`` naming the path of the bad field. A first pass builds no paths;
@@ -17,7 +17,7 @@ from typing import Any, Final, TypeVar, Union
 
 from pyrsistent import PMap, PVector
 
-from agents.errors import StateDecodeError
+from agents.errors import InvalidType, StateDecodeError
 from agents.records.compiled import DecoderSource, compiled, optional_of, value_kind
 from agents.records.frozen import (
     History,
@@ -226,7 +226,7 @@ def _decoder_for(annotation: Any, owner: str) -> Decoder:
         return _sequence(_decoder_for(args[0], owner), to_pvector)
     if origin is PMap or (origin is not None and getattr(origin, "__name__", "") == "PMap"):
         return _plain_map
-    raise TypeError(f"the codec cannot decode {annotation!r} in {owner}")
+    raise InvalidType(f"the codec cannot decode {annotation!r} in {owner}")
 
 
 def _record_decoder(cls: type[Any]) -> Decoder:
@@ -407,7 +407,7 @@ def from_dict(data: Any, cls: type[R] | None = None) -> R:
 def from_json(text: str | bytes, cls: type[R] | None = None) -> R:
     """Rebuild a record from ``to_json`` output."""
     if not isinstance(text, str | bytes | bytearray):
-        raise TypeError(f"from_json takes JSON text (str or bytes), not {type(text).__name__}")
+        raise InvalidType(f"from_json takes JSON text (str or bytes), not {type(text).__name__}")
     data = loads(text)
     return _read(data, _document_class(data, cls), text)
 

@@ -17,6 +17,7 @@ from typing import Any, Final, NoReturn
 
 from pyrsistent import PMap, PVector
 
+from agents.errors import InvalidArgument, InvalidType
 from agents.records.compiled import compiled, element_of, optional_of, value_kind
 from agents.records.frozen import History, to_pvector
 from agents.records.json_text import timestamp
@@ -144,7 +145,7 @@ def _plain(record: Any, name: str, value: Any, kind: type, declared: str) -> Any
         return value
     if kind is datetime and isinstance(value, datetime):
         if value.tzinfo is None:
-            raise ValueError(
+            raise InvalidArgument(
                 f"{type(record).__name__}.{name} holds a naive datetime {value!r}: records "
                 "hold aware UTC times"
             )
@@ -156,14 +157,14 @@ def _plain(record: Any, name: str, value: Any, kind: type, declared: str) -> Any
 
 
 def _wrong(record: Any, name: str, value: Any, declared: str) -> NoReturn:
-    raise TypeError(
+    raise InvalidType(
         f"{type(record).__name__}.{name} holds {type(value).__name__}, not {declared}: "
         "written, it could not be read back"
     )
 
 
 def _item(cls: type, name: str, item: Any, kind: type) -> NoReturn:
-    raise TypeError(
+    raise InvalidType(
         f"{cls.__name__}.{name} holds a {type(item).__name__} item, not "
         f"{kind.__name__}: written, it could not be read back"
     )
@@ -338,7 +339,7 @@ def _check_items(record: Any, name: str, items: Any, old: Any, kind: type) -> No
 
 def _datetime(value: datetime) -> str:
     if value.tzinfo is None:
-        raise ValueError(f"naive datetime {value!r}: records hold aware UTC times")
+        raise InvalidArgument(f"naive datetime {value!r}: records hold aware UTC times")
     return timestamp(value)
 
 
@@ -370,7 +371,7 @@ def encode_any(value: Any, ctx: Encoding) -> Any:
         return [encode_any(item, ctx) for item in value]
     if isinstance(value, PMap | Mapping):
         return _redact(value, ctx) if value else {}
-    raise TypeError(f"cannot encode {type(value).__name__}")
+    raise InvalidType(f"cannot encode {type(value).__name__}")
 
 
 PVector_type: Final = type(to_pvector(()))

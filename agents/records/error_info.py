@@ -27,11 +27,12 @@ class ErrorInfo(Record):
 
     @classmethod
     def from_exception(cls, exc: BaseException) -> ErrorInfo:
-        """The ``error_info`` an exception carries, else its class name and message (an
+        """The ``error_info`` an exception carries, else its class name (or the built-in
+        name it is ``recorded_as``) and message (an
         exception whose text cannot be had — its ``__str__`` raises — is said so: the
         failure is recorded all the same). Key-shaped words (``sk-…``) and ``Bearer``/
-        ``Basic`` credentials in the message are written ``"[redacted]"`` (SPEC §10), and
-        the memory addresses of default ``repr``s are left out (the same run, the same
+        ``Basic`` credentials in the message are written ``"[redacted]"`` (docs/design/events.md),
+        and the memory addresses of default ``repr``s are left out (the same run, the same
         record)."""
         try:
             carried = getattr(exc, "error_info", None)
@@ -43,7 +44,9 @@ class ErrorInfo(Record):
             message = scrub(without_addresses(str(exc)))  # keys and credentials: "[redacted]"
         except Exception:
             message = "(its message could not be read: str() raised)"
-        return cls(type=type(exc).__name__, message=message)
+        kind = type(exc)
+        # InvalidArgument and its kin are recorded under the built-in's name they extend.
+        return cls(type=kind.__dict__.get("recorded_as", kind.__name__), message=message)
 
     def describe(self) -> str:
         """``<type>: <message>``, the form the model and stop signals see."""

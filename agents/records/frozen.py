@@ -3,9 +3,9 @@
 Records hold ``PVector``/``PMap`` from pyrsistent for small per-step data. Collections that
 grow every step (messages, step executions) are held in ``History`` instead: pyrsistent's C
 vector is walked element by element by the garbage collector each time a young one is
-collected, which turns a long run into O(n) work per step (FACTS.md). ``History`` keeps full
-chunks of 32 items in tuples that are shared between versions, so appending copies at most
-a chunk and the collector sees one small tuple per 32 items.
+collected, which turns a long run into O(n) work per step (docs/design/records.md). ``History``
+keeps full chunks of 32 items in tuples that are shared between versions, so appending copies at
+most a chunk and the collector sees one small tuple per 32 items.
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from typing import Any, Final, TypeVar, overload
 from pyrsistent import PMap, PVector, pmap, pvector, thaw
 from pyrsistent.typing import PMap as PMapT
 from pyrsistent.typing import PVector as PVectorT
+
+from agents.errors import InvalidArgument
 
 __all__ = [
     "EMPTY_MAP",
@@ -64,13 +66,14 @@ def to_optional_pvector(value: Iterable[Any] | None) -> PVectorT[Any] | None:
 
 def to_float(value: Any) -> Any:
     """An ``int`` given for a float field as a float: ``1`` would be written to JSON as ``1``
-    and read back as ``1.0`` — equal, yet encoded differently (SPEC 17). Anything else
-    (``None``, a bool, a string) is left as it is, for the field's validator to judge."""
+    and read back as ``1.0`` — equal, yet encoded differently (docs/design/determinism.md).
+    Anything else (``None``, a bool, a string) is left as it is, for the field's validator to
+    judge."""
     if type(value) is int:
         try:
             return float(value)
         except OverflowError:
-            raise ValueError(f"{value} is out of a float's range") from None
+            raise InvalidArgument(f"{value} is out of a float's range") from None
     return value
 
 
@@ -115,7 +118,7 @@ nest: deeper values are refused where they enter (``ValueError``; the codec's
 cannot handle without exhausting the stack."""
 
 
-class NestingError(ValueError):
+class NestingError(InvalidArgument):
     """A value nested deeper than ``MAX_DEPTH``, or holding what JSON cannot write (a
     non-finite number, a set, bytes, an object, a key that is not a string); ``where`` is
     the path inside the value (``[3].a``, empty at the top)."""
@@ -236,7 +239,7 @@ def same_value(a: Any, b: Any) -> bool:
     """Whether two frozen values (or records) are the same: equal, with the same types at
     every level of a frozen JSON value (``1``, ``1.0`` and ``True`` differ, as their JSON
     does; ``-0.0`` too) — what a ``with_*`` method asks before it gives back the record
-    itself, unchanged (SPEC §2). Records, and a ``History`` of them, are compared by
+    itself, unchanged (docs/design/records.md). Records, and a ``History`` of them, are compared by
     ``==`` (a conversation at C speed, item by item where they are the same objects)."""
     if a is b:
         return True

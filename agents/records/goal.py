@@ -1,5 +1,5 @@
 """``Goal``: an objective the agent works on until it calls ``complete_goal`` or a budget is
-spent (SPEC §12)."""
+spent (docs/design/sessions.md)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any, Final
 
 import attrs
 
+from agents.errors import InvalidArgument
 from agents.records.frozen import to_float
 from agents.records.record import Record
 
@@ -19,14 +20,16 @@ GOAL_STATUSES: Final = frozenset({"active", "complete", "budget_limited"})
 
 def _check_status(_: object, attribute: attrs.Attribute[Any], value: str) -> None:
     if value not in GOAL_STATUSES:
-        raise ValueError(f"{attribute.name} must be one of {sorted(GOAL_STATUSES)}, got {value!r}")
+        raise InvalidArgument(
+            f"{attribute.name} must be one of {sorted(GOAL_STATUSES)}, got {value!r}"
+        )
 
 
 def _check_budget(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
     if value is not None and (
         not isinstance(value, int | float) or isinstance(value, bool) or value <= 0
     ):
-        raise ValueError(f"{attribute.name} must be a positive number or None, got {value!r}")
+        raise InvalidArgument(f"{attribute.name} must be a positive number or None, got {value!r}")
 
 
 @attrs.frozen

@@ -8,6 +8,7 @@ from typing import Any, Final, Literal
 import attrs
 from pyrsistent.typing import PMap, PVector
 
+from agents.errors import InvalidArgument
 from agents.records.frozen import (
     EMPTY_MAP,
     EMPTY_VECTOR,
@@ -38,7 +39,9 @@ def _to_schemas(value: Iterable[Mapping[str, Any]]) -> PVector[PMap[str, Any]]:
 
 def _check_finish_reason(_: object, attribute: attrs.Attribute[str], value: str) -> None:
     if value not in FINISH_REASONS:
-        raise ValueError(f"{attribute.name} must be one of {sorted(FINISH_REASONS)}, got {value!r}")
+        raise InvalidArgument(
+            f"{attribute.name} must be one of {sorted(FINISH_REASONS)}, got {value!r}"
+        )
 
 
 @attrs.frozen(kw_only=True)

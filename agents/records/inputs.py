@@ -1,6 +1,7 @@
 """Questions a tool call asks a human while it runs, and their answers: an MCP server's
-elicitation, or a tool's ``ToolContext.ask``. A call that asks suspends the run (SPEC §12);
-the call is made again, from its start, once every question is answered."""
+elicitation, or a tool's ``ToolContext.ask``. A call that asks suspends the run
+(docs/design/sessions.md); the call is made again, from its start, once every question is
+answered."""
 
 from __future__ import annotations
 

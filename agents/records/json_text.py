@@ -13,7 +13,7 @@ from typing import Any, Final
 import orjson
 from pyrsistent import PMap
 
-from agents.errors import StateDecodeError
+from agents.errors import InvalidArgument, InvalidType, StateDecodeError
 from agents.records.frozen import MAX_DEPTH, NestingError, to_pmap
 
 __all__ = [
@@ -140,9 +140,9 @@ def dumps(data: Any, *, exotic: bool = False) -> str:
     the data is ``exotic`` — holds a float the two write differently (Python writes
     ``1e-05`` and ``1e+16``, orjson ``1e-5`` and ``1e16``; ``redaction.odd_float``) — or
     orjson refuses it (integers past 64 bits, lone surrogates): ``json`` writes those, with
-    each lone surrogate escaped (``utf8_safe``), so that the text is UTF-8 as SPEC §2 says.
-    An aware ``datetime`` in the data is written as ``timestamp`` writes it (the encoders
-    leave one where orjson writes it so, ``Encoding.times``)."""
+    each lone surrogate escaped (``utf8_safe``), so that the text is UTF-8 as
+    docs/design/records.md says. An aware ``datetime`` in the data is written as ``timestamp``
+    writes it (the encoders leave one where orjson writes it so, ``Encoding.times``)."""
     if not exotic:
         try:
             return orjson.dumps(data).decode()
@@ -157,7 +157,7 @@ def dumps(data: Any, *, exotic: bool = False) -> str:
 def _time_text(value: Any) -> str:
     if type(value) is datetime and value.tzinfo is not None:
         return timestamp(value)
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+    raise InvalidType(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def utf8_safe(text: str) -> str:
@@ -248,7 +248,7 @@ def parse_object(text: str) -> PMap[str, Any] | None:
 
 
 def _non_finite(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
+    raise InvalidArgument(f"{name} is not a JSON number")
 
 
 def _too_deep(text: str | bytes) -> str:

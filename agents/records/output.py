@@ -3,7 +3,7 @@
 A response format is a JSON schema, or an attrs class, dataclass or ``TypedDict`` from which
 one is derived. The loop sends it to the model, parses the final answer as JSON, validates
 it, and keeps the value as ``state.final_output``; an invalid answer goes back to the model
-with the validation error (SPEC §7, issue "structured output").
+with the validation error (docs/how-to/llm-providers.md).
 """
 
 from __future__ import annotations

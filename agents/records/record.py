@@ -4,7 +4,7 @@ Records are ``@attrs.frozen(kw_only=True)`` classes deriving from ``Record``; de
 registers it with the codec under its class name (its ``kind``). ``_evolve`` is a
 slot-copying constructor generated once per class on first use; the ``with_*`` methods use
 it because ``attrs.evolve`` re-runs every converter and costs several microseconds per call
-(FACTS.md). It skips converters, so it only receives values that are already converted.
+(docs/benchmarks.md). It skips converters, so it only receives values that are already converted.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ __all__ = ["Record", "maker", "slot_setter", "updater"]
 
 
 class Record:
-    """Base of every record: serialization through the codec (SPEC §9) and ``_evolve``."""
+    """Base of every record: serialization through the codec (docs/design/determinism.md) and
+    ``_evolve``."""
 
     __slots__ = ()
 
@@ -60,8 +61,8 @@ class Record:
 
 def _guard_repr(cls: type) -> None:
     """attrs's ``repr`` of ``cls``, showing each secret a map or list field holds (under
-    a secret key, at any depth: SPEC §10) as ``"[redacted]"``; a ``repr`` the class writes
-    itself is left as it is (it decides what it shows)."""
+    a secret key, at any depth: docs/design/events.md) as ``"[redacted]"``; a ``repr`` the class
+    writes itself is left as it is (it decides what it shows)."""
     generated = cls.__dict__.get("__repr__")
     code = getattr(generated, "__code__", None)
     if generated is None or code is None or not code.co_filename.startswith("<attrs generated"):

@@ -1,6 +1,6 @@
 """Secrets: which keys hold them, and keeping their values out of text and data.
 
-SPEC §10: in every plain map, values under secret keys (``api_key``, ``authorization``,
+docs/design/events.md: in every plain map, values under secret keys (``api_key``, ``authorization``,
 ``password``, ``token``, names ending in ``_api_key``, ``_secret``, …; case-insensitive,
 ``-`` read as ``_``) are written as ``"[redacted]"``. Beyond the maps the codec writes,
 secrets reach text in other ways — a provider echoing a key in an error, a header value, a
@@ -19,6 +19,7 @@ from typing import Any, Final
 
 from pyrsistent import PMap, PVector
 
+from agents.errors import InvalidType
 from agents.records.frozen import EMPTY_MAP, shallow_dict
 
 __all__ = [
@@ -123,7 +124,7 @@ def redact(value: Any, note: Any = None) -> Any:
         return [redact(item, note) for item in value]
     if isinstance(value, enum.Enum):
         return value.value
-    raise TypeError(f"{type(value).__name__} is not JSON")
+    raise InvalidType(f"{type(value).__name__} is not JSON")
 
 
 _PMAP_TYPE: Final = type(EMPTY_MAP)

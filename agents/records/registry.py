@@ -10,6 +10,7 @@ from typing import Any, Final, NamedTuple, TypeVar
 
 import attrs
 
+from agents.errors import InvalidType
 from agents.records.frozen import History
 
 __all__ = [
@@ -70,7 +71,7 @@ def register(cls: type[R]) -> type[R]:
     module's record holds already is encoded, but not found by ``kind`` alone."""
     record: type[Any] = cls
     if not (isinstance(record, type) and attrs.has(record)):
-        raise TypeError(f"register() takes an attrs record class, got {cls!r}")
+        raise InvalidType(f"register() takes an attrs record class, got {cls!r}")
     RECORDS_BY_TYPE.add(record)
     held = RECORDS.get(record.__name__)
     if held is None or (held.__module__, held.__qualname__) == (
@@ -156,7 +157,7 @@ class Refs:
     def prefix_of(self, messages: History[Any]) -> int | None:
         """``k`` when ``messages`` equal the head followed by the first ``k`` conversation
         messages, judged by value: equal states must encode alike however their histories
-        happen to be split into head and body (SPEC §17)."""
+        happen to be split into head and body (docs/design/determinism.md)."""
         head = messages.head
         if head is self.head or head == self.head:  # split as the context splits it
             body = messages.body()

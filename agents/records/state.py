@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import attrs
 from pyrsistent.typing import PMap, PVector
 
-from agents.errors import ConfigurationError
+from agents.errors import ConfigurationError, InvalidArgument, InvalidType
 from agents.records.codec import REFERENCES
 from agents.records.context import AgentContext, MessageStore
 from agents.records.error_info import ErrorInfo
@@ -109,7 +109,7 @@ class AgentState(Record):
         """A copy working on ``goal``: the loop offers a ``complete_goal`` tool and prompts the
         model to go on until it calls it or a budget is spent."""
         if goal is not None and not isinstance(goal, Goal):
-            raise TypeError(f"with_goal takes a Goal or None, not {type(goal).__name__}")
+            raise InvalidType(f"with_goal takes a Goal or None, not {type(goal).__name__}")
         return self if goal is self.goal else self._evolve(goal=goal)
 
     def with_steering_message(self, message: str | Message) -> AgentState:
@@ -135,7 +135,7 @@ class AgentState(Record):
     def with_context(self, context: AgentContext) -> AgentState:
         """A copy with another context."""
         if not isinstance(context, AgentContext):
-            raise TypeError(f"with_context takes an AgentContext, not {type(context).__name__}")
+            raise InvalidType(f"with_context takes an AgentContext, not {type(context).__name__}")
         return self if context is self.context else self._evolve(context=context)
 
     def with_llm_config(self, **config: Any) -> AgentState:
@@ -146,7 +146,7 @@ class AgentState(Record):
     def with_execution(self, execution: ExecutionState | None) -> AgentState:
         """A copy with another execution."""
         if execution is not None and not isinstance(execution, ExecutionState):
-            raise TypeError(
+            raise InvalidType(
                 f"with_execution takes an ExecutionState or None, not {type(execution).__name__}"
             )
         return self if execution is self.execution else self._evolve(execution=execution)
@@ -154,7 +154,7 @@ class AgentState(Record):
     def with_stop_signal(self, signal: StopSignal) -> AgentState:
         """A copy with a stop signal; creates a PENDING execution when there is none."""
         if not isinstance(signal, StopSignal):
-            raise TypeError(f"with_stop_signal takes a StopSignal, not {type(signal).__name__}")
+            raise InvalidType(f"with_stop_signal takes a StopSignal, not {type(signal).__name__}")
         execution = self.execution or ExecutionState.pending()
         return self._evolve(execution=execution.with_stop_signal(signal))
 
@@ -273,7 +273,7 @@ class AgentState(Record):
         execution = self.execution
         if execution is None or not any(c.id == call_id for c in execution.pending_approvals):
             pending = [c.id for c in self.pending_approvals]
-            raise ValueError(f"no pending approval for call {call_id!r} (pending: {pending})")
+            raise InvalidArgument(f"no pending approval for call {call_id!r} (pending: {pending})")
         decisions = [d for d in execution.approvals if d.call_id != call_id]
         decision = ApprovalDecision(call_id=call_id, approved=approved, reason=reason)
         return self._evolve(
@@ -302,21 +302,21 @@ class AgentState(Record):
         request = next((r for r in pending if r.call_id == call_id), None)
         if execution is None or request is None:
             waiting = [r.call_id for r in pending]
-            raise ValueError(f"no pending question for call {call_id!r} (pending: {waiting})")
+            raise InvalidArgument(f"no pending question for call {call_id!r} (pending: {waiting})")
         if action not in INPUT_ACTIONS:
-            raise ValueError(f"action must be one of {sorted(INPUT_ACTIONS)}, got {action!r}")
+            raise InvalidArgument(f"action must be one of {sorted(INPUT_ACTIONS)}, got {action!r}")
         if action != "accept":
             if content is not None:
-                raise ValueError(f"an answer that is {action!r} has no content")
+                raise InvalidArgument(f"an answer that is {action!r} has no content")
         elif content is None:
             content = {}
         elif not isinstance(content, Mapping):
-            raise ValueError(f"the content of an answer is a JSON object, got {content!r}")
+            raise InvalidArgument(f"the content of an answer is a JSON object, got {content!r}")
         answer = InputAnswer(request=request, action=action, content=content)
         if answer.content is not None and request.schema:
             problem = _misfit(answer.content, request.schema)
             if problem is not None:
-                raise ValueError(f"the answer does not fit the question's schema: {problem}")
+                raise InvalidArgument(f"the answer does not fit the question's schema: {problem}")
         left = [r for r in pending if r is not request]
         return self._evolve(
             execution=execution._evolve(
@@ -340,13 +340,14 @@ class AgentState(Record):
         context = self.context.with_response_format(output_schema(spec))
         return self if context is self.context else self._evolve(context=context)
 
-    # -- history queries (SPEC §14) ----------------------------------------------------------
+    # -- history queries (docs/design/auditing.md)
+    # ----------------------------------------------------------
 
     def timeline(self, start: int = 1) -> list[TimelineRow]:
         """One row per step of the current execution (from step ``start``); the last row of
         a finished one carries the stop reason."""
         if type(start) is not int:
-            raise TypeError(f"timeline takes an int start, not {type(start).__name__}")
+            raise InvalidType(f"timeline takes an int start, not {type(start).__name__}")
         execution = self.execution
         if execution is None:
             return []
@@ -403,11 +404,11 @@ class AgentState(Record):
         messages, steps and signals are rewound; the steps share structure with this state.
         """
         if type(k) is not int:
-            raise TypeError(f"at_step takes an int, not {type(k).__name__}")
+            raise InvalidType(f"at_step takes an int, not {type(k).__name__}")
         execution = self.execution
         count = self.step_count
         if execution is None or not 0 <= k <= count:
-            raise ValueError(f"at_step({k}): the execution has {count} steps")
+            raise InvalidArgument(f"at_step({k}): the execution has {count} steps")
         if k == count:
             return self
         following = execution.step_executions[k].step  # step k + 1 (0-based index k)
@@ -454,7 +455,7 @@ class AgentState(Record):
 
     @property
     def should_stop(self) -> bool:
-        """The should-stop chain of SPEC §3 step 4, applied to the state as it is."""
+        """The should-stop chain of docs/design/loop.md step 4, applied to the state as it is."""
         execution = self.execution
         if execution is None:
             return True
@@ -488,7 +489,7 @@ def _as_message(item: str | Message) -> Message:
         return item
     if isinstance(item, str):
         return Message.user(item)
-    raise TypeError(f"expected a str or Message, got {type(item).__name__}")
+    raise InvalidType(f"expected a str or Message, got {type(item).__name__}")
 
 
 def _sent_conversation(sent: History[Message], conversation: History[Message]) -> int:

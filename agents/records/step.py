@@ -68,7 +68,7 @@ class ToolExecution(Record):
         default=None, metadata={OPTIONAL: True, RECORD: "AgentState"}
     )
     # What the call asked a human while it ran, with the answers, in the order asked (the
-    # call was made again with them: SPEC §12). Written by the codec only when set.
+    # call was made again with them: docs/design/sessions.md). Written by the codec only when set.
     inputs: PVector[InputAnswer] | None = attrs.field(
         default=None, converter=to_optional_pvector, metadata={OPTIONAL: True}
     )
@@ -126,7 +126,7 @@ class ToolExecution(Record):
 
 @attrs.frozen(kw_only=True)
 class Compaction(Record):
-    """What context compaction did before a step's request (issue 9): ``moved`` messages
+    """What context compaction did before a step's request: ``moved`` messages
     went from the front of the conversation to the end of the buffer; when the buffer was
     summarised, ``summarized`` is the buffer that was (moved messages included),
     ``previous_summary`` the summary it replaced, and ``request`` with ``response`` (or

@@ -41,7 +41,7 @@ from ag_ui.core import (
 )
 from pydantic import ValidationError
 
-from agents.errors import SessionNotFound
+from agents.errors import InvalidArgument, SessionNotFound
 from agents.persistence.runtime import SessionRuntime
 from agents.records.frozen import deep_thaw
 from agents.records.json_text import replace_lone_surrogates
@@ -51,7 +51,7 @@ from agents.serve.runs import ENDED, DecisionError, Runs, approval_decision, ses
 __all__ = ["AgUiInputError", "AgUiRuns", "agui_run"]
 
 
-class AgUiInputError(Exception):
+class AgUiInputError(InvalidArgument):
     """A ``RunAgentInput`` that is not one, or asks for nothing this server can do."""
 
 

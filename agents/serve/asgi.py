@@ -22,13 +22,23 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
 
-from agents.errors import SessionConflict, SessionNotFound, StateDecodeError, StoreUnavailable
+from agents.errors import (
+    AgentError,
+    InvalidArgument,
+    ResourceError,
+    SessionConflict,
+    SessionNotFound,
+    StateDecodeError,
+    StoreUnavailable,
+)
 from agents.persistence.runtime import SessionRuntime
 from agents.records.codec import encode_value
 from agents.records.json_text import dumps
 from agents.records.state import AgentState
+from agents.serve.page import STATIC, page_html
 from agents.serve.runs import (
     UNFINISHED,
     Busy,
@@ -45,7 +55,7 @@ __all__ = ["LOOPBACK_HOSTS", "MAX_BODY", "app", "guarded", "is_loopback", "run_s
 MAX_BODY: Final = 1_000_000  # bytes a request body may have
 
 
-class _BadRequest(Exception):
+class _BadRequest(AgentError):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status = status
@@ -125,13 +135,15 @@ def app(
     *,
     store: Any = None,
     token: str | None = None,
-    page: str | None = None,
+    page: bool | str = False,
     allowed_hosts: Iterable[str] | None = None,
     same_origin: bool = False,
 ) -> Starlette:
     """The ASGI application: ``runtime_or_loop_factory`` is a ``SessionRuntime``, or a
     function ``(session) -> AgentLoop`` over ``store`` (a session store keeping event logs).
-    With ``token``, every request but the page needs ``Authorization: Bearer <token>``.
+    With ``page=True``, the chat page is served at ``/`` and its files under ``/static/``
+    (a string is served as the page's HTML instead). With ``token``, every request but the
+    page's needs ``Authorization: Bearer <token>``.
     With ``allowed_hosts``, a request whose ``Host`` header names another host (any port)
     is refused (403): the guard against DNS rebinding, by which a web page the user visits
     reaches a server on this machine under the page's own name (``agents serve`` on a
@@ -145,10 +157,10 @@ def app(
         runtime = runtime_or_loop_factory
     else:
         if store is None:
-            raise ValueError("app(loop_factory) needs store=")
+            raise InvalidArgument("app(loop_factory) needs store=")
         runtime = SessionRuntime(store, runtime_or_loop_factory)
     runs = Runs(runtime)
-    routes = [
+    routes: list[BaseRoute] = [
         Route("/sessions", _create(runtime), methods=["POST"]),
         Route("/sessions/{session_id}", _get(runtime), methods=["GET"]),
         Route("/sessions/{session_id}", _delete(runtime, runs), methods=["DELETE"]),
@@ -165,8 +177,10 @@ def app(
         ),
     ]
     routes.append(Route("/ag-ui", _agui(runtime, runs), methods=["POST"]))
-    if page is not None:
-        routes.append(Route("/", lambda request: Response(page, media_type="text/html")))
+    if page:
+        html = page_html() if page is True else page
+        routes.append(Route("/", lambda request: Response(html, media_type="text/html")))
+        routes.append(Mount("/static", StaticFiles(packages=[STATIC]), name="static"))
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -228,6 +242,11 @@ def _host_name(host: str) -> str:
     return host.split(":", 1)[0]
 
 
+def _is_page(path: str) -> bool:
+    """Whether ``path`` is the chat page's or one of its files (served without a token)."""
+    return path == "/" or path.startswith("/static/")
+
+
 class _Guard:
     """The allowed hosts, the same-origin rule and the bearer token on every request (the
     token: but the page's), and one-line JSON errors."""
@@ -259,7 +278,7 @@ class _Guard:
             seen = origin.decode("latin-1").strip().lower()
             if seen.partition("://")[2] != host:  # a page of another host or port
                 return 403, f"a page of another origin ({seen!r}) may not call this server"
-        if self.token is not None and scope["path"] != "/":
+        if self.token is not None and not _is_page(scope["path"]):
             # the scheme's name is case-insensitive (RFC 7235): "bearer T" is "Bearer T"
             scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
             good = hmac.compare_digest(given.strip(), self.token.encode())
@@ -501,7 +520,7 @@ def run_server(
         listener.listen(2048)  # connections wait from now on, as uvicorn's backlog lets them
     except OSError as exc:
         listener.close()
-        raise OSError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        raise ResourceError(exc.errno, f"cannot listen on {host}:{port}: {exc.strerror}") from None
     with listener:
         if listening is not None:
             shown = f"[{host}]" if ":" in host else host

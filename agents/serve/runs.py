@@ -27,7 +27,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import Any, Final
 
 from agents.core.hooks import HookContext, HookTrigger, hook
-from agents.errors import SessionConflict
+from agents.errors import AgentError, InvalidArgument, SessionConflict
 from agents.persistence.leases import RunLeases
 from agents.persistence.runtime import SessionRuntime
 from agents.persistence.session import Session, storable_id
@@ -46,7 +46,16 @@ from agents.serve.event_log import (
 from agents.shell.loop import AgentLoop
 from agents.tools.threads import to_thread
 
-__all__ = ["ENDED", "UNFINISHED", "Busy", "Runs", "ended", "event_data", "event_type"]
+__all__ = [
+    "ENDED",
+    "UNFINISHED",
+    "Busy",
+    "DecisionError",
+    "Runs",
+    "ended",
+    "event_data",
+    "event_type",
+]
 
 
 _ENDING: Final = 5.0  # seconds a new run waits for one whose last event is being written
@@ -54,7 +63,7 @@ _POLL: Final = 0.1  # seconds between reads of a log another process's run write
 UNFINISHED: Final = frozenset({ExecutionStatus.IN_PROGRESS, ExecutionStatus.PENDING})
 
 
-class Busy(Exception):
+class Busy(AgentError):
     """The session has a run in progress (in this process or another one)."""
 
 
@@ -77,7 +86,7 @@ def session_id_problem(session_id: Any) -> str | None:
     return None
 
 
-class DecisionError(ValueError):
+class DecisionError(InvalidArgument):
     """A decision on a call waiting for approval that is not one (a 422 on every route)."""
 
 

@@ -1,4 +1,4 @@
-"""Driving the step machine: performing its effects until it returns (SPEC §1).
+"""Driving the step machine: performing its effects until it returns (docs/design/index.md).
 
 ``drive`` is the one loop over effects that every blocking runner uses (``AgentLoop.run``
 and ``iterate``, the durable runner, the replay); ``adrive`` is the same loop for the

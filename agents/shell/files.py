@@ -11,7 +11,9 @@ import os
 import stat
 from typing import Final
 
-__all__ = ["UnreadableFile", "read_file", "read_text"]
+from agents.errors import ResourceError
+
+__all__ = ["DirectoryGiven", "UnreadableFile", "read_file", "read_text"]
 
 _NONBLOCKING: Final = getattr(os, "O_NONBLOCK", 0)  # opening a pipe does not wait for a writer
 _KINDS: Final = (
@@ -22,9 +24,13 @@ _KINDS: Final = (
 )
 
 
-class UnreadableFile(OSError):
+class UnreadableFile(ResourceError):
     """A path that is not a regular file (a pipe, a device, a socket), or a file too large
     to hold in memory; ``strerror`` says which."""
+
+
+class DirectoryGiven(UnreadableFile, IsADirectoryError):
+    """A path that names a directory where a file was expected."""
 
 
 def read_file(path: str | os.PathLike[str]) -> bytes:
@@ -36,7 +42,7 @@ def read_file(path: str | os.PathLike[str]) -> bytes:
         status = os.fstat(handle)
         mode = status.st_mode
         if stat.S_ISDIR(mode):
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+            raise DirectoryGiven(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
         if not stat.S_ISREG(mode):
             kind = next((name for test, name in _KINDS if test(mode)), "a file of no known kind")
             raise UnreadableFile(errno.EINVAL, f"{kind}, not a regular file", os.fspath(path))

@@ -153,7 +153,7 @@ def event_logger(logger: Any) -> EventLogger | None:
 def listener_failure(listener: Any, exc: BaseException) -> tuple[str, str]:
     """The listener (its ``repr``, without the memory address a default one shows: the
     record of a run is the same in every run) and ``Type: message`` of what it raised,
-    key-shaped words and credentials redacted (SPEC §10): a webhook's or an exporter's
+    key-shaped words and credentials redacted (docs/design/events.md): a webhook's or an exporter's
     error may quote the request it made."""
     shown = scrub(without_addresses(repr(listener)))
     return shown, scrub(without_addresses(f"{type(exc).__name__}: {exc}"))

@@ -1,4 +1,4 @@
-"""``AgentLoop``: the imperative shell that drives the step machine (SPEC §3).
+"""``AgentLoop``: the imperative shell that drives the step machine (docs/design/loop.md).
 
 The loop is an immutable configuration. ``run``/``iterate`` (sync) and ``arun``/``aiterate``
 (async) are thin runners over ``agents.core.machine.execute``: they perform the ``Infer`` and
@@ -186,7 +186,7 @@ class AgentLoop:
         )
         if COMPLETE_GOAL in self.tools:
             raise ConfigurationError(
-                f"the tool name {COMPLETE_GOAL!r} is reserved for goals (SPEC §12)"
+                f"the tool name {COMPLETE_GOAL!r} is reserved for goals (docs/design/sessions.md)"
             )
         object.__setattr__(
             self,

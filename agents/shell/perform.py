@@ -13,6 +13,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from datetime import datetime
 from typing import Any, Final, TypeVar
 
+from agents.errors import InvalidType
 from agents.records.effects import Failed, Infer, InvokeTools, ToolInvocation
 from agents.records.encoding import unrecordable
 from agents.records.error_info import ErrorInfo
@@ -58,7 +59,8 @@ def _accepts_on_delta(function: Callable[..., Any]) -> bool:
 
 
 def with_deltas(infer: Callable[..., Any]) -> Callable[[Any], Any]:
-    """``infer`` passing ``on_delta`` when it accepts one and someone listens (SPEC §7)."""
+    """``infer`` passing ``on_delta`` when it accepts one and someone listens
+    (docs/design/drivers.md)."""
     # A bound method is a new object at every access: its function is the stable key (the
     # signature is read once per driver class, not once per run).
     function = getattr(infer, "__func__", None)
@@ -148,12 +150,12 @@ def threaded(function: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:
 
 def _interceptor_result(result: Any) -> ToolExecution:
     if type(result) is not ToolExecution:
-        raise TypeError(
+        raise InvalidType(
             f"a tool interceptor returned {type(result).__name__}, expected ToolExecution"
         )
     problem = unrecordable(result)
     if problem is not None:
-        raise TypeError(
+        raise InvalidType(
             f"a tool interceptor returned an execution that cannot be recorded: {problem}"
         )
     return result

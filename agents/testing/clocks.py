@@ -9,6 +9,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
+from agents.errors import InvalidArgument
+
 __all__ = ["EPOCH", "FixedClock", "SequentialIds", "TickingClock"]
 
 EPOCH: Final = datetime(2025, 1, 1, tzinfo=UTC)
@@ -17,7 +19,7 @@ EPOCH: Final = datetime(2025, 1, 1, tzinfo=UTC)
 
 def _aware(at: datetime) -> datetime:
     if at.tzinfo is None:
-        raise ValueError(f"clocks need an aware datetime, got naive {at!r}")
+        raise InvalidArgument(f"clocks need an aware datetime, got naive {at!r}")
     return at.astimezone(UTC)
 
 

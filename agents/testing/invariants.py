@@ -1,4 +1,5 @@
-"""Invariants every history must satisfy, whatever the model, tools or hooks did (SPEC §15)."""
+"""Invariants every history must satisfy, whatever the model, tools or hooks did
+(docs/design/testing.md)."""
 
 from __future__ import annotations
 

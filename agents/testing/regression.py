@@ -28,7 +28,7 @@ from agents.drivers.replay import (
     ReplayedFailure,
     recorded_inferences,
 )
-from agents.errors import AgentError, StateDecodeError
+from agents.errors import AgentError, InvalidArgument, InvalidType, StateDecodeError, UsageError
 from agents.records.error_info import ReplayDivergence
 from agents.records.execution import ExecutionStatus
 from agents.records.inference import InferenceRequest, InferenceResponse
@@ -99,7 +99,7 @@ def regress(
     A file that is not a recording raises ``StateDecodeError`` naming it.
     """
     if tools not in ("live", "record"):
-        raise ValueError(f"tools must be 'live' or 'record', not {tools!r}")
+        raise InvalidArgument(f"tools must be 'live' or 'record', not {tools!r}")
     loop, own = agent_under_test(agent, registry)
     if listeners:
         loop = loop.with_listeners(*listeners)
@@ -196,7 +196,7 @@ def _found(runs: Iterable[Any]) -> Iterator[tuple[str, RunRecord | Path]]:
                 if state is not None:
                     yield f"session {session_id}", RunRecord.from_state(state)
         else:
-            raise TypeError(
+            raise InvalidType(
                 "a recorded run is a path, an AgentState, a RunRecord or a (store, session "
                 f"ids) pair, not {type(item).__name__}"
             )
@@ -257,7 +257,7 @@ def agent_under_test(agent: Any, registry: Any = None) -> tuple[AgentLoop, Agent
         agent = AgentDefinition.load(agent)
     if isinstance(agent, AgentDefinition):
         return agent_under_test(agent.build(registry, driver=_Unanswered()))
-    raise TypeError(
+    raise InvalidType(
         "regress() tests an AgentLoop, a (loop, state) pair, a function returning one, an "
         f"AgentDefinition or a definition file, not {type(agent).__name__}"
     )
@@ -267,7 +267,7 @@ class _Unanswered:
     """A model that is never asked (a definition's loop gets the record's answers)."""
 
     def infer(self, request: InferenceRequest) -> InferenceResponse:
-        raise RuntimeError("no model in a regression test: the record answers")
+        raise UsageError("no model in a regression test: the record answers")
 
 
 # -- one run ------------------------------------------------------------------------------------

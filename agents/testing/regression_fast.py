@@ -30,6 +30,7 @@ import attrs
 
 from agents.audit.chain import is_record
 from agents.audit.records import stub_of
+from agents.errors import AgentError
 from agents.records.codec import Document, decode_field, encode_value, from_dict
 from agents.records.compiled import compiled
 from agents.records.context import AgentContext, MessageStore
@@ -60,7 +61,7 @@ _STEP_KEYS: Final = frozenset({"changes", "sections", "step_execution", "request
 _END_KEYS: Final = frozenset({"changes", "sections", "status"})
 
 
-class _NotPlain(Exception):
+class _NotPlain(AgentError):
     """The recording is not of the kind this way reads, or the new run left it."""
 
 

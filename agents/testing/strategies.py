@@ -1,5 +1,5 @@
 """Hypothesis strategies for agents: messages, tool calls, model answers, whole scripts and
-histories (SPEC §15). The only module of the library that imports hypothesis.
+histories (docs/design/testing.md). The only module of the library that imports hypothesis.
 
 ``scripts(tools)`` generates what a model may do — answer, call one tool or several at once,
 call a tool that does not exist, send invalid JSON or mistyped arguments, fail — with usage

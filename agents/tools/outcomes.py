@@ -58,7 +58,7 @@ class SubagentFailed(AgentError):
         self.child = child
 
 
-class StopAgent(Exception):
+class StopAgent(AgentError):
     """Raised by a tool to stop the run after this step (``STOP_REQUESTED``)."""
 
     def __init__(self, message: str = "") -> None:
@@ -147,8 +147,8 @@ def call_with_timeout(tool: Any, kwargs: dict[str, Any]) -> Any:
         pool.shutdown(wait=False)
 
 
-class ToolTimeoutError(Exception):
-    pass
+class ToolTimeoutError(AgentError, TimeoutError):
+    """A tool call ran past its timeout (recorded as a failed execution)."""
 
 
 def failed(invocation: ToolInvocation, error_type: str, message: str) -> ToolExecution:

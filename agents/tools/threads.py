@@ -27,6 +27,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
+from agents.errors import AgentError
 from agents.records.error_info import ErrorInfo
 
 __all__ = ["to_thread"]
@@ -116,7 +117,7 @@ class _Workers:
             del returns, future, context, function, args, kwargs, value
 
 
-class _Stopped(RuntimeError):
+class _Stopped(AgentError, RuntimeError):
     """A ``StopIteration`` a function raised on a worker thread, which a future refuses:
     recorded as the ``StopIteration`` it was (``error_info``), as on the calling thread."""
 

@@ -510,10 +510,10 @@ def _complete_goal(summary: str = "") -> ToolResult:
     Args:
         summary: what was achieved
     """
-    # The machine completes the goal and ends the run after the step (SPEC §12); called
-    # without an active goal (it is not offered then), it is a harmless no-op.
+    # The machine completes the goal and ends the run after the step (docs/design/sessions.md);
+    # called without an active goal (it is not offered then), it is a harmless no-op.
     return ToolResult(summary or "goal complete")
 
 
 COMPLETE_GOAL_TOOL: Final = tool(_complete_goal, name="complete_goal")
-"""Offered to the model while the state's goal is active (SPEC §12)."""
+"""Offered to the model while the state's goal is active (docs/design/sessions.md)."""

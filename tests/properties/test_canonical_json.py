@@ -1,4 +1,4 @@
-"""Equal states encode alike (issue 14 item 4, SPEC 17): over genuine runs, the states a run
+"""Equal states encode alike (docs/design/determinism.md): over genuine runs, the states a run
 passes through and the ones the library derives from them — the codec, every session store
 (memory, SQLite, PostgreSQL blocking and async), ``AuditLog.read``, ``at_step``, ``fork`` —
 any two that are ``==`` have the same ``to_json()``, and what should be equal is."""

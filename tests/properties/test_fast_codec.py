@@ -1,4 +1,4 @@
-"""The codec's fast paths (issue 17) write and read exactly what the general ones do:
+"""The codec's fast paths write and read exactly what the general ones do:
 ``to_json`` (orjson, compiled encoders) is byte for byte Python's ``json`` on ``to_dict``,
 for any JSON a run may hold — floats orjson writes otherwise (``1e-05``), integers past 64
 bits, lone surrogates (as their escapes), non-finite numbers refused alike — and the

@@ -1,6 +1,6 @@
-"""Properties of questions for a human (SPEC §12 as this project extends it): whatever the
-batches and the answers, a run suspended for questions, stored and resumed any number of
-times, ends with every call made once per question plus once, the answers kept in order,
+"""Properties of questions for a human (docs/design/sessions.md as this project extends it):
+whatever the batches and the answers, a run suspended for questions, stored and resumed any number
+of times, ends with every call made once per question plus once, the answers kept in order,
 every invariant holding, and the same JSON every time."""
 
 from __future__ import annotations

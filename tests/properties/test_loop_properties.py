@@ -1,4 +1,5 @@
-"""Properties of the loop over generated model behaviours (SPEC §3, §4, §8, §9)."""
+"""Properties of the loop over generated model behaviours (docs/design/loop.md,
+docs/design/determinism.md)."""
 
 from __future__ import annotations
 

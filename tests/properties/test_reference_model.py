@@ -1,4 +1,4 @@
-"""Our engine against a naive reference model of SPEC §3-§4, on generated scripts."""
+"""Our engine against a naive reference model of docs/design/loop.md, on generated scripts."""
 
 from __future__ import annotations
 

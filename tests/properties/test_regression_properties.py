@@ -1,4 +1,4 @@
-"""Regressing a genuine run against the agent that made it finds no change (issue 18)."""
+"""Regressing a genuine run against the agent that made it finds no change."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Replay and crash reading over genuine runs (issue 14 items 2 and 3): whatever run the
+"""Replay and crash reading over genuine runs: whatever run the
 library makes — tool failures, blocked calls, follow-ups, steering, approvals across a
 suspension, goals, sub-agents, compaction, output retries — ``agents replay --verify`` of
 its audit log exits 0, and so does the log cut by a crash at any line; the cut log reads

@@ -1,4 +1,5 @@
-"""Transitions are pure: they return new values and never change their inputs (SPEC §2)."""
+"""Transitions are pure: they return new values and never change their inputs
+(docs/design/records.md)."""
 
 from __future__ import annotations
 
