@@ -8,7 +8,11 @@ and this package imports it only when its emitting side is used (``agents.otel.s
 which plans spans and trace contexts, needs nothing).
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # loaded on first use (below); named here for type checkers and the docs
+    from agents.otel.sdk import OTelListener, PlannedIds, emit, export, otlp_provider, send_otlp
+    from agents.otel.spans import SpanPlan, plan_run
 
 __all__ = [
     "OTelListener",

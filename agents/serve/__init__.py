@@ -6,9 +6,12 @@ with ``Last-Event-ID``, on any process sharing the store), approvals, steering a
 follow-ups. See docs/how-to/serve.md.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.errors import require_extra
+
+if TYPE_CHECKING:  # loaded on first use (below); named here for type checkers and the docs
+    from agents.serve.asgi import app
 
 require_extra("serve", "agents.serve", "starlette", "uvicorn", "ag_ui", "pydantic")
 

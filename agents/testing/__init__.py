@@ -1,11 +1,11 @@
-"""Deterministic doubles and helpers for testing agents (SPEC §15).
+"""Deterministic doubles and helpers for testing agents (docs/design/testing.md).
 
 Hypothesis strategies live in ``agents.testing.strategies`` (the only module importing
 hypothesis), so importing this package does not need hypothesis. ``regress`` (regression
 tests on recorded runs, ``agents.testing.regression``) is loaded when first used.
 """
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.drivers.function import FunctionDriver
 from agents.drivers.scripted import ScriptedDriver, ScriptStep, call, calls, fail, reply
@@ -31,6 +31,9 @@ __all__ = [
     "regress",
     "reply",
 ]
+
+if TYPE_CHECKING:  # loaded on first use (below); named here for type checkers and the docs
+    from agents.testing.regression import RegressionReport, regress
 
 _LAZY = {"regress", "RegressionReport"}  # they bring the audit log and the run files
 
