@@ -4,6 +4,8 @@ commit e12e0a4): kept so that the logs' origin is reproducible. Each ``NAME.json
 after its last recorded step), which ``AuditLog.read`` must rebuild byte for byte.
 
 Run from the repository root with that release installed: ``python tests/data/audit_v1/make.py``.
+The same runs made by today's code, into another folder, are ``tests/data/golden/``
+(``tests/test_golden.py``).
 """
 
 from __future__ import annotations
@@ -24,41 +26,41 @@ def initial() -> AgentState:
     return AgentState.initial("You are a test agent.", messages=["hello"])
 
 
-def tool_loop() -> None:
+def tool_loop(folder: Path = HERE) -> None:
     """Two calls in one step, an unknown tool, an answer."""
-    path = HERE / "tool_loop.jsonl"
+    path = folder / "tool_loop.jsonl"
     path.unlink(missing_ok=True)
     with AuditLog.open(path) as log:
         script = [calls(call("add", a=1, b=2), call("echo", text="x")), call("nope"), reply("done")]
         final = make_loop(*script, tools=[add, echo], listeners=[log]).run(initial())
-    (HERE / "tool_loop.state.json").write_text(final.to_json() + "\n", encoding="utf-8")
+    (folder / "tool_loop.state.json").write_text(final.to_json() + "\n", encoding="utf-8")
 
 
-def subagent() -> None:
+def subagent(folder: Path = HERE) -> None:
     """A sub-agent's run recorded inside its parent's step."""
-    path = HERE / "subagent.jsonl"
+    path = folder / "subagent.jsonl"
     path.unlink(missing_ok=True)
     child = subagent_tool("helper", "Helps.", lambda: make_loop(reply("child answer")))
     with AuditLog.open(path) as log:
         loop = make_loop(call("helper", task="help"), reply("done"), tools=[child], listeners=[log])
         final = loop.run(initial())
-    (HERE / "subagent.state.json").write_text(final.to_json() + "\n", encoding="utf-8")
+    (folder / "subagent.state.json").write_text(final.to_json() + "\n", encoding="utf-8")
 
 
-def two_runs() -> None:
+def two_runs(folder: Path = HERE) -> None:
     """Two runs appended to one log (``read`` gives the last)."""
-    path = HERE / "two_runs.jsonl"
+    path = folder / "two_runs.jsonl"
     path.unlink(missing_ok=True)
     for text in ("first", "second"):
         with AuditLog.open(path) as log:
             loop = make_loop(call("add", a=2, b=3), reply(text), listeners=[log])
             final = loop.run(AgentState.initial("You add.", messages=[text]))
-    (HERE / "two_runs.state.json").write_text(final.to_json() + "\n", encoding="utf-8")
+    (folder / "two_runs.state.json").write_text(final.to_json() + "\n", encoding="utf-8")
 
 
-def crashed() -> None:
+def crashed(folder: Path = HERE) -> None:
     """A log cut right after step 2's record, as a crash leaves it."""
-    path = HERE / "crashed.jsonl"
+    path = folder / "crashed.jsonl"
     path.unlink(missing_ok=True)
     after: list[AgentState] = []
 
@@ -78,7 +80,7 @@ def crashed() -> None:
         if json.loads(line)["record"] == "step" and json.loads(line)["step"] == 2
     )
     path.write_bytes(b"".join(lines[: last + 1]))
-    (HERE / "crashed.state.json").write_text(after[1].to_json() + "\n", encoding="utf-8")
+    (folder / "crashed.state.json").write_text(after[1].to_json() + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
