@@ -1,5 +1,5 @@
-"""The recorded agent of the regression tests (``test_regression``,
-``test_regression_fast``), and the changes made to its code: hooks and tools."""
+"""The recorded agent of the regression tests (``test_regression``), and the changes made
+to its code: hooks and tools."""
 
 from __future__ import annotations
 

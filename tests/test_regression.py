@@ -27,8 +27,11 @@ from agents import (
     AgentLoop,
     AgentState,
     AuditLog,
+    HookContext,
+    HookTrigger,
     SQLiteSessionStore,
     Summarization,
+    hook,
     tool,
 )
 from agents.cli.demo import build_demo
@@ -630,3 +633,21 @@ def test_regressing_a_loop_loads_nothing_a_definition_needs(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["False", "False"]
+
+
+def test_a_changed_runs_hooks_run_once(tmp_path):
+    """regress runs the new agent code once per recording: a changed run's hooks are called
+    as often as in one run of it (a second way through, tried first, ran them twice)."""
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        make_loop(*SCRIPT, tools=[add, echo]).with_listeners(log).run(initial())
+    calls: list[str] = []
+
+    @hook(HookTrigger.AFTER_STEP, name="counted")
+    def counted(context: HookContext) -> HookContext:
+        calls.append("after step")
+        return context
+
+    report = regress(agent(hooks=[no_echo, counted]), [path], tools="record")
+    assert not report.ok
+    assert calls == ["after step"] * 2  # steps 1 and 2: the request of step 3 changed

@@ -16,11 +16,12 @@ compared over the steps it holds.
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
+
+import attrs
 
 from agents.audit import AuditLog
 from agents.audit.records import request_shape
@@ -46,10 +47,8 @@ from agents.replaying import (
     run_segment,
 )
 from agents.runfiles import load_record
-from agents.shell.files import read_file
 from agents.shell.loop import AgentLoop, loop_and_state, request_defaults
 from agents.testing.changes import CHANGE_KINDS, Change, first_change, request_change
-from agents.testing.regression_fast import ShortWay, as_brought
 from agents.testing.regression_report import RegressionReport, RunOutcome, step_json
 
 __all__ = [
@@ -103,22 +102,10 @@ def regress(
     loop, own = agent_under_test(agent, registry)
     if listeners:
         loop = loop.with_listeners(*listeners)
-    # The short way for audit logs of plain runs (regression_fast), the general way else;
-    # not where a run's events or logs go anywhere (a changed run would be told twice).
-    quiet = not loop.listeners and loop.logger is None
-    short = ShortWay(loop, own) if tools == "record" and not exact and quiet else None
     outcomes = []
     for source, found in _found(runs):
-        state = data = None
-        if short and isinstance(found, Path) and found.suffix == ".jsonl":
-            with contextlib.suppress(OSError):  # unreadable: load_record says so, as ever
-                data = read_file(found)
-            state = short.same(data) if data is not None else None
-        if state is not None:
-            outcome = RunOutcome(source=source, change=None)
-        else:  # the general way (the bytes read once)
-            record = found if isinstance(found, RunRecord) else load_record(str(found), data)
-            outcome, state = _regress_one(loop, own, source, record, tools, exact, continue_with)
+        record = found if isinstance(found, RunRecord) else load_record(str(found))
+        outcome, state = _regress_one(loop, own, source, record, tools, exact, continue_with)
         if keep is not None:
             keep(outcome, state)
         outcomes.append(outcome)
@@ -271,6 +258,20 @@ class _Unanswered:
 
 
 # -- one run ------------------------------------------------------------------------------------
+
+
+def as_brought(start: AgentState, own: AgentState | None) -> AgentState:
+    """The recorded ``start`` with what the agent under test sends with every conversation
+    in place of the recorded: the system prompt, ``llm_config`` (the model and its
+    settings) and the response format of its own state ``own`` (``None``: as recorded)."""
+    if own is None:
+        return start
+    state = start.with_system_prompt(own.context.system_prompt)
+    if state.llm_config != own.llm_config:
+        state = attrs.evolve(state, llm_config=own.llm_config)
+    if state.context.response_format != own.context.response_format:
+        state = state.with_context(state.context.with_response_format(own.context.response_format))
+    return state
 
 
 def _regress_one(
