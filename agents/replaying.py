@@ -31,6 +31,7 @@ from agents.core.hooks import HookContext, HookTrigger, hook, tool_interceptor
 from agents.drivers.replay import ReplayDriver
 from agents.errors import UsageError
 from agents.records.codec import to_dict
+from agents.records.compiled import replace_fields
 from agents.records.execution import ExecutionStatus
 from agents.records.inputs import InputAnswer
 from agents.records.messages import ToolCall
@@ -297,7 +298,7 @@ def recorded_tools(step_executions: Sequence[StepExecution], *, as_made: bool = 
                 asked.pop(call.id, None)
                 execution = found.pop(index)
                 if as_made and execution.tool_call != call:
-                    return execution._evolve(tool_call=call)
+                    return replace_fields(execution, tool_call=call)
                 return execution
         return call_next(call)  # type: ignore[no-any-return]
 

@@ -15,6 +15,7 @@ from helpers import TIMELINE_HEADER, agents_cli
 from agents import AuditLog, ExecutionStatus, StepType
 from agents.cli import main
 from agents.cli.demo import build_demo
+from agents.records.compiled import replace_fields
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -174,8 +175,8 @@ def test_replay_and_diff(tmp_path):
 
     state = AuditLog.read(path)
     changed = state.with_execution(
-        state.execution._evolve(
-            step_executions=[state.step_executions[0], state.step_executions[1]]
+        replace_fields(
+            state.execution, step_executions=[state.step_executions[0], state.step_executions[1]]
         )
     )
     changed_file = tmp_path / "changed.json"

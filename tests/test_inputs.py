@@ -18,6 +18,7 @@ from agents import (
     ToolContext,
     tool,
 )
+from agents.records.compiled import replace_fields
 from agents.testing import call, calls, capture_events, check_invariants, reply
 
 made: list[str] = []
@@ -323,22 +324,31 @@ def test_the_invariants_catch_forged_questions_and_answers():
 
     _, waiting = asking()
     execution = waiting.execution
-    stray = waiting._evolve(execution=execution._evolve(current_step=None))
+    stray = replace_fields(waiting, execution=replace_fields(execution, current_step=None))
     assert any("outside a suspended step" in p for p in check_invariants(stray))
     done_call = InputRequest(call_id="call_1", message="again?")
-    forged = waiting._evolve(execution=execution._evolve(pending_inputs=[done_call]))
+    forged = replace_fields(
+        waiting, execution=replace_fields(execution, pending_inputs=[done_call])
+    )
     assert any("which has a result" in p for p in check_invariants(forged))
     final = make_loop(*SCRIPT, tools=[add, greet]).run(
         waiting.with_input("call_2", {"name": "Ada"})
     )
     first = final.execution.step_executions[0]
     wrong = InputAnswer(request=InputRequest(call_id="call_9", message="?"), action="cancel")
-    add_execution = first.step.tool_executions[0]._evolve(inputs=[wrong])
-    step = first.step._evolve(tool_executions=first.step.tool_executions.set(0, add_execution))
-    moved = final._evolve(
-        execution=final.execution._evolve(
-            step_executions=[first._evolve(step=step), *final.execution.step_executions[1:]]
-        )
+    add_execution = replace_fields(first.step.tool_executions[0], inputs=[wrong])
+    step = replace_fields(
+        first.step, tool_executions=first.step.tool_executions.set(0, add_execution)
+    )
+    moved = replace_fields(
+        final,
+        execution=replace_fields(
+            final.execution,
+            step_executions=[
+                replace_fields(first, step=step),
+                *final.execution.step_executions[1:],
+            ],
+        ),
     )
     assert any("keeps an answer to call 'call_9'" in p for p in check_invariants(moved))
     assert check_invariants(final) == []

@@ -19,6 +19,7 @@ from agents import (
     Role,
     StopReason,
 )
+from agents.records.compiled import replace_fields
 from agents.records.output import output_schema
 from agents.testing import SequentialIds, TickingClock, reply
 
@@ -92,7 +93,7 @@ def test_a_response_format_that_is_no_schema_is_refused_or_fails_the_run(schema,
         with_format(schema)
     assert str(refused.value).endswith(named)
     plain = initial()
-    document = plain._evolve(context=plain.context.with_response_format(schema))
+    document = replace_fields(plain, context=plain.context.with_response_format(schema))
     held = AgentState.from_json(document.to_json())
     final = make_loop(reply('{"label": "spam"}')).run(held)
     assert final.status is ExecutionStatus.FAILED

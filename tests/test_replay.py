@@ -23,6 +23,7 @@ from agents import (
     hook,
 )
 from agents.drivers.replay import request_hash
+from agents.records.compiled import replace_fields
 from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, calls, fail, reply
 
 SCRIPT = [
@@ -244,16 +245,18 @@ def test_a_changed_record_still_diverges(tmp_path):
     state is written as a state document)."""
     final = make_loop(*SCRIPT, tools=[add, echo]).run(initial())
     step = final.step_executions[0]
-    edited = step.step._evolve(
+    edited = replace_fields(
+        step.step,
         output_messages=step.step.output_messages.set(
-            0, step.step.output_messages[0]._evolve(content="something else")
-        )
+            0, replace_fields(step.step.output_messages[0], content="something else")
+        ),
     )
     changed = final.with_execution(
-        final.execution._evolve(
+        replace_fields(
+            final.execution,
             step_executions=final.execution.step_executions.prefix(0)
-            .append(step._evolve(step=edited))
-            .extend(final.execution.step_executions.items_from(1))
+            .append(replace_fields(step, step=edited))
+            .extend(final.execution.step_executions.items_from(1)),
         )
     )
     path = tmp_path / "changed.json"

@@ -42,6 +42,7 @@ from agents import (
     hook,
     tool,
 )
+from agents.records.compiled import replace_fields
 from agents.testing import SequentialIds, TickingClock, call, calls, reply
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -565,9 +566,10 @@ def _first_layout_store(path, session_id: str, state: AgentState) -> None:
     from agents.records.codec import encode_step_execution, to_dict, value_json
 
     SQLiteSessionStore(path).close()
-    light = state._evolve(
+    light = replace_fields(
+        state,
         context=state.context.with_messages(()),
-        execution=state.execution._evolve(step_executions=()),
+        execution=replace_fields(state.execution, step_executions=()),
     )
     head = {**to_dict(light), "agents_store": {"refs_from": 1}}
     db = sqlite3.connect(path)
@@ -905,8 +907,8 @@ def test_a_message_edited_in_the_middle_and_an_earlier_step_edited_are_stored(st
     assert store.load("edited").state == edited
     execution = edited.execution
     steps = list(execution.step_executions)
-    steps[1] = steps[1]._evolve(completed_at=steps[1].started_at)
-    earlier = edited.with_execution(execution._evolve(step_executions=History(steps)))
+    steps[1] = replace_fields(steps[1], completed_at=steps[1].started_at)
+    earlier = edited.with_execution(replace_fields(execution, step_executions=History(steps)))
     store.save(session.with_state(earlier))
     loaded = store.load("edited").state
     assert loaded == earlier

@@ -22,6 +22,7 @@ from agents import (
     ToolCall,
     Usage,
 )
+from agents.records.compiled import replace_fields
 from agents.testing import (
     ScriptedDriver,
     SequentialIds,
@@ -116,7 +117,9 @@ def sound_state() -> AgentState:
 
 
 def with_steps(state: AgentState, step_executions) -> AgentState:
-    return state.with_execution(state.execution._evolve(step_executions=list(step_executions)))
+    return state.with_execution(
+        replace_fields(state.execution, step_executions=list(step_executions))
+    )
 
 
 def test_a_dropped_step_is_caught():
@@ -133,7 +136,9 @@ def test_a_duplicated_execution_is_caught():
     steps = list(state.step_executions)
     first = steps[0]
     executions = list(first.step.tool_executions)
-    doubled = first._evolve(step=first.step._evolve(tool_executions=[*executions, executions[0]]))
+    doubled = replace_fields(
+        first, step=replace_fields(first.step, tool_executions=[*executions, executions[0]])
+    )
     problems = check_invariants(with_steps(state, [doubled, *steps[1:]]))
     assert any("exactly one execution" in p for p in problems)
 
@@ -143,15 +148,22 @@ def test_reordered_timestamps_are_caught():
     state = sound_state()
     steps = list(state.step_executions)
     second = steps[1]
-    backwards = second._evolve(started_at=second.completed_at, completed_at=second.started_at)
+    backwards = replace_fields(
+        second, started_at=second.completed_at, completed_at=second.started_at
+    )
     problems = check_invariants(with_steps(state, [steps[0], backwards, steps[2]]))
     assert any("completes before it starts" in p for p in problems)
-    swapped = with_steps(state, [steps[0]._evolve(number=1), steps[2]._evolve(number=2)])
-    early = swapped.step_executions[1]._evolve(started_at=steps[0].started_at)
+    swapped = with_steps(
+        state, [replace_fields(steps[0], number=1), replace_fields(steps[2], number=2)]
+    )
+    early = replace_fields(swapped.step_executions[1], started_at=steps[0].started_at)
     assert any(
         "starts before" in p
         for p in check_invariants(
-            with_steps(state, [steps[0], early._evolve(number=2), steps[2]._evolve(number=3)])
+            with_steps(
+                state,
+                [steps[0], replace_fields(early, number=2), replace_fields(steps[2], number=3)],
+            )
         )
     )
 
@@ -161,13 +173,15 @@ def test_a_status_inconsistent_with_its_signals_is_caught():
     state = sound_state()
     execution = state.execution
     forced = execution.with_stop_signal(StopSignal(reason=StopReason.STEPS_LIMIT))
-    forced = forced._evolve(
-        continuation=forced.continuation._evolve(
+    forced = replace_fields(
+        forced,
+        continuation=replace_fields(
+            forced.continuation,
             stop_signals=[
                 StopSignal(reason=StopReason.STEPS_LIMIT),
                 *execution.continuation.stop_signals,
-            ]
-        )
+            ],
+        ),
     )
     problems = check_invariants(state.with_execution(forced))
     assert any("forced signal steps_limit but status completed" in p for p in problems)
@@ -198,11 +212,13 @@ def test_an_executed_call_the_model_never_asked_for_is_caught():
     state = sound_state()
     steps = list(state.step_executions)
     first = steps[0]
-    stranger = first.step.tool_executions[0]._evolve(
-        tool_call=ToolCall(id="stranger", name="add", arguments={"a": 1, "b": 1})
+    stranger = replace_fields(
+        first.step.tool_executions[0],
+        tool_call=ToolCall(id="stranger", name="add", arguments={"a": 1, "b": 1}),
     )
-    tampered = first._evolve(
-        step=first.step._evolve(tool_executions=[stranger, first.step.tool_executions[1]])
+    tampered = replace_fields(
+        first,
+        step=replace_fields(first.step, tool_executions=[stranger, first.step.tool_executions[1]]),
     )
     assert check_invariants(with_steps(state, [tampered, *steps[1:]]))
 

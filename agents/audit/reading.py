@@ -20,7 +20,7 @@ from agents.records.codec import (
     encode_value,
     from_dict,
 )
-from agents.records.compiled import IDEMPOTENT
+from agents.records.compiled import replace_fields, settable_fields
 from agents.records.context import SECTIONS
 from agents.records.messages import Message
 from agents.records.registry import field_plan
@@ -314,15 +314,15 @@ def _applied(before: AgentState, where: _Where) -> AgentState:
             if not isinstance(name, str) or name not in _fields(kind):
                 raise InvalidArgument("no such field")
             value = decode_field(kind, name, change[1]) if len(change) == 2 else None
-            settable = _settable(kind)
+            settable = settable_fields(kind)
             if name in settable:  # what __init__ would do to it: its validator, if any
-                changed = owner._evolve(**{name: value})
+                changed = replace_fields(owner, **{name: value})
                 field = settable[name]
                 if field is not None:
                     field.validator(changed, field, value)
             else:
                 changed = attrs.evolve(owner, **{name: value})
-            state = state._evolve(**{path[0]: changed}) if len(path) == 2 else changed
+            state = replace_fields(state, **{path[0]: changed}) if len(path) == 2 else changed
         return state
     except (StateDecodeError, ValueError, TypeError, AttributeError, IndexError, KeyError):
         described = _patched(encode_value(stub_of(before)), where)
@@ -341,20 +341,6 @@ def _message(data: Any, field: str, where: _Where, document: Document) -> Messag
 @functools.cache
 def _fields(cls: type) -> frozenset[str]:
     return frozenset(field.name for field in field_plan(cls))
-
-
-@functools.cache
-def _settable(cls: type) -> dict[str, Any]:
-    """The fields of ``cls`` that ``__init__`` would only check (no post-init, a converter
-    that gives back what the field decoder gives), each with itself when it has a validator
-    (else ``None``): a change sets them without ``__init__``."""
-    if hasattr(cls, "__attrs_post_init__"):
-        return {}
-    return {
-        field.name: field if field.validator is not None else None
-        for field in attrs.fields(cls)
-        if field.converter is None or field.converter in IDEMPOTENT
-    }
 
 
 def _changed(
@@ -397,9 +383,10 @@ def _changed(
         store = store.with_section(name, section.prefix(keep).extend(messages))
     context = stub.context.with_store(store)
     if not step:
-        state = stub._evolve(
+        state = replace_fields(
+            stub,
             context=context,
-            execution=stub.execution._evolve(step_executions=execution.step_executions),
+            execution=replace_fields(stub.execution, step_executions=execution.step_executions),
         )
         return state, described
     field = "payload.step_execution"
@@ -413,7 +400,9 @@ def _changed(
     except StateDecodeError as exc:
         raise where.error(exc.reason, field if exc.path == "$" else f"{field}.{exc.path}") from None
     steps = execution.step_executions.append(step_execution)
-    state = stub._evolve(context=context, execution=stub.execution._evolve(step_executions=steps))
+    state = replace_fields(
+        stub, context=context, execution=replace_fields(stub.execution, step_executions=steps)
+    )
     return state, described
 
 

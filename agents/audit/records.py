@@ -19,6 +19,7 @@ from agents.records.codec import (
     encode_value,
     to_dict,
 )
+from agents.records.compiled import replace_fields
 from agents.records.context import SECTIONS, MessageStore
 from agents.records.events import LIVE_FIELDS, Event, ExecutionStarted
 from agents.records.frozen import History, to_history
@@ -67,9 +68,12 @@ def event_payload(event: Event) -> dict[str, Any]:
 def stub_of(state: AgentState) -> AgentState:
     """``state`` without its conversation and its steps (which records hold as changes)."""
     execution = state.execution
-    return state._evolve(
+    return replace_fields(
+        state,
         context=state.context.with_store(_NO_SECTIONS),
-        execution=None if execution is None else execution._evolve(step_executions=_NO_STEPS),
+        execution=None
+        if execution is None
+        else replace_fields(execution, step_executions=_NO_STEPS),
     )
 
 

@@ -25,6 +25,7 @@ from typing import Any, Final, NamedTuple, Protocol, runtime_checkable
 from agents.core.compilers import CachedCount, estimate_tokens
 from agents.core.run import MachineFailure
 from agents.errors import ConfigurationError
+from agents.records.compiled import replace_fields
 from agents.records.context import AgentContext, MessageStore
 from agents.records.effects import Failed, Infer
 from agents.records.error_info import ErrorInfo
@@ -331,7 +332,8 @@ def compact(
     if plan.request is not None:
         result = yield Infer(plan.request, agent_id, execution_id, step)
         failed = type(result) is Failed
-        compaction = compaction._evolve(
+        compaction = replace_fields(
+            compaction,
             summarized=store.buffer,
             previous_summary=store.summary,
             request=plan.request,
@@ -346,8 +348,8 @@ def apply_compaction(state: AgentState, compaction: Compaction) -> AgentState:
     summary (when one was made) in place of the buffer."""
     store = _moved(state.context.store, compaction.moved)
     if compaction.response is not None:
-        store = store._evolve(
-            buffer=_EMPTY, summary=to_history((summary_message(compaction.response),))
+        store = replace_fields(
+            store, buffer=_EMPTY, summary=to_history((summary_message(compaction.response),))
         )
     return state.with_context(state.context.with_store(store))
 
@@ -357,7 +359,8 @@ def _moved(store: MessageStore, count: int) -> MessageStore:
     if not count:
         return store
     messages = store.messages
-    return store._evolve(
+    return replace_fields(
+        store,
         messages=History(messages.items_from(count)),
         buffer=store.buffer.extend(messages.prefix(count)),
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from agents.core.transitions import add_signal
+from agents.records.compiled import replace_fields
 from agents.records.goal import COMPLETE_GOAL
 from agents.records.messages import Message
 from agents.records.signals import StopReason, StopSignal
@@ -23,7 +24,7 @@ def goal_started(state: AgentState, now: datetime) -> AgentState:
     goal = state.goal
     if goal is None or not goal.active or goal.started_at is not None:
         return state
-    return state.with_goal(goal._evolve(started_at=now)).with_user_message(
+    return state.with_goal(replace_fields(goal, started_at=now)).with_user_message(
         f"Goal: {goal.objective}"
     )
 
@@ -43,7 +44,7 @@ def goal_budgets(state: AgentState, now: datetime) -> AgentState:
             message = f"goal ran {elapsed:g} s of its budget of {goal.time_budget:g} s"
     if reason is None:
         return state
-    state = state.with_goal(goal._evolve(status="budget_limited"))
+    state = state.with_goal(replace_fields(goal, status="budget_limited"))
     return add_signal(state, StopSignal(reason=reason, message=message, source="goal"))
 
 
@@ -53,9 +54,11 @@ def goal_after_step(state: AgentState, step: AgentStep) -> tuple[AgentState, Mes
     goal = state.goal
     assert goal is not None
     usage = step.usage
-    goal = goal._evolve(tokens_used=goal.tokens_used + usage.input_tokens + usage.output_tokens)
+    goal = replace_fields(
+        goal, tokens_used=goal.tokens_used + usage.input_tokens + usage.output_tokens
+    )
     if any(e.name == COMPLETE_GOAL and e.ok for e in step.tool_executions):
-        state = state.with_goal(goal._evolve(status="complete"))
+        state = state.with_goal(replace_fields(goal, status="complete"))
         return add_signal(
             state,
             StopSignal(reason=StopReason.COMPLETED, message="the goal is complete", source="goal"),

@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from agents.errors import ConfigurationError
+from agents.records.compiled import replace_fields
 from agents.records.error_info import ErrorInfo
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.messages import ToolCall
@@ -68,29 +69,29 @@ class HookContext(Record):
 
     def with_state(self, state: AgentState) -> HookContext:
         """A copy carrying another state (kept by the loop for every trigger)."""
-        return self if state is self.state else self._evolve(state=state)
+        return self if state is self.state else replace_fields(self, state=state)
 
     def with_request(self, request: InferenceRequest) -> HookContext:
         """A copy sending another request (BEFORE_INFERENCE)."""
-        return self if request is self.request else self._evolve(request=request)
+        return self if request is self.request else replace_fields(self, request=request)
 
     def with_response(self, response: InferenceResponse) -> HookContext:
         """A copy with another model answer (AFTER_INFERENCE)."""
-        return self if response is self.response else self._evolve(response=response)
+        return self if response is self.response else replace_fields(self, response=response)
 
     def with_tool_call(self, tool_call: ToolCall) -> HookContext:
         """A copy making another call instead (BEFORE_TOOL_USE)."""
-        return self if tool_call is self.tool_call else self._evolve(tool_call=tool_call)
+        return self if tool_call is self.tool_call else replace_fields(self, tool_call=tool_call)
 
     def with_tool_execution(self, tool_execution: ToolExecution) -> HookContext:
         """A copy recording another outcome for the call (AFTER_TOOL_USE)."""
         if tool_execution is self.tool_execution:
             return self
-        return self._evolve(tool_execution=tool_execution)
+        return replace_fields(self, tool_execution=tool_execution)
 
     def with_tool_blocked(self, reason: str) -> HookContext:
         """A copy blocking the call (BEFORE_TOOL_USE); the model sees ``reason``."""
-        return self._evolve(blocked_reason=reason)
+        return replace_fields(self, blocked_reason=reason)
 
 
 HookFunction = Callable[[HookContext], HookContext]

@@ -7,6 +7,7 @@ from typing import Any
 
 from agents.core.transitions import add_signal, record_error
 from agents.errors import ConfigurationError
+from agents.records.compiled import replace_fields
 from agents.records.error_info import ErrorInfo
 from agents.records.frozen import deep_freeze, deep_thaw
 from agents.records.inference import InferenceResponse
@@ -49,7 +50,9 @@ def check_final_output(
         error = ErrorInfo(type="ConfigurationError", message=f"response_format: {exc}")
         return record_error(state, error), None
     if problem is None:
-        return state._evolve(execution=execution._evolve(final_output=deep_freeze(value))), None
+        return replace_fields(
+            state, execution=replace_fields(execution, final_output=deep_freeze(value))
+        ), None
     if outputs.failures >= outputs.retries:
         return add_signal(
             state,

@@ -9,7 +9,6 @@ phases are in ``agents.core.step_phases``.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Final
 
 from agents.core.goals import goal_budgets
 from agents.core.hooks import HookContext, HookTrigger
@@ -23,6 +22,7 @@ from agents.core.transitions import (
     record_error,
     terminal_status,
 )
+from agents.records.compiled import replace_fields
 from agents.records.events import (
     ExecutionCompleted,
     ExecutionFailed,
@@ -35,9 +35,6 @@ from agents.records.state import AgentState
 from agents.records.step import AgentStep
 
 __all__ = ["after_execution", "before_execution", "before_step", "resumed_step"]
-
-_BEFORE_EXECUTION: Final = HookTrigger.BEFORE_EXECUTION
-_BEFORE_STEP: Final = HookTrigger.BEFORE_STEP
 
 
 # -- phase 1: BeforeExecution -----------------------------------------------------------------
@@ -68,9 +65,11 @@ def before_execution(run: Run, state: AgentState) -> AgentState:
                     resumed=resumed,
                 )
             )
-        if run.hooks[_BEFORE_EXECUTION]:
-            context = HookContext(trigger=_BEFORE_EXECUTION, state=state)
-            state = run.run_hooks(state, run.hooks[_BEFORE_EXECUTION], context, None).state
+        if run.hooks[HookTrigger.BEFORE_EXECUTION]:
+            context = HookContext(trigger=HookTrigger.BEFORE_EXECUTION, state=state)
+            state = run.run_hooks(
+                state, run.hooks[HookTrigger.BEFORE_EXECUTION], context, None
+            ).state
         state = run.cancel_if_asked(state, None)
     except MachineFailure as failure:
         run.stopping = True
@@ -91,8 +90,9 @@ def resumed_step(run: Run, state: AgentState) -> tuple[AgentState, AgentStep | N
         return state, None
     suspended = execution.current_step
     run.resumed_step_id = suspended.id
-    state = state._evolve(
-        execution=execution._evolve(current_step=None, pending_approvals=EMPTY_VECTOR)
+    state = replace_fields(
+        state,
+        execution=replace_fields(execution, current_step=None, pending_approvals=EMPTY_VECTOR),
     )
     return state, suspended
 
@@ -133,7 +133,7 @@ def before_step(run: Run, state: AgentState, number: int, now: datetime) -> Agen
                 state = spent
                 run.signals_added(state, None)
         if run.before_step_hooks:
-            context = HookContext(trigger=_BEFORE_STEP, state=state)
+            context = HookContext(trigger=HookTrigger.BEFORE_STEP, state=state)
             state = run.run_hooks(state, run.before_step_hooks, context, None).state
     except MachineFailure as failure:
         run.stopping = True

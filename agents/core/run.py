@@ -35,7 +35,6 @@ from agents.tools.tool import Tools
 __all__ = ["Draft", "Emit", "Machine", "MachineFailure", "Run", "new_draft", "run_hook_chain"]
 
 Emit = Callable[[Event], None]
-_ON_ERROR: Final = HookTrigger.ON_ERROR
 
 
 class MachineFailure(AgentError):
@@ -309,11 +308,11 @@ class Run:
         if self.on_error_ran:
             return state
         self.on_error_ran = True
-        on_error = self.hooks[_ON_ERROR]
+        on_error = self.hooks[HookTrigger.ON_ERROR]
         if on_error:
             try:
                 context = run_hook_chain(
-                    on_error, HookContext(trigger=_ON_ERROR, state=state, error=error)
+                    on_error, HookContext(trigger=HookTrigger.ON_ERROR, state=state, error=error)
                 )
                 state = context.state
             except MachineFailure as failure:

@@ -57,15 +57,9 @@ __all__ = ["Effect", "should_stop", "step"]
 Effect = Infer | InvokeTools | Progress
 
 # Positional constructors for the records made every step (see ``agents.records.record.maker``),
-# and the named tuples' own constructor without their Python-level ``__new__``: together
-# they took about a fifth off a plain step (records made per step were a quarter of its cost).
-_tuple_new: Final = tuple.__new__
+# which took about a fifth off a plain step (records made per step were a quarter of its cost).
 _make_step: Final = maker(AgentStep)
 _make_step_execution: Final = maker(StepExecution)
-
-_BEFORE_INFERENCE: Final = HookTrigger.BEFORE_INFERENCE
-_AFTER_INFERENCE: Final = HookTrigger.AFTER_INFERENCE
-_AFTER_STEP: Final = HookTrigger.AFTER_STEP
 
 
 # -- phases 3 and 4: a step -------------------------------------------------------------------
@@ -90,9 +84,8 @@ def step(
                 state = _before_inference(run, state, draft)
             if run.input_rewritten:  # else the request is the conversation behind its head
                 _count_conversation(run, state, draft)
-            result = yield _tuple_new(
-                Infer, (draft.request, run.agent_id, run.execution_id, number)
-            )
+            assert draft.request is not None  # _open made it
+            result = yield Infer(draft.request, run.agent_id, run.execution_id, number)
             if type(result) is Failed:
                 raise MachineFailure(result.error)
             draft.response = result
@@ -106,8 +99,10 @@ def step(
             effect: InvokeTools | None
             calls = calls if resuming is None else still_to_make(calls, resuming.tool_executions)
             if run.plain_tools and len(calls) == 1 and not run.approval_tools:  # the common case
-                only = (run.new_id("tool"), calls[0], run.now(), run.execution_id, number, state)
-                effect = _tuple_new(InvokeTools, ((_tuple_new(ToolInvocation, only),), True))
+                only = ToolInvocation(
+                    run.new_id("tool"), calls[0], run.now(), run.execution_id, number, state
+                )
+                effect = InvokeTools((only,), True)
             else:
                 state, effect, batch = tool_effect(run, state, draft, calls)
                 if run.stopping:  # suspended: the step waits, unarchived, for a human's decisions
@@ -230,7 +225,7 @@ def _before_inference(run: Run, state: AgentState, draft: Draft) -> AgentState:
         state,
         run.before_inference_hooks,
         HookContext(
-            trigger=_BEFORE_INFERENCE,
+            trigger=HookTrigger.BEFORE_INFERENCE,
             state=state,
             step=AgentStep(id=draft.id, input_messages=draft.input_messages),
             request=request,
@@ -267,7 +262,7 @@ def _answered(run: Run, state: AgentState, draft: Draft, response: InferenceResp
             state,
             run.after_inference_hooks,
             HookContext(
-                trigger=_AFTER_INFERENCE,
+                trigger=HookTrigger.AFTER_INFERENCE,
                 state=state,
                 step=AgentStep(id=draft.id, input_messages=draft.input_messages, response=response),
                 request=draft.request,
@@ -291,7 +286,11 @@ def _answered(run: Run, state: AgentState, draft: Draft, response: InferenceResp
 def _after_step(run: Run, state: AgentState, draft: Draft, made: AgentStep) -> AgentState:
     """AFTER_STEP hooks, over the step made."""
     context = HookContext(
-        trigger=_AFTER_STEP, state=state, step=made, request=draft.request, response=made.response
+        trigger=HookTrigger.AFTER_STEP,
+        state=state,
+        step=made,
+        request=draft.request,
+        response=made.response,
     )
     return run.run_hooks(state, run.after_step_hooks, context, draft.number).state
 

@@ -4,11 +4,12 @@ invocations to perform, AFTER_TOOL_USE hooks, and the signals the results carry.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, NamedTuple
+from typing import Any, NamedTuple
 
 from agents.core.hooks import HookContext, HookTrigger
 from agents.core.run import Draft, Machine, MachineFailure, Run
 from agents.core.transitions import add_signal, blocked_execution
+from agents.records.compiled import replace_fields
 from agents.records.effects import Failed, InvokeTools, ToolInvocation
 from agents.records.events import ToolCallBlocked, ToolCallCompleted, ToolCallStarted
 from agents.records.frozen import to_pvector
@@ -39,11 +40,6 @@ __all__ = [
     "waiting_step",
 ]
 
-_tuple_new: Final = tuple.__new__  # a named tuple without its Python-level __new__
-
-_BEFORE_TOOL_USE: Final = HookTrigger.BEFORE_TOOL_USE
-_AFTER_TOOL_USE: Final = HookTrigger.AFTER_TOOL_USE
-
 
 class ToolBatch(NamedTuple):
     """The calls of a step as planned: each call as finally made, blocked ones recorded."""
@@ -68,7 +64,7 @@ def plan_tools(
     ids = machine.ids
     execution_id = run.execution_id
     run_hooks = run.run_hooks
-    before = machine.hooks[_BEFORE_TOOL_USE]
+    before = machine.hooks[HookTrigger.BEFORE_TOOL_USE]
     if not before and not denied:  # the common case: every call runs as asked
         invocations = tuple(
             ToolInvocation(ids.new_id("tool"), call, clock.now(), execution_id, number, state)
@@ -92,7 +88,7 @@ def plan_tools(
                 state,
                 before,
                 HookContext(
-                    trigger=_BEFORE_TOOL_USE,
+                    trigger=HookTrigger.BEFORE_TOOL_USE,
                     state=state,
                     step=step,
                     response=step.response if step is not None else None,
@@ -147,7 +143,7 @@ def finish_tools(
     results: tuple[ToolExecution, ...] = outcome
     emit, agent_id, execution_id = run.detail_emit, run.agent_id, run.execution_id
     run_hooks = run.run_hooks
-    after = run.hooks[_AFTER_TOOL_USE]
+    after = run.hooks[HookTrigger.AFTER_TOOL_USE]
     if not after and emit is None and len(results) == len(batch.planned):
         return state, results
     executions: list[ToolExecution] = []
@@ -185,7 +181,7 @@ def finish_tools(
                     state,
                     after,
                     HookContext(
-                        trigger=_AFTER_TOOL_USE,
+                        trigger=HookTrigger.AFTER_TOOL_USE,
                         state=state,
                         step=step,
                         response=step.response if step is not None else None,
@@ -270,8 +266,11 @@ def approval_gate(
 def suspend(state: AgentState, step: AgentStep, held: list[ToolCall]) -> AgentState:
     """The state with the step in progress kept and the calls waiting for approval."""
     assert state.execution is not None
-    return state._evolve(
-        execution=state.execution._evolve(current_step=step, pending_approvals=to_pvector(held))
+    return replace_fields(
+        state,
+        execution=replace_fields(
+            state.execution, current_step=step, pending_approvals=to_pvector(held)
+        ),
     )
 
 
@@ -291,9 +290,12 @@ def suspend_for_inputs(
     run.waiting_request = draft.request
     requests = questions(executions)
     finished = [e for e in executions if asked(e) is None]
-    step = waiting_step(draft)._evolve(tool_executions=to_pvector(finished))
-    return state._evolve(
-        execution=state.execution._evolve(current_step=step, pending_inputs=to_pvector(requests))
+    step = replace_fields(waiting_step(draft), tool_executions=to_pvector(finished))
+    return replace_fields(
+        state,
+        execution=replace_fields(
+            state.execution, current_step=step, pending_inputs=to_pvector(requests)
+        ),
     )
 
 
@@ -333,10 +335,12 @@ def resumed_executions(
             else:
                 given = [a for a in answers or () if a.call_id == call.id]
                 if given:
-                    done = done._evolve(inputs=to_pvector(given))
+                    done = replace_fields(done, inputs=to_pvector(given))
         merged.append(done)
     if not waiting and answers is not None:
-        state = state._evolve(execution=execution._evolve(inputs=None, pending_inputs=None))
+        state = replace_fields(
+            state, execution=replace_fields(execution, inputs=None, pending_inputs=None)
+        )
     return state, tuple(merged)
 
 
@@ -397,13 +401,10 @@ def plain_invocations(run: Run, state: AgentState, calls: Any, number: int) -> I
     order."""
     new_id, now, execution_id = run.new_id, run.now, run.execution_id
     invocations = tuple(
-        [
-            _tuple_new(ToolInvocation, (new_id("tool"), c, now(), execution_id, number, state))
-            for c in calls
-        ]
+        [ToolInvocation(new_id("tool"), c, now(), execution_id, number, state) for c in calls]
     )
     sequential = runs_sequentially(run.machine, invocations)
-    return _tuple_new(InvokeTools, (invocations, sequential))
+    return InvokeTools(invocations, sequential)
 
 
 def batch_signals(

@@ -11,10 +11,11 @@ from datetime import datetime
 from typing import Any
 
 from agents.errors import InvalidArgument
+from agents.records.compiled import replace_fields
 from agents.records.context import AgentContext, MessageStore
 from agents.records.error_info import ErrorInfo
 from agents.records.execution import ExecutionState, ExecutionStatus
-from agents.records.frozen import EMPTY_VECTOR
+from agents.records.frozen import EMPTY_MAP, EMPTY_VECTOR
 from agents.records.messages import Message, Role, make_message
 from agents.records.record import updater
 from agents.records.redaction import redact
@@ -47,7 +48,8 @@ def begin_execution(
     when the execution has no id yet; ``agent_id`` only when the agent has none.
     """
     if state.agent_id is None or state.created_at is None:
-        state = state._evolve(
+        state = replace_fields(
+            state,
             agent_id=state.agent_id if state.agent_id is not None else agent_id,
             created_at=state.created_at if state.created_at is not None else now,
             updated_at=state.updated_at if state.updated_at is not None else now,
@@ -60,17 +62,20 @@ def begin_execution(
         ExecutionStatus.IN_PROGRESS,
         ExecutionStatus.SUSPENDED,
     ):
-        resumed = execution._evolve(status=ExecutionStatus.IN_PROGRESS, completed_at=None)
-        return state._evolve(execution=resumed), True
+        resumed = replace_fields(execution, status=ExecutionStatus.IN_PROGRESS, completed_at=None)
+        return replace_fields(state, execution=resumed), True
     if execution is None:
         execution = ExecutionState(execution_id=new_execution_id, status=ExecutionStatus.PENDING)
-    started = execution._evolve(
+    started = replace_fields(
+        execution,
         execution_id=execution.execution_id or new_execution_id,
         status=ExecutionStatus.IN_PROGRESS,
         started_at=now,
         completed_at=None,
     )
-    return state._evolve(execution=started, execution_count=state.execution_count + 1), False
+    return replace_fields(
+        state, execution=started, execution_count=state.execution_count + 1
+    ), False
 
 
 def execution_of(state: AgentState) -> ExecutionState:
@@ -88,12 +93,12 @@ def continuation(state: AgentState) -> ExecutionContinuation:
 
 def add_signal(state: AgentState, signal: StopSignal) -> AgentState:
     """The state with one more stop signal in its execution."""
-    return state._evolve(execution=execution_of(state).with_stop_signal(signal))
+    return replace_fields(state, execution=execution_of(state).with_stop_signal(signal))
 
 
 def record_error(state: AgentState, error: ErrorInfo) -> AgentState:
     """The state with ``error`` recorded (first error kept) and its ERROR signal added."""
-    return state._evolve(execution=execution_of(state).with_error(error))
+    return replace_fields(state, execution=execution_of(state).with_error(error))
 
 
 def archive_step(
@@ -103,12 +108,12 @@ def archive_step(
     execution = execution_of(state)
     continuation = execution.continuation
     if continuation.continuation_requested:
-        continuation = continuation._evolve(continuation_requested=False)
+        continuation = replace_fields(continuation, continuation_requested=False)
     execution = _with_step(
         execution, execution.step_executions.append(step_execution), continuation
     )
     if messages is None:
-        return state._evolve(execution=execution, updated_at=step_execution.completed_at)
+        return replace_fields(state, execution=execution, updated_at=step_execution.completed_at)
     context = state.context
     store = context.store
     return _with_step_and_messages(
@@ -141,8 +146,8 @@ def terminal_status(state: AgentState) -> ExecutionStatus:
 
 def finish_execution(state: AgentState, status: ExecutionStatus, now: datetime) -> AgentState:
     """The state with its execution ended in ``status`` at ``now``."""
-    execution = execution_of(state)._evolve(status=status, completed_at=now)
-    return state._evolve(execution=execution, updated_at=now)
+    execution = replace_fields(execution_of(state), status=status, completed_at=now)
+    return replace_fields(state, execution=execution, updated_at=now)
 
 
 def render_tool_result(execution: ToolExecution) -> str:
@@ -169,7 +174,9 @@ def render_tool_result(execution: ToolExecution) -> str:
 def tool_message(execution: ToolExecution) -> Message:
     """The tool message answering ``execution``'s call."""
     call = execution.tool_call
-    return make_message(Role.TOOL, render_tool_result(execution), EMPTY_VECTOR, call.id, call.name)
+    return make_message(
+        Role.TOOL, render_tool_result(execution), EMPTY_VECTOR, call.id, call.name, EMPTY_MAP
+    )
 
 
 def blocked_execution(execution_id: str, call: Any, reason: str, at: datetime) -> ToolExecution:

@@ -9,6 +9,7 @@ from typing import Any
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, SessionNotFound
 from agents.persistence.session import Session, recreated
+from agents.records.compiled import replace_fields
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 
@@ -84,7 +85,7 @@ class InMemorySessionStore:
             )
         if stored.created_at != session.created_at:
             raise SessionConflict(recreated(session.session_id))
-        saved = session._evolve(version=session.version + 1, updated_at=self._clock.now())
+        saved = replace_fields(session, version=session.version + 1, updated_at=self._clock.now())
         self._sessions[session.session_id] = saved
         heads = [log.anchor_head() for log in self._audit_logs]
         for head in heads:
@@ -97,7 +98,7 @@ class InMemorySessionStore:
 
     def list(self) -> list[Session]:
         with self._lock:
-            return [s._evolve(state=None) for s in self._sessions.values()]
+            return [replace_fields(s, state=None) for s in self._sessions.values()]
 
     def delete(self, session_id: str) -> None:
         with self._lock:

@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from agents.errors import InvalidArgument, InvalidType
+from agents.records.compiled import replace_fields
 from agents.records.json_text import has_lone_surrogate
 from agents.records.record import Record
 from agents.records.state import AgentState
@@ -51,7 +52,7 @@ class Session(Record):
     def with_state(self, state: AgentState) -> Session:
         """A copy carrying another state (to ``save`` or ``checkpoint``)."""
         _check_state(state)
-        return self if state is self.state else self._evolve(state=state)
+        return self if state is self.state else replace_fields(self, state=state)
 
 
 def _check_state(state: object) -> None:

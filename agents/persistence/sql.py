@@ -38,6 +38,7 @@ from agents.records.codec import (
     step_row_json,
     to_dict,
 )
+from agents.records.compiled import replace_fields
 from agents.records.frozen import History
 from agents.records.json_text import dumps
 from agents.records.state import AgentState
@@ -179,7 +180,7 @@ def save_plan(
     )
     if known is not None:
         known.note(session.session_id, written)
-    return session._evolve(version=session.version + 1, updated_at=now)
+    return replace_fields(session, version=session.version + 1, updated_at=now)
 
 
 def check_checkpoint(session: Session, step_execution: StepExecution) -> None:
@@ -384,9 +385,12 @@ def _head(state: AgentState) -> Any:
     their own)."""
     execution = state.execution
     context = state.context
-    light = state._evolve(
-        context=context.with_store(context.store._evolve(messages=History(), buffer=History())),
-        execution=None if execution is None else execution._evolve(step_executions=()),
+    light = replace_fields(
+        state,
+        context=context.with_store(
+            replace_fields(context.store, messages=History(), buffer=History())
+        ),
+        execution=None if execution is None else replace_fields(execution, step_executions=()),
     )
     return to_dict(light)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 from agents.errors import InvalidArgument, InvalidType
+from agents.records.compiled import replace_fields
 from agents.records.decoding import (
     Document,
     Prebuilt,
@@ -111,7 +112,7 @@ def step_row_json(step_execution: Any, input_messages: Any) -> str:
     ``to_json`` writes it."""
     encoding = Encoding(None, times=True)
     step = step_execution.step
-    bare = step_execution._evolve(step=step._evolve(input_messages=History()))
+    bare = replace_fields(step_execution, step=replace_fields(step, input_messages=History()))
     data = encoder_of(type(step_execution))(bare, encoding)
     data["step"]["input_messages"] = input_messages
     return dumps(data, exotic=encoding.odd)

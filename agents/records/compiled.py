@@ -1,23 +1,26 @@
-"""Code generated for each record class, as attrs generates ``__init__`` and for the same
-reason, speed: constructors that skip ``__init__`` for values already converted
-(``maker``, ``updater``, ``_evolve``), and the source of the codec's per-class encoders and
-decoders (``encoding``, ``decoding``), straight-line code instead of a loop over fields.
-Generated source is registered with linecache, so tracebacks show it.
+"""All code generated for record classes, as attrs keeps its generators in ``_make.py``
+and for the same reason, speed: constructors that skip ``__init__`` for values already
+converted (``maker``, ``updater``, ``make_evolve``, ``settable``), and the source of the
+codec's per-class encoders, checkers and decoders (``encoder_source``, ``checker_source``,
+``DecoderSource``; ``encoding`` and ``decoding`` compile them with their own helpers in the
+namespace), straight-line code instead of a loop over fields. Generated source is
+registered with linecache, so tracebacks show it; ``compiled`` is the one place that
+compiles it.
 """
 
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 import linecache
-import types
 import typing
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, Final, TypeVar, Union
+from typing import Any, Final, TypeVar
 
 import attrs
-from pyrsistent import PMap, PVector, pvector
+from pyrsistent import PMap, pvector
 
 from agents.errors import InvalidType
 from agents.records.frozen import (
@@ -32,21 +35,33 @@ from agents.records.frozen import (
     to_pvector,
 )
 from agents.records.json_text import exact_or_refuse
-from agents.records.registry import RECORD, RECORDS_BY_TYPE, SHARED, data_fields, field_plan, hints
+from agents.records.registry import (
+    RECORD,
+    RECORDS_BY_TYPE,
+    SHARED,
+    data_fields,
+    element_of,
+    field_plan,
+    hints,
+    is_pvector,
+    optional_of,
+    scope,
+    value_kind,
+)
 
 __all__ = [
     "IDEMPOTENT",
     "DecoderSource",
+    "checker_source",
     "compiled",
-    "element_of",
-    "is_pvector",
+    "encoder_source",
     "make_evolve",
     "maker",
-    "optional_of",
     "plain_init",
+    "replace_fields",
+    "settable_fields",
     "slot_setter",
     "updater",
-    "value_kind",
 ]
 
 R = TypeVar("R")
@@ -114,10 +129,34 @@ def _generate(cls: type, name: str, params: str, value: Callable[[str], str]) ->
 
 
 def make_evolve(cls: type) -> Any:
-    """``_evolve(self, **changes)``: a copy of a ``cls`` with the given fields replaced."""
+    """``evolve(self, **changes)``: a copy of a ``cls`` with the given fields replaced,
+    skipping ``__init__`` (``replace_fields`` calls it)."""
     names = [field.name for field in attrs.fields(cls)]
     params = "self, *, " + ", ".join(f"{field}=_UNSET" for field in names)
     return _generate(cls, "_evolve", params, lambda f: f"self.{f} if {f} is _UNSET else {f}")
+
+
+class _Replacers(dict[type, Callable[..., Any]]):
+    """Each record class's generated copy (``make_evolve``), made when first asked for."""
+
+    def __missing__(self, cls: type) -> Callable[..., Any]:
+        found: Callable[..., Any] = make_evolve(cls)
+        self[cls] = found
+        return found
+
+
+_REPLACERS: Final = _Replacers()
+
+
+def replace_fields(record: R, **changes: Any) -> R:
+    """A copy of ``record`` with the given fields replaced, **skipping ``__init__``**: no
+    converter and no validator runs, so every value must already be what the field holds
+    (a ``PMap``, not a ``dict``; a ``History``, not a ``list``). The library's ``with_*``
+    methods and transitions use it because ``attrs.evolve`` runs every converter again,
+    several microseconds a call; for a value not known to be converted, use
+    ``attrs.evolve``."""
+    copy: R = _REPLACERS[type(record)](record, **changes)
+    return copy
 
 
 def maker(cls: type[R]) -> Callable[..., R]:
@@ -140,51 +179,149 @@ def updater(cls: type[R], *changed: str) -> Callable[..., R]:
     return _generate(cls, "update", params, lambda f: f if f in changed else f"self.{f}")
 
 
-# -- annotations ------------------------------------------------------------------------------
+# -- encoders -----------------------------------------------------------------------------------
+
+_ENCODED: Final = {  # each value_kind's expression writing ``v`` (of field ``{name}``)
+    "plain": "v",
+    "datetime": (  # its class and offset checked (``_checked``)
+        "(v if ctx.times and v.tzinfo is _UTC and v.microsecond and v.__class__ is _datetime "
+        "else _timestamp(v))"
+    ),
+    "enum": "v.value",
+    "record": "_ENC[_t_{name}](v, ctx)",  # its class checked (``_checked``)
+    "records": (
+        "[_ENC[_t_{name}](i, ctx) if i.__class__ is _t_{name} else "
+        "_item(_cls, {name!r}, i, _t_{name}) for i in v]"  # (not ``record``: a cell)
+    ),
+    "map": "(_redact(v, ctx) if v else {{}})",
+    "any": "_any(v, ctx)",
+}
 
 
-def is_pvector(origin: Any) -> bool:
-    """Whether a generic origin is pyrsistent's ``PVector``."""
-    return origin is PVector or getattr(origin, "__name__", "") == "PVector"
+def _value_code(name: str, annotation: Any, namespace: dict[str, Any]) -> str:
+    """An expression encoding ``v``, field ``name``'s value (never ``None`` unless the
+    annotation allows it); a sequence of records checks each item's class."""
+    inner = optional_of(annotation)
+    if inner is not None:
+        return f"(None if v is None else {_value_code(name, inner, namespace)})"
+    kind = value_kind(annotation)
+    if kind == "records":
+        namespace[f"_t_{name}"] = element_of(annotation)
+    return _ENCODED[kind].format(name=name)
 
 
-def element_of(annotation: Any) -> Any:
-    """The element type of a sequence annotation, or ``None`` when it is not one."""
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is History or is_pvector(origin):
-        return args[0]
-    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        return args[0]
-    return None
+def _checked(name: str, annotation: Any, namespace: dict[str, Any]) -> list[str]:
+    """Lines checking a text, number, flag, enum, time or record field's value (one class
+    test when it is of the declared type): a subclass's value is written as the declared
+    type's (a ``StrEnum`` member as its text, as orjson writes it), anything else refused — a
+    record built by hand with ``content=5``, ``role="user"``, a dict for a response or a
+    time as text: written, it could not be read back. A time must be aware; a record field
+    holds a record of its declared class only (a sequence of records checks each item where
+    it is written: ``_value_code``). Maps and JSON values are frozen and checked where a
+    record is made."""
+    inner = optional_of(annotation)
+    kind = inner if inner is not None else annotation
+    checked = value_kind(kind)
+    if checked not in ("plain", "enum", "record", "datetime") and kind is not float:
+        return []
+    namespace[f"_t_{name}"] = kind
+    test = f"v.__class__ is not _t_{name}"
+    if checked == "datetime":  # an aware one (a naive time is no point in time)
+        test = f"({test} or v.tzinfo is None)"
+    if inner is not None:
+        test = f"v is not None and {test}"
+    declared = kind.__name__ + (" or None" if inner is not None else "")
+    if checked == "record":  # a record of its class only: the decoder reads no other
+        return [f"    if {test}:", f"        _wrong(record, {name!r}, v, {declared!r})"]
+    return [f"    if {test}:", f"        v = _plain(record, {name!r}, v, _t_{name}, {declared!r})"]
 
 
-def optional_of(annotation: Any) -> Any:
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin in (Union, types.UnionType) and len(args) == 2 and type(None) in args:
-        return next(arg for arg in args if arg is not type(None))
-    return None
+def encoder_source(cls: type, annotations: dict[str, Any], namespace: dict[str, Any]) -> str:
+    """The source of ``encode(record, ctx)`` for record class ``cls``, whose fields are
+    written as ``annotations`` say: straight-line code, a field at a time, along the field
+    plan. The caller's ``namespace`` holds what the code calls (``_ENC``, the encoders by
+    class; ``_Encoding``, ``_Refs``, ``_any``, ``_redact``, ``_timestamp``, ``_UTC``,
+    ``_datetime``, ``_odd``, ``_plain``, ``_wrong``, ``_item``, ``_cls``); the types the
+    checks test are put there."""
+    state_scope = scope(cls)
+    lines = ["def encode(record, ctx):"]
+    if cls.__name__ in SHARED:  # encoded once per state, by identity
+        lines += [
+            "    refs = ctx.refs",
+            "    if refs is not None:",
+            "        done = refs.encoded.get(id(record))",
+            "        if done is not None:",
+            "            return done",
+            f"    out = {{'kind': {cls.__name__!r}}}",
+            "    if refs is not None:",
+            "        refs.encoded[id(record)] = out",
+        ]
+    else:
+        lines.append(f"    out = {{'kind': {cls.__name__!r}}}")
+    if state_scope is not None:  # a document of its own: the steps inside refer to its context
+        lines.append(f"    v = record.{state_scope}")
+        lines += _checked(state_scope, annotations[state_scope], namespace)
+        lines += ["    outer = ctx", "    ctx = _Encoding(_Refs(v), outer.times)"]
+    for name, plain, optional, messages_ref in field_plan(cls):
+        annotation = annotations[name]
+        lines.append(f"    v = record.{name}")
+        if name != state_scope:  # (checked above)
+            lines += _checked(name, annotation, namespace)
+        if plain:
+            lines.append(f"    out[{name!r}] = v")
+            if annotation in (float, float | None):
+                lines.append("    if v.__class__ is float and _odd(v):\n        ctx.odd = True")
+            continue
+        code = _value_code(name, annotation, namespace)
+        indent = "    "
+        if optional:
+            lines.append("    if v is not None:")
+            indent = "        "
+        if messages_ref:
+            lines += [
+                f"{indent}prefix = None if ctx.refs is None else ctx.refs.prefix_of(v)",
+                f"{indent}out[{name!r}] = ("
+                f"{{'kind': 'MessagesRef', 'prefix': prefix}} if prefix is not None else {code})",
+            ]
+        else:
+            lines.append(f"{indent}out[{name!r}] = {code}")
+    if state_scope is not None:
+        lines += ["    if ctx.odd:", "        outer.odd = True"]
+    lines.append("    return out")
+    return "\n".join(lines)
 
 
-def value_kind(annotation: Any) -> str:
-    """How the codec writes a value a field of ``annotation`` holds (an optional one's
-    inner annotation: ``optional_of``): ``"plain"`` (text, integers and booleans as they
-    are), ``"datetime"``, ``"enum"`` (its value), ``"record"`` (by the class it holds),
-    ``"records"`` (a sequence of them), ``"map"`` (a plain map, secrets redacted) or
-    ``"any"`` (by what it holds). The encoders' code and the matchers' follow it."""
-    if annotation is str or annotation is int or annotation is bool:
-        return "plain"
-    if annotation is datetime:
-        return "datetime"
-    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
-        return "enum"
-    if annotation in RECORDS_BY_TYPE:
-        return "record"
-    if element_of(annotation) in RECORDS_BY_TYPE:
-        return "records"
-    origin = typing.get_origin(annotation)
-    if origin in (Mapping, dict, PMap) or getattr(origin, "__name__", "") == "PMap":
-        return "map"
-    return "any"
+def checker_source(cls: type, annotations: dict[str, Any], namespace: dict[str, Any]) -> str:
+    """The source of ``check(record, old)`` for record class ``cls``: the encoder's checks
+    on each field of ``record`` that is not the same object in ``old``. The caller's
+    ``namespace`` holds ``_CHK`` (the checkers by class), ``_items``, ``_plain`` and
+    ``_wrong``."""
+    lines = [
+        "def check(record, old):",
+        "    same = old is not None and old.__class__ is record.__class__",
+    ]
+    for field in data_fields(cls):
+        name, annotation = field.name, annotations[field.name]
+        inner = optional_of(annotation)
+        kind = value_kind(inner if inner is not None else annotation)
+        checks = _checked(name, annotation, namespace)
+        if kind == "record":
+            checks.append("    if v is not None:\n        _CHK[v.__class__](v, o)")
+        elif kind == "records":
+            namespace[f"_e_{name}"] = element_of(inner if inner is not None else annotation)
+            checks.append(
+                f"    if v is not None:\n        _items(record, {name!r}, v, o, _e_{name})"
+            )
+        if not checks:  # a map or a JSON value: frozen and checked where the record is made
+            continue
+        lines += [
+            f"    v = record.{name}",
+            f"    o = old.{name} if same else None",
+            "    if not same or v is not o:",
+            *(f"    {line}" for check in checks for line in check.split("\n")),
+        ]
+    lines.append("    return None")
+    return "\n".join(lines)
 
 
 # -- decoders -----------------------------------------------------------------------------------
@@ -216,6 +353,21 @@ def plain_init(cls: type) -> tuple[dict[str, Any], list[Any]] | None:
         if field.validator is not None:
             validated.append(field)
     return defaults, validated
+
+
+@functools.cache
+def settable_fields(cls: type) -> dict[str, Any]:
+    """The fields of ``cls`` that ``__init__`` would only check (no post-init, a converter
+    that gives back what the field decoder gives), each with itself when it has a validator
+    (else ``None``): a copy may set them without ``__init__`` (``make_evolve``), then run the
+    validator."""
+    if hasattr(cls, "__attrs_post_init__"):
+        return {}
+    return {
+        field.name: field if field.validator is not None else None
+        for field in attrs.fields(cls)
+        if field.converter is None or field.converter in IDEMPOTENT
+    }
 
 
 class DecoderSource:

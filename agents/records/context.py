@@ -9,6 +9,7 @@ import attrs
 from pyrsistent.typing import PMap, PVector
 
 from agents.errors import ConfigurationError, InvalidType
+from agents.records.compiled import replace_fields
 from agents.records.frozen import (
     EMPTY_MAP,
     EMPTY_VECTOR,
@@ -55,14 +56,14 @@ class MessageStore(Record):
         new = to_history(messages)
         if new is current:
             return self
-        return self._evolve(**{name: new})
+        return replace_fields(self, **{name: new})
 
     def with_message(self, message: Message, section: str = "messages") -> MessageStore:
         """A copy with ``message`` appended to ``section``."""
         checked_message(message, "with_message")
         if section == "messages":
-            return self._evolve(messages=self.messages.append(message))
-        return self._evolve(**{section: self.section(section).append(message)})
+            return replace_fields(self, messages=self.messages.append(message))
+        return replace_fields(self, **{section: self.section(section).append(message)})
 
 
 _EMPTY_STORE: Final = MessageStore()
@@ -99,27 +100,29 @@ class AgentContext(Record):
     def with_messages(self, messages: Iterable[Message]) -> AgentContext:
         """A copy with the conversation replaced."""
         store = self.store.with_section("messages", messages)
-        return self if store is self.store else self._evolve(store=store)
+        return self if store is self.store else replace_fields(self, store=store)
 
     def with_message(self, message: Message) -> AgentContext:
         """A copy with ``message`` appended to the conversation."""
-        return self._evolve(store=self.store.with_message(message))
+        return replace_fields(self, store=self.store.with_message(message))
 
     def with_appended(self, messages: Iterable[Message]) -> AgentContext:
         """A copy with several messages appended to the conversation."""
         messages = [checked_message(m, "with_appended") for m in messages]
         store = self.store
-        return self._evolve(store=store._evolve(messages=store.messages.extend(messages)))
+        return replace_fields(
+            self, store=replace_fields(store, messages=store.messages.extend(messages))
+        )
 
     def with_store(self, store: MessageStore) -> AgentContext:
         """A copy with other sections."""
-        return self if store is self.store else self._evolve(store=store)
+        return self if store is self.store else replace_fields(self, store=store)
 
     def with_system_prompt(self, prompt: str) -> AgentContext:
         """A copy with another system prompt."""
         if type(prompt) is not str:
             raise InvalidType(f"a system prompt is a str, not {type(prompt).__name__}")
-        return self if prompt == self.system_prompt else self._evolve(system_prompt=prompt)
+        return self if prompt == self.system_prompt else replace_fields(self, system_prompt=prompt)
 
     def with_metadata(self, key: str, value: Any) -> AgentContext:
         """A copy with one metadata entry set."""
@@ -128,25 +131,26 @@ class AgentContext(Record):
         frozen = deep_freeze(value)
         if key in self.metadata and same_value(self.metadata[key], frozen):
             return self
-        return self._evolve(metadata=self.metadata.set(key, frozen))
+        return replace_fields(self, metadata=self.metadata.set(key, frozen))
 
     def with_steering(self, message: Message) -> AgentContext:
         """A copy with a message queued for right before the next inference."""
         checked_message(message, "with_steering")
-        return self._evolve(steering=self.steering.append(message))
+        return replace_fields(self, steering=self.steering.append(message))
 
     def with_follow_up(self, message: Message) -> AgentContext:
         """A copy with a message queued for when the run would otherwise complete."""
         checked_message(message, "with_follow_up")
-        return self._evolve(follow_ups=self.follow_ups.append(message))
+        return replace_fields(self, follow_ups=self.follow_ups.append(message))
 
     def with_steering_delivered(self) -> AgentContext:
         """The queued steering messages moved into the conversation."""
         if not self.steering:
             return self
         store = self.store
-        return self._evolve(
-            store=store._evolve(messages=store.messages.extend(self.steering)),
+        return replace_fields(
+            self,
+            store=replace_fields(store, messages=store.messages.extend(self.steering)),
             steering=EMPTY_VECTOR,
         )
 
@@ -155,8 +159,9 @@ class AgentContext(Record):
         if not self.follow_ups:
             return self
         store = self.store
-        return self._evolve(
-            store=store._evolve(messages=store.messages.extend(self.follow_ups)),
+        return replace_fields(
+            self,
+            store=replace_fields(store, messages=store.messages.extend(self.follow_ups)),
             follow_ups=EMPTY_VECTOR,
         )
 
@@ -165,7 +170,7 @@ class AgentContext(Record):
         frozen = deep_freeze(response_format)
         if same_value(frozen, self.response_format):
             return self
-        return self._evolve(response_format=frozen)
+        return replace_fields(self, response_format=frozen)
 
 
 def checked_message(message: Any, where: str) -> Message:

@@ -18,7 +18,7 @@ from typing import Any, Final, TypeVar, Union
 from pyrsistent import PMap, PVector
 
 from agents.errors import InvalidType, StateDecodeError
-from agents.records.compiled import DecoderSource, compiled, optional_of, value_kind
+from agents.records.compiled import DecoderSource, compiled
 from agents.records.frozen import (
     History,
     NestingError,
@@ -37,6 +37,8 @@ from agents.records.registry import (
     data_fields,
     field_plan,
     hints,
+    optional_of,
+    value_kind,
 )
 from agents.records.registry import scope as scope_of
 

@@ -18,7 +18,7 @@ from typing import Any, Final, NoReturn
 from pyrsistent import PMap, PVector
 
 from agents.errors import InvalidArgument, InvalidType
-from agents.records.compiled import compiled, element_of, optional_of, value_kind
+from agents.records.compiled import checker_source, compiled, encoder_source
 from agents.records.frozen import History, to_pvector
 from agents.records.json_text import timestamp
 from agents.records.redaction import odd_float, redact
@@ -26,12 +26,9 @@ from agents.records.registry import (
     RECORD,
     RECORDS,
     RECORDS_BY_TYPE,
-    SHARED,
     Refs,
     data_fields,
-    field_plan,
     hints,
-    scope,
 )
 
 __all__ = ["Encoder", "Encoding", "check_changes", "encode_any", "encoder_of", "unrecordable"]
@@ -74,61 +71,6 @@ def encoder_of(cls: type) -> Encoder:
     (for any other type, ``encode_any``: a field may hold what its annotation does not say,
     and is written by what it holds, as the general encoder does)."""
     return _ENCODERS[cls]
-
-
-_ENCODED: Final = {  # each value_kind's expression writing ``v`` (of field ``{name}``)
-    "plain": "v",
-    "datetime": (  # its class and offset checked (``_checked``)
-        "(v if ctx.times and v.tzinfo is _UTC and v.microsecond and v.__class__ is _datetime "
-        "else _timestamp(v))"
-    ),
-    "enum": "v.value",
-    "record": "_ENC[_t_{name}](v, ctx)",  # its class checked (``_checked``)
-    "records": (
-        "[_ENC[_t_{name}](i, ctx) if i.__class__ is _t_{name} else "
-        "_item(_cls, {name!r}, i, _t_{name}) for i in v]"  # (not ``record``: a cell)
-    ),
-    "map": "(_redact(v, ctx) if v else {{}})",
-    "any": "_any(v, ctx)",
-}
-
-
-def _value_code(name: str, annotation: Any, namespace: dict[str, Any]) -> str:
-    """An expression encoding ``v``, field ``name``'s value (never ``None`` unless the
-    annotation allows it); a sequence of records checks each item's class."""
-    inner = optional_of(annotation)
-    if inner is not None:
-        return f"(None if v is None else {_value_code(name, inner, namespace)})"
-    kind = value_kind(annotation)
-    if kind == "records":
-        namespace[f"_t_{name}"] = element_of(annotation)
-    return _ENCODED[kind].format(name=name)
-
-
-def _checked(name: str, annotation: Any, namespace: dict[str, Any]) -> list[str]:
-    """Lines checking a text, number, flag, enum, time or record field's value (one class
-    test when it is of the declared type): a subclass's value is written as the declared
-    type's (a ``StrEnum`` member as its text, as orjson writes it), anything else refused — a
-    record built by hand with ``content=5``, ``role="user"``, a dict for a response or a
-    time as text: written, it could not be read back. A time must be aware; a record field
-    holds a record of its declared class only (a sequence of records checks each item where
-    it is written: ``_value_code``). Maps and JSON values are frozen and checked where a
-    record is made."""
-    inner = optional_of(annotation)
-    kind = inner if inner is not None else annotation
-    checked = value_kind(kind)
-    if checked not in ("plain", "enum", "record", "datetime") and kind is not float:
-        return []
-    namespace[f"_t_{name}"] = kind
-    test = f"v.__class__ is not _t_{name}"
-    if checked == "datetime":  # an aware one (a naive time is no point in time)
-        test = f"({test} or v.tzinfo is None)"
-    if inner is not None:
-        test = f"v is not None and {test}"
-    declared = kind.__name__ + (" or None" if inner is not None else "")
-    if checked == "record":  # a record of its class only: the decoder reads no other
-        return [f"    if {test}:", f"        _wrong(record, {name!r}, v, {declared!r})"]
-    return [f"    if {test}:", f"        v = _plain(record, {name!r}, v, _t_{name}, {declared!r})"]
 
 
 _EXACT: Final[dict[type, Callable[[Any], Any]]] = {
@@ -184,22 +126,6 @@ def _written(cls: type) -> dict[str, Any]:
 
 
 def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
-    annotations = _written(cls)
-    state_scope = scope(cls)
-    lines = ["def encode(record, ctx):"]
-    if cls.__name__ in SHARED:  # encoded once per state, by identity
-        lines += [
-            "    refs = ctx.refs",
-            "    if refs is not None:",
-            "        done = refs.encoded.get(id(record))",
-            "        if done is not None:",
-            "            return done",
-            f"    out = {{'kind': {cls.__name__!r}}}",
-            "    if refs is not None:",
-            "        refs.encoded[id(record)] = out",
-        ]
-    else:
-        lines.append(f"    out = {{'kind': {cls.__name__!r}}}")
     namespace: dict[str, Any] = {
         "_ENC": _ENCODERS,
         "_Encoding": Encoding,
@@ -215,39 +141,8 @@ def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
         "_item": _item,
         "_cls": cls,
     }
-    if state_scope is not None:  # a document of its own: the steps inside refer to its context
-        lines.append(f"    v = record.{state_scope}")
-        lines += _checked(state_scope, annotations[state_scope], namespace)
-        lines += ["    outer = ctx", "    ctx = _Encoding(_Refs(v), outer.times)"]
-    for name, plain, optional, messages_ref in field_plan(cls):
-        annotation = annotations[name]
-        lines.append(f"    v = record.{name}")
-        if name != state_scope:  # (checked above)
-            lines += _checked(name, annotation, namespace)
-        if plain:
-            lines.append(f"    out[{name!r}] = v")
-            if annotation in (float, float | None):
-                lines.append("    if v.__class__ is float and _odd(v):\n        ctx.odd = True")
-            continue
-        code = _value_code(name, annotation, namespace)
-        indent = "    "
-        if optional:
-            lines.append("    if v is not None:")
-            indent = "        "
-        if messages_ref:
-            lines += [
-                f"{indent}prefix = None if ctx.refs is None else ctx.refs.prefix_of(v)",
-                f"{indent}out[{name!r}] = ("
-                f"{{'kind': 'MessagesRef', 'prefix': prefix}} if prefix is not None else {code})",
-            ]
-        else:
-            lines.append(f"{indent}out[{name!r}] = {code}")
-    if state_scope is not None:
-        lines += ["    if ctx.odd:", "        outer.odd = True"]
-    lines.append("    return out")
-    encode: Callable[[Any, Encoding], dict[str, Any]] = compiled(
-        "\n".join(lines), namespace, cls, "encode"
-    )
+    source = encoder_source(cls, _written(cls), namespace)
+    encode: Callable[[Any, Encoding], dict[str, Any]] = compiled(source, namespace, cls, "encode")
     return encode
 
 
@@ -288,39 +183,14 @@ def _nothing(new: Any, old: Any) -> None:
 
 
 def _compile_checker(cls: type) -> Callable[[Any, Any], None]:
-    annotations = _written(cls)
     namespace: dict[str, Any] = {
         "_CHK": _CHECKERS,
         "_items": _check_items,
         "_plain": _plain,
         "_wrong": _wrong,
     }
-    lines = [
-        "def check(record, old):",
-        "    same = old is not None and old.__class__ is record.__class__",
-    ]
-    for field in data_fields(cls):
-        name, annotation = field.name, annotations[field.name]
-        inner = optional_of(annotation)
-        kind = value_kind(inner if inner is not None else annotation)
-        checks = _checked(name, annotation, namespace)
-        if kind == "record":
-            checks.append("    if v is not None:\n        _CHK[v.__class__](v, o)")
-        elif kind == "records":
-            namespace[f"_e_{name}"] = element_of(inner if inner is not None else annotation)
-            checks.append(
-                f"    if v is not None:\n        _items(record, {name!r}, v, o, _e_{name})"
-            )
-        if not checks:  # a map or a JSON value: frozen and checked where the record is made
-            continue
-        lines += [
-            f"    v = record.{name}",
-            f"    o = old.{name} if same else None",
-            "    if not same or v is not o:",
-            *(f"    {line}" for check in checks for line in check.split("\n")),
-        ]
-    lines.append("    return None")
-    check: Callable[[Any, Any], None] = compiled("\n".join(lines), namespace, cls, "check")
+    source = checker_source(cls, _written(cls), namespace)
+    check: Callable[[Any, Any], None] = compiled(source, namespace, cls, "check")
     return check
 
 

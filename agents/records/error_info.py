@@ -10,6 +10,7 @@ import attrs
 from pyrsistent.typing import PMap
 
 from agents.errors import AgentError
+from agents.records.compiled import replace_fields
 from agents.records.frozen import EMPTY_MAP, same_value, to_pmap
 from agents.records.record import Record
 from agents.records.redaction import scrub, without_addresses
@@ -57,7 +58,7 @@ class ErrorInfo(Record):
         if not details:
             return self
         merged = to_pmap({**self.details, **details})
-        return self if same_value(merged, self.details) else self._evolve(details=merged)
+        return self if same_value(merged, self.details) else replace_fields(self, details=merged)
 
 
 class ProviderError(AgentError):

@@ -10,6 +10,7 @@ import attrs
 from pyrsistent.typing import PVector
 
 from agents.records.codec import OPTIONAL
+from agents.records.compiled import replace_fields
 from agents.records.error_info import ErrorInfo
 from agents.records.frozen import (
     EMPTY_VECTOR,
@@ -100,26 +101,27 @@ class ExecutionState(Record):
 
     def with_status(self, status: ExecutionStatus) -> ExecutionState:
         """A copy with another status."""
-        return self if status is self.status else self._evolve(status=status)
+        return self if status is self.status else replace_fields(self, status=status)
 
     def with_stop_signal(self, signal: StopSignal) -> ExecutionState:
         """A copy with one more stop signal."""
-        return self._evolve(continuation=self.continuation.with_signal(signal))
+        return replace_fields(self, continuation=self.continuation.with_signal(signal))
 
     def with_continuation(self, continuation: ExecutionContinuation) -> ExecutionState:
         """A copy with another continuation."""
         if continuation is self.continuation:
             return self
-        return self._evolve(continuation=continuation)
+        return replace_fields(self, continuation=continuation)
 
     def with_error(self, error: ErrorInfo) -> ExecutionState:
         """A copy recording ``error`` (the first error is kept) and its ERROR signal."""
         signal = StopSignal(reason=StopReason.ERROR, message=error.describe())
-        return self._evolve(
+        return replace_fields(
+            self,
             error=self.error if self.error is not None else error,
             continuation=self.continuation.with_signal(signal),
         )
 
     def with_step_execution(self, step_execution: StepExecution) -> ExecutionState:
         """A copy with one more archived step."""
-        return self._evolve(step_executions=self.step_executions.append(step_execution))
+        return replace_fields(self, step_executions=self.step_executions.append(step_execution))

@@ -9,6 +9,7 @@ import attrs
 from pyrsistent.typing import PMap, PVector
 
 from agents.errors import InvalidArgument
+from agents.records.compiled import replace_fields
 from agents.records.frozen import (
     EMPTY_MAP,
     EMPTY_VECTOR,
@@ -57,12 +58,14 @@ class InferenceRequest(Record):
     def with_messages(self, messages: Sequence[Message]) -> InferenceRequest:
         """A copy sending other messages."""
         history = to_history(messages)
-        return self if same_value(history, self.messages) else self._evolve(messages=history)
+        return (
+            self if same_value(history, self.messages) else replace_fields(self, messages=history)
+        )
 
     def with_options(self, **options: Any) -> InferenceRequest:
         """A copy with options merged in."""
         merged = to_pmap({**self.options, **options})
-        return self if same_value(merged, self.options) else self._evolve(options=merged)
+        return self if same_value(merged, self.options) else replace_fields(self, options=merged)
 
     def tool_names(self) -> list[str]:
         """The names of the offered tools, in order."""
@@ -82,13 +85,15 @@ class InferenceResponse(Record):
 
     def with_content(self, content: str) -> InferenceResponse:
         """A copy with other text."""
-        return self if content == self.content else self._evolve(content=content)
+        return self if content == self.content else replace_fields(self, content=content)
 
     def with_tool_calls(self, tool_calls: Iterable[ToolCall]) -> InferenceResponse:
         """A copy requesting other tool calls."""
         calls = to_pvector(tool_calls)
-        return self if same_value(calls, self.tool_calls) else self._evolve(tool_calls=calls)
+        return (
+            self if same_value(calls, self.tool_calls) else replace_fields(self, tool_calls=calls)
+        )
 
     def to_message(self) -> Message:
         """The assistant message this answer adds to the conversation."""
-        return make_message(Role.ASSISTANT, self.content, self.tool_calls, None, None)
+        return make_message(Role.ASSISTANT, self.content, self.tool_calls, None, None, EMPTY_MAP)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Final
 
 import attrs
 from pyrsistent.typing import PMap, PVector
 
+from agents.records.compiled import replace_fields
 from agents.records.frozen import EMPTY_MAP, EMPTY_VECTOR, same_value, to_pmap, to_pvector
-from agents.records.record import Record, slot_setter
+from agents.records.record import Record, maker
 
 __all__ = ["Message", "Role", "ToolCall", "make_message"]
 
@@ -42,11 +43,11 @@ class ToolCall(Record):
         frozen = to_pmap(arguments)
         if frozen == self.arguments and self.raw_arguments is None:
             return self
-        return self._evolve(arguments=frozen, raw_arguments=None)
+        return replace_fields(self, arguments=frozen, raw_arguments=None)
 
     def with_name(self, name: str) -> ToolCall:
         """A copy calling another tool."""
-        return self if name == self.name else self._evolve(name=name)
+        return self if name == self.name else replace_fields(self, name=name)
 
 
 @attrs.frozen(kw_only=True)
@@ -73,47 +74,25 @@ class Message(Record):
     @classmethod
     def assistant(cls, text: str = "", tool_calls: Iterable[ToolCall] = ()) -> Message:
         """An assistant message, optionally requesting tool calls."""
-        return make_message(Role.ASSISTANT, text, to_pvector(tool_calls), None, None)
+        return make_message(Role.ASSISTANT, text, to_pvector(tool_calls), None, None, EMPTY_MAP)
 
     @classmethod
     def tool(cls, call_id: str, name: str, content: str) -> Message:
         """The result of tool call ``call_id`` as the model will read it."""
-        return make_message(Role.TOOL, content, EMPTY_VECTOR, call_id, name)
+        return make_message(Role.TOOL, content, EMPTY_VECTOR, call_id, name, EMPTY_MAP)
 
     def with_content(self, content: str) -> Message:
         """A copy with other text."""
-        return self if content == self.content else self._evolve(content=content)
+        return self if content == self.content else replace_fields(self, content=content)
 
     def with_metadata(self, key: str, value: Any) -> Message:
         """A copy with one metadata entry set."""
         frozen = to_pmap({key: value})[key]
         if key in self.metadata and same_value(self.metadata[key], frozen):
             return self
-        return self._evolve(metadata=self.metadata.set(key, frozen))
+        return replace_fields(self, metadata=self.metadata.set(key, frozen))
 
 
-_new = object.__new__
-_set_role = slot_setter(Message, "role")
-_set_content = slot_setter(Message, "content")
-_set_tool_calls = slot_setter(Message, "tool_calls")
-_set_tool_call_id = slot_setter(Message, "tool_call_id")
-_set_name = slot_setter(Message, "name")
-_set_metadata = slot_setter(Message, "metadata")
-
-
-def make_message(
-    role: Role,
-    content: str,
-    tool_calls: PVector[ToolCall],
-    tool_call_id: str | None,
-    name: str | None,
-) -> Message:
-    """A message from already-converted parts, skipping ``__init__`` (the loop's hot path)."""
-    message: Message = _new(Message)
-    _set_role(message, role)
-    _set_content(message, content)
-    _set_tool_calls(message, tool_calls)
-    _set_tool_call_id(message, tool_call_id)
-    _set_name(message, name)
-    _set_metadata(message, EMPTY_MAP)
-    return message
+make_message: Final = maker(Message)
+"""``make_message(role, content, tool_calls, tool_call_id, name, metadata)``: a message from
+already-converted parts, skipping ``__init__`` (the loop's hot path)."""

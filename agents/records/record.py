@@ -1,10 +1,8 @@
-"""What every record shares: the codec methods and a fast internal copy.
+"""What every record shares: the codec methods.
 
 Records are ``@attrs.frozen(kw_only=True)`` classes deriving from ``Record``; defining one
-registers it with the codec under its class name (its ``kind``). ``_evolve`` is a
-slot-copying constructor generated once per class on first use; the ``with_*`` methods use
-it because ``attrs.evolve`` re-runs every converter and costs several microseconds per call
-(docs/benchmarks.md). It skips converters, so it only receives values that are already converted.
+registers it with the codec under its class name (its ``kind``). Their ``with_*`` methods
+copy them with ``agents.records.compiled.replace_fields``, which skips converters.
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ from typing import Any, Final, Self
 import attrs
 
 from agents.records import codec
-from agents.records.compiled import make_evolve, maker, slot_setter, updater
+from agents.records.compiled import maker, replace_fields, slot_setter, updater
 from agents.records.frozen import EMPTY_MAP, EMPTY_VECTOR, deep_freeze
 from agents.records.redaction import holds_secret_key, redacted
 
@@ -22,8 +20,7 @@ __all__ = ["Record", "maker", "slot_setter", "updater"]
 
 
 class Record:
-    """Base of every record: serialization through the codec (docs/design/determinism.md) and
-    ``_evolve``."""
+    """Base of every record: serialization through the codec (docs/design/determinism.md)."""
 
     __slots__ = ()
 
@@ -32,13 +29,6 @@ class Record:
         if attrs.has(cls):  # attrs's final class (with slots), not the one it was made from
             codec.register(cls)
             _guard_repr(cls)
-
-    def _evolve(self, **changes: Any) -> Self:
-        """Copy with the given fields replaced, skipping converters (internal)."""
-        cls = type(self)
-        evolve = make_evolve(cls)
-        cls._evolve = evolve  # type: ignore[method-assign]
-        return evolve(self, **changes)  # type: ignore[no-any-return]
 
     def to_dict(self) -> dict[str, Any]:
         """The record as plain JSON-able data, tagged with ``kind`` and ``schema_version``."""
@@ -75,7 +65,7 @@ def _guard_repr(cls: type) -> None:
             value = getattr(self, name)
             if type(value) in _CONTAINERS and holds_secret_key(value):
                 hidden[name] = deep_freeze(redacted(value))
-        shown: str = generated(self._evolve(**hidden) if hidden else self)
+        shown: str = generated(replace_fields(self, **hidden) if hidden else self)
         return shown
 
     guarded.__qualname__ = f"{cls.__qualname__}.__repr__"

@@ -4,11 +4,16 @@ written and read (its field plan), and what step inputs may refer to (``Refs``).
 
 from __future__ import annotations
 
+import enum
 import itertools
+import types
 import typing
-from typing import Any, Final, NamedTuple, TypeVar
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Final, NamedTuple, TypeVar, Union
 
 import attrs
+from pyrsistent import PMap, PVector
 
 from agents.errors import InvalidType
 from agents.records.frozen import History
@@ -26,11 +31,15 @@ __all__ = [
     "Field",
     "Refs",
     "data_fields",
+    "element_of",
     "field_plan",
     "hints",
+    "is_pvector",
     "is_record",
+    "optional_of",
     "register",
     "scope",
+    "value_kind",
 ]
 
 SCHEMA_VERSION: Final = 1
@@ -170,3 +179,50 @@ class Refs:
                 return None
             body = History(items)
         return len(body) if body.is_prefix_of(self.messages) else None
+
+
+# -- annotations ------------------------------------------------------------------------------
+
+
+def is_pvector(origin: Any) -> bool:
+    """Whether a generic origin is pyrsistent's ``PVector``."""
+    return origin is PVector or getattr(origin, "__name__", "") == "PVector"
+
+
+def element_of(annotation: Any) -> Any:
+    """The element type of a sequence annotation, or ``None`` when it is not one."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin is History or is_pvector(origin):
+        return args[0]
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        return args[0]
+    return None
+
+
+def optional_of(annotation: Any) -> Any:
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin in (Union, types.UnionType) and len(args) == 2 and type(None) in args:
+        return next(arg for arg in args if arg is not type(None))
+    return None
+
+
+def value_kind(annotation: Any) -> str:
+    """How the codec writes a value a field of ``annotation`` holds (an optional one's
+    inner annotation: ``optional_of``): ``"plain"`` (text, integers and booleans as they
+    are), ``"datetime"``, ``"enum"`` (its value), ``"record"`` (by the class it holds),
+    ``"records"`` (a sequence of them), ``"map"`` (a plain map, secrets redacted) or
+    ``"any"`` (by what it holds). The encoders' code and the matchers' follow it."""
+    if annotation is str or annotation is int or annotation is bool:
+        return "plain"
+    if annotation is datetime:
+        return "datetime"
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
+        return "enum"
+    if annotation in RECORDS_BY_TYPE:
+        return "record"
+    if element_of(annotation) in RECORDS_BY_TYPE:
+        return "records"
+    origin = typing.get_origin(annotation)
+    if origin in (Mapping, dict, PMap) or getattr(origin, "__name__", "") == "PMap":
+        return "map"
+    return "any"

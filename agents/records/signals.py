@@ -8,6 +8,7 @@ from typing import Any, Final
 import attrs
 from pyrsistent.typing import PMap, PVector
 
+from agents.records.compiled import replace_fields
 from agents.records.frozen import EMPTY_MAP, EMPTY_VECTOR, to_pmap, to_pvector
 from agents.records.record import Record
 
@@ -89,13 +90,13 @@ class ExecutionContinuation(Record):
 
     def with_signal(self, signal: StopSignal) -> ExecutionContinuation:
         """A copy with ``signal`` added."""
-        return self._evolve(stop_signals=self.stop_signals.append(signal))
+        return replace_fields(self, stop_signals=self.stop_signals.append(signal))
 
     def with_continuation_requested(self, requested: bool = True) -> ExecutionContinuation:
         """A copy asking (or no longer asking) to go on after the current step."""
         if requested == self.continuation_requested:
             return self
-        return self._evolve(continuation_requested=requested)
+        return replace_fields(self, continuation_requested=requested)
 
     def explain(self) -> str:
         """Why the execution stops or goes on, in one line."""

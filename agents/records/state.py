@@ -11,6 +11,7 @@ from pyrsistent.typing import PMap, PVector
 
 from agents.errors import ConfigurationError, InvalidArgument, InvalidType
 from agents.records.codec import REFERENCES
+from agents.records.compiled import replace_fields
 from agents.records.context import AgentContext, MessageStore
 from agents.records.error_info import ErrorInfo
 from agents.records.execution import ApprovalDecision, ExecutionState, ExecutionStatus
@@ -94,54 +95,56 @@ class AgentState(Record):
 
     def with_user_message(self, message: str | Message) -> AgentState:
         """A copy with a user message appended to the conversation."""
-        return self._evolve(context=self.context.with_message(_as_message(message)))
+        return replace_fields(self, context=self.context.with_message(_as_message(message)))
 
     def with_message(self, message: Message) -> AgentState:
         """A copy with any message appended to the conversation."""
-        return self._evolve(context=self.context.with_message(message))
+        return replace_fields(self, context=self.context.with_message(message))
 
     def with_messages(self, messages: Iterable[Message]) -> AgentState:
         """A copy with the conversation replaced."""
         context = self.context.with_messages(messages)
-        return self if context is self.context else self._evolve(context=context)
+        return self if context is self.context else replace_fields(self, context=context)
 
     def with_goal(self, goal: Goal | None) -> AgentState:
         """A copy working on ``goal``: the loop offers a ``complete_goal`` tool and prompts the
         model to go on until it calls it or a budget is spent."""
         if goal is not None and not isinstance(goal, Goal):
             raise InvalidType(f"with_goal takes a Goal or None, not {type(goal).__name__}")
-        return self if goal is self.goal else self._evolve(goal=goal)
+        return self if goal is self.goal else replace_fields(self, goal=goal)
 
     def with_steering_message(self, message: str | Message) -> AgentState:
         """A copy with a message queued to join the conversation right before the next
         inference (delivered even mid-run)."""
-        return self._evolve(context=self.context.with_steering(_as_message(message)))
+        return replace_fields(self, context=self.context.with_steering(_as_message(message)))
 
     def with_follow_up(self, message: str | Message) -> AgentState:
         """A copy with a message queued to start a new step when the run would otherwise
         complete; queued follow-ups are delivered together."""
-        return self._evolve(context=self.context.with_follow_up(_as_message(message)))
+        return replace_fields(self, context=self.context.with_follow_up(_as_message(message)))
 
     def with_system_prompt(self, prompt: str) -> AgentState:
         """A copy with another system prompt."""
         context = self.context.with_system_prompt(prompt)
-        return self if context is self.context else self._evolve(context=context)
+        return self if context is self.context else replace_fields(self, context=context)
 
     def with_metadata(self, key: str, value: Any) -> AgentState:
         """A copy with one metadata entry set."""
         context = self.context.with_metadata(key, value)
-        return self if context is self.context else self._evolve(context=context)
+        return self if context is self.context else replace_fields(self, context=context)
 
     def with_context(self, context: AgentContext) -> AgentState:
         """A copy with another context."""
         if not isinstance(context, AgentContext):
             raise InvalidType(f"with_context takes an AgentContext, not {type(context).__name__}")
-        return self if context is self.context else self._evolve(context=context)
+        return self if context is self.context else replace_fields(self, context=context)
 
     def with_llm_config(self, **config: Any) -> AgentState:
         """A copy with model options merged in (credentials belong to the driver, not here)."""
         merged = to_pmap({**self.llm_config, **config})
-        return self if same_value(merged, self.llm_config) else self._evolve(llm_config=merged)
+        return (
+            self if same_value(merged, self.llm_config) else replace_fields(self, llm_config=merged)
+        )
 
     def with_execution(self, execution: ExecutionState | None) -> AgentState:
         """A copy with another execution."""
@@ -149,14 +152,14 @@ class AgentState(Record):
             raise InvalidType(
                 f"with_execution takes an ExecutionState or None, not {type(execution).__name__}"
             )
-        return self if execution is self.execution else self._evolve(execution=execution)
+        return self if execution is self.execution else replace_fields(self, execution=execution)
 
     def with_stop_signal(self, signal: StopSignal) -> AgentState:
         """A copy with a stop signal; creates a PENDING execution when there is none."""
         if not isinstance(signal, StopSignal):
             raise InvalidType(f"with_stop_signal takes a StopSignal, not {type(signal).__name__}")
         execution = self.execution or ExecutionState.pending()
-        return self._evolve(execution=execution.with_stop_signal(signal))
+        return replace_fields(self, execution=execution.with_stop_signal(signal))
 
     def with_execution_continued(self, continued: bool = True) -> AgentState:
         """A copy asking the loop to go on after the current step despite any signal."""
@@ -166,7 +169,7 @@ class AgentState(Record):
 
     def for_next_execution(self) -> AgentState:
         """A copy with the execution cleared, keeping the conversation."""
-        return self if self.execution is None else self._evolve(execution=None)
+        return self if self.execution is None else replace_fields(self, execution=None)
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -276,8 +279,8 @@ class AgentState(Record):
             raise InvalidArgument(f"no pending approval for call {call_id!r} (pending: {pending})")
         decisions = [d for d in execution.approvals if d.call_id != call_id]
         decision = ApprovalDecision(call_id=call_id, approved=approved, reason=reason)
-        return self._evolve(
-            execution=execution._evolve(approvals=to_pvector([*decisions, decision]))
+        return replace_fields(
+            self, execution=replace_fields(execution, approvals=to_pvector([*decisions, decision]))
         )
 
     @property
@@ -318,11 +321,13 @@ class AgentState(Record):
             if problem is not None:
                 raise InvalidArgument(f"the answer does not fit the question's schema: {problem}")
         left = [r for r in pending if r is not request]
-        return self._evolve(
-            execution=execution._evolve(
+        return replace_fields(
+            self,
+            execution=replace_fields(
+                execution,
                 pending_inputs=to_pvector(left) if left else None,
                 inputs=to_pvector([*(execution.inputs or ()), answer]),
-            )
+            ),
         )
 
     @property
@@ -338,7 +343,7 @@ class AgentState(Record):
     def with_response_format(self, spec: Any) -> AgentState:
         """A copy asking for structured output (a JSON schema, or a class to derive one)."""
         context = self.context.with_response_format(output_schema(spec))
-        return self if context is self.context else self._evolve(context=context)
+        return self if context is self.context else replace_fields(self, context=context)
 
     # -- history queries (docs/design/auditing.md)
     # ----------------------------------------------------------
@@ -420,22 +425,23 @@ class AgentState(Record):
         length = following.conversation_length
         if length is None:  # the request sent the whole conversation
             length = _sent_conversation(following.input_messages, store.messages)
-        store = store._evolve(messages=store.messages.prefix(length))
+        store = replace_fields(store, messages=store.messages.prefix(length))
         store = _rewound(store, following.compaction)
         continuation = (
             execution.step_executions[k - 1].continuation if k > 0 else EMPTY_CONTINUATION
         )
-        rewound = execution._evolve(
+        rewound = replace_fields(
+            execution,
             status=ExecutionStatus.IN_PROGRESS,
             completed_at=None,
             step_executions=execution.step_executions.prefix(k),
-            continuation=continuation._evolve(continuation_requested=False)
+            continuation=replace_fields(continuation, continuation_requested=False)
             if continuation.continuation_requested
             else continuation,
             error=None,
             final_output=None,
         )
-        return self._evolve(context=self.context.with_store(store), execution=rewound)
+        return replace_fields(self, context=self.context.with_store(store), execution=rewound)
 
     def fork(self, at_step: int | None = None) -> AgentState:
         """A new agent continuing this one's history (from ``at_step`` when given): the
@@ -443,8 +449,9 @@ class AgentState(Record):
         source = self if at_step is None else self.at_step(at_step)
         execution = source.execution
         if execution is not None:
-            execution = execution._evolve(execution_id=None, status=ExecutionStatus.PENDING)
-        return source._evolve(
+            execution = replace_fields(execution, execution_id=None, status=ExecutionStatus.PENDING)
+        return replace_fields(
+            source,
             agent_id=None,
             parent_agent_id=self.agent_id,
             created_at=None,
@@ -518,12 +525,15 @@ def _rewound(store: MessageStore, compaction: Compaction | None) -> MessageStore
     if compaction is None:
         return store
     if compaction.summarizing:
-        store = store._evolve(buffer=compaction.summarized, summary=compaction.previous_summary)
+        store = replace_fields(
+            store, buffer=compaction.summarized, summary=compaction.previous_summary
+        )
     moved = compaction.moved
     if moved:
         buffer = list(store.buffer)
         keep = len(buffer) - moved
-        store = store._evolve(
+        store = replace_fields(
+            store,
             buffer=to_history(buffer[:keep]),
             messages=to_history(buffer[keep:]).extend(store.messages),
         )

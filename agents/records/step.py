@@ -10,6 +10,7 @@ import attrs
 from pyrsistent.typing import PMap, PVector
 
 from agents.records.codec import MESSAGES_REF, OPTIONAL, RECORD
+from agents.records.compiled import replace_fields
 from agents.records.error_info import ErrorInfo
 from agents.records.frozen import (
     EMPTY_VECTOR,
@@ -111,17 +112,17 @@ class ToolExecution(Record):
     def with_value(self, value: Any) -> ToolExecution:
         """A copy with another value (the error, if any, stays)."""
         frozen = deep_freeze(value)
-        return self if same_value(frozen, self.value) else self._evolve(value=frozen)
+        return self if same_value(frozen, self.value) else replace_fields(self, value=frozen)
 
     def with_error(self, error: ErrorInfo | None) -> ToolExecution:
         """A copy with another error."""
-        return self if error is self.error else self._evolve(error=error)
+        return self if error is self.error else replace_fields(self, error=error)
 
     def with_completed_at(self, completed_at: datetime) -> ToolExecution:
         """A copy with another completion time."""
         if same_value(completed_at, self.completed_at):
             return self
-        return self._evolve(completed_at=completed_at)
+        return replace_fields(self, completed_at=completed_at)
 
 
 @attrs.frozen(kw_only=True)
@@ -207,7 +208,7 @@ class AgentStep(Record):
 
     def with_error(self, error: ErrorInfo) -> AgentStep:
         """A copy with one more error."""
-        return self._evolve(errors=self.errors.append(error))
+        return replace_fields(self, errors=self.errors.append(error))
 
 
 @attrs.frozen(kw_only=True)

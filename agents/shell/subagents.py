@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from agents.errors import ConfigurationError
+from agents.records.compiled import replace_fields
 from agents.records.frozen import deep_thaw
 from agents.records.state import AgentState
 from agents.shell.loop import AgentLoop, loop_and_state
@@ -71,7 +72,9 @@ def subagent_tool(
         forward = current_forward()
         if forward is not None:
             loop = loop.with_listeners(forward)
-        start = initial._evolve(parent_agent_id=parent.agent_id).with_metadata(DEPTH_KEY, depth)
+        start = replace_fields(initial, parent_agent_id=parent.agent_id).with_metadata(
+            DEPTH_KEY, depth
+        )
         final = _asked_up(name, loop, loop.run(start.with_user_message(task)), context)
         answer = final.final_response
         if final.execution is not None and final.execution.error is not None:

@@ -14,6 +14,7 @@ import attrs
 from agents.audit.records import request_shape
 from agents.drivers.replay import RecordedInference, first_message_difference
 from agents.records.codec import encode_value, to_dict
+from agents.records.compiled import replace_fields
 from agents.records.frozen import History, to_pvector
 from agents.records.inference import InferenceRequest
 from agents.records.messages import Role
@@ -266,8 +267,8 @@ def _walked(kind: type) -> tuple[str, ...] | None:
 
 def _step_data(step_execution: Any) -> Any:
     """A step as JSON without ids, times and its input (compared request by request)."""
-    inputless = step_execution.step._evolve(input_messages=_NO_MESSAGES)
-    data = strip_volatile(to_dict(step_execution._evolve(step=inputless)))
+    inputless = replace_fields(step_execution.step, input_messages=_NO_MESSAGES)
+    data = strip_volatile(to_dict(replace_fields(step_execution, step=inputless)))
     data["step"].pop("input_messages", None)
     return data
 

@@ -16,6 +16,7 @@ import attrs
 from pyrsistent import PMap, PVector
 
 from agents.errors import AgentError
+from agents.records.compiled import replace_fields
 from agents.records.effects import ToolInvocation
 from agents.records.error_info import ErrorInfo
 from agents.records.frozen import MAX_DEPTH, deep_freeze
@@ -214,7 +215,7 @@ def _child_of(exc: Exception) -> AgentState | None:
 
 def stamp(execution: ToolExecution, completed: Callable[[], datetime] | None) -> ToolExecution:
     """``execution`` with ``completed_at`` read from ``completed`` now (if given)."""
-    return execution if completed is None else execution._evolve(completed_at=completed())
+    return execution if completed is None else replace_fields(execution, completed_at=completed())
 
 
 def from_value(
