@@ -16,6 +16,7 @@ from agents.core.compilers import (
     TokenWindowCompiler,
     estimate_tokens,
 )
+from agents.core.driver import AsyncDriver, Driver, SyncDriver
 from agents.core.hooks import (
     Hook,
     HookContext,
@@ -26,7 +27,6 @@ from agents.core.hooks import (
     inference_interceptor,
     tool_interceptor,
 )
-from agents.drivers.base import AsyncDriver, Driver, SyncDriver
 from agents.drivers.function import FunctionDriver
 from agents.drivers.litellm import LiteLLMDriver
 from agents.drivers.replay import RecordingInterceptor, ReplayDriver

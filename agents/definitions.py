@@ -18,7 +18,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import attrs
 import yaml
@@ -365,7 +365,7 @@ class _Loader(yaml.SafeLoader):
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
-            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            mark = cast(Any, self).peek_event().start_mark  # PyYAML's stubs leave it untyped
             raise DefinitionError(
                 "YAML aliases (*name) are not allowed in definitions",
                 file=self.source,

@@ -22,7 +22,7 @@ without its code: such a run is reported as diverging where that first shows.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import attrs
 
@@ -300,7 +300,7 @@ def recorded_tools(step_executions: Sequence[StepExecution], *, as_made: bool = 
                 if as_made and execution.tool_call != call:
                     return replace_fields(execution, tool_call=call)
                 return execution
-        return call_next(call)  # type: ignore[no-any-return]
+        return cast(ToolExecution, call_next(call))
 
     return recorded_tools
 

@@ -55,8 +55,8 @@ def execute(
             started = run.now()
             if resuming is None:  # a step suspended for approvals has passed BeforeStep
                 state = before_step(run, state, number, started)
-                if run.stopping:  # set by before_step (mypy keeps the loop's narrowing)
-                    break  # type: ignore[unreachable]
+                if run.stopping:  # set by before_step
+                    break  # type: ignore[unreachable]  # mypy keeps the while's narrowing
             state = yield from step(run, state, number, started, resuming)
             resuming = None
             if progress and not run.stopping:

@@ -68,18 +68,30 @@ class Machine:
     compactor: Any = None  # a Compactor (agents.core.compaction); None never compacts
     # The driver's own model and settings (its ``request_defaults()``), under llm_config's
     llm_defaults: Any = None
-    # Derived once for every run (a run used to build them at its start):
-    schemas: Any = attrs.field(init=False, repr=False)  # offered to the model (no goal)
-    goal_schemas: Any = attrs.field(init=False, repr=False)  # ... while a goal is active
-    approval_tools: frozenset[str] = attrs.field(init=False, repr=False)
+    # Derived from the tools once for every run (a run used to build them at its start):
+    # offered to the model (no goal), offered while a goal is active, needing approval.
+    schemas: Any = attrs.field(
+        init=False, repr=False, default=attrs.Factory(lambda self: _offered(self.tools), True)
+    )
+    goal_schemas: Any = attrs.field(
+        init=False,
+        repr=False,
+        default=attrs.Factory(lambda self: to_pvector(self.tools.schemas), True),
+    )
+    approval_tools: frozenset[str] = attrs.field(
+        init=False,
+        repr=False,
+        default=attrs.Factory(lambda self: _needing_approval(self.tools), True),
+    )
 
-    def __attrs_post_init__(self) -> None:
-        schemas, tools = self.tools.schemas, self.tools.values()
-        offered = to_pvector([s for s in schemas if s["name"] != COMPLETE_GOAL])
-        object.__setattr__(self, "schemas", offered)
-        object.__setattr__(self, "goal_schemas", to_pvector(schemas))
-        approval = frozenset(t.name for t in tools if t.requires_approval)
-        object.__setattr__(self, "approval_tools", approval)
+
+def _offered(tools: Tools) -> Any:
+    """The schemas offered to the model while no goal is active."""
+    return to_pvector([s for s in tools.schemas if s["name"] != COMPLETE_GOAL])
+
+
+def _needing_approval(tools: Tools) -> frozenset[str]:
+    return frozenset(t.name for t in tools.values() if t.requires_approval)
 
 
 def run_hook_chain(hooks: tuple[Hook, ...], context: HookContext) -> HookContext:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from agents.errors import InvalidArgument
 from agents.records.compiled import replace_fields
@@ -165,7 +165,7 @@ def render_tool_result(execution: ToolExecution) -> str:
     value: Any = execution.value
     kind = type(value)
     if kind is str:
-        return value  # type: ignore[no-any-return]
+        return cast(str, value)
     if kind is int:
         return str(value)
     return json.dumps(redact(value), sort_keys=True, ensure_ascii=False)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import attrs
 
@@ -189,7 +189,7 @@ class ScriptedDriver:
         if type(answer) is _Fail:
             exception = answer.exception
             raise exception() if isinstance(exception, type) else exception
-        return answer  # type: ignore[return-value]
+        return cast(InferenceResponse, answer)
 
     async def ainfer(self, request: InferenceRequest) -> InferenceResponse:
         """The next answer of the script."""

@@ -26,7 +26,7 @@ import math
 import sys
 import threading
 from collections.abc import Iterable
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import attrs
 from dbos import DBOS, Queue, Serializer, SetWorkflowID, WorkflowHandle
@@ -423,8 +423,15 @@ class _Batch:
         return finished if failed is None else Failed(failed, finished)
 
     def _reserved(self, reservation: Any, invocation: ToolInvocation) -> dict[str, Any]:
-        return reservation.run(  # type: ignore[no-any-return]
-            {"name": _tool_step_name(invocation)}, _tool_step, self._tools, invocation, self._real
+        return cast(
+            dict[str, Any],
+            reservation.run(
+                {"name": _tool_step_name(invocation)},
+                _tool_step,
+                self._tools,
+                invocation,
+                self._real,
+            ),
         )
 
     def close(self) -> None:
@@ -481,7 +488,7 @@ def launch(
     if application_version is not None:
         config["application_version"] = application_version
     _log_to_current_stderr()
-    DBOS(config=config)  # type: ignore[arg-type]
+    DBOS(config=cast(Any, config))  # a DBOSConfig: the keys set above
     listen = None if queues is None else list(queues)
     if listen is not None:
         DBOS.listen_queues(listen)

@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import httpx2
 from anyio import EndOfStream
@@ -258,7 +258,7 @@ def _elicitation(elicit: Elicit) -> Any:
             return ErrorData(code=INTERNAL_ERROR, message=str(exc))
         if action != "accept" or url:
             content = None
-        return ElicitResult(action=action, content=content)  # type: ignore[arg-type]
+        return ElicitResult(action=cast(Any, action), content=content)  # one of the three
 
     return callback
 

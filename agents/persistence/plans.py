@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = ["Handle", "Many", "Plan", "Query", "T", "drive", "fetched"]
 
@@ -72,5 +72,5 @@ def drive(plan: Plan[T], db: Handle) -> T:
         try:
             op = plan.send(result)
         except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
+            return cast(T, stop.value)
         result = db.perform(op)

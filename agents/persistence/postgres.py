@@ -15,7 +15,7 @@ import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Final, Self
+from typing import Any, Final, Self, cast
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, StateDecodeError, StoreUnavailable, UsageError
@@ -359,7 +359,7 @@ async def _drive(plan: Plan[T], connection: Any) -> T:
         try:
             op = plan.send(result)
         except StopIteration as stop:
-            return stop.value  # type: ignore[no-any-return]
+            return cast(T, stop.value)
         if type(op) is Many:
             result = None
             if op.rows:

@@ -10,7 +10,7 @@ in flight.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from agents.core.clock import IdFactory, RandomIds
 from agents.persistence.session import Session, SessionStore
@@ -133,7 +133,8 @@ class SessionRuntime:
         loop = self.loop_factory(session)
         committed = session.state.step_count if session.state is not None else 0
         final: AgentState | None = None
-        for state in loop.iterate(session.state):  # type: ignore[arg-type]
+        # (a session listed without its state is refused by iterate, as any non-state is)
+        for state in loop.iterate(cast(AgentState, session.state)):
             final = state
             if state.status is ExecutionStatus.IN_PROGRESS and state.step_count > committed:
                 last = state.step_executions.last()

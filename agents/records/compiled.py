@@ -17,7 +17,7 @@ import linecache
 import typing
 from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 import attrs
 from pyrsistent import PMap, pvector
@@ -164,14 +164,14 @@ def maker(cls: type[R]) -> Callable[..., R]:
     ``__init__`` (no converters, no validators): for the loop's hot path, where the values
     are already converted. Call sites pass all fields, so a changed field list fails loudly.
     """
-    names = [field.name for field in attrs.fields(cls)]  # type: ignore[arg-type]
+    names = [field.name for field in attrs.fields(cast(Any, cls))]
     return _generate(cls, "make", ", ".join(names), lambda f: f)
 
 
 def updater(cls: type[R], *changed: str) -> Callable[..., R]:
     """``update(record, *values)``: a copy of ``record`` with the ``changed`` fields set to
     ``values`` (positionally), for hot paths that always change the same fields."""
-    names = {field.name for field in attrs.fields(cls)}  # type: ignore[arg-type]
+    names = {field.name for field in attrs.fields(cast(Any, cls))}
     unknown = set(changed) - names
     if unknown:
         raise InvalidType(f"{cls.__name__} has no fields {sorted(unknown)}")
@@ -342,7 +342,7 @@ def plain_init(cls: type) -> tuple[dict[str, Any], list[Any]] | None:
     defaults: dict[str, Any] = {}
     validated = []
     for field in attrs.fields(cls):
-        if isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
+        if isinstance(field.default, cast(type, attrs.Factory)):
             return None
         if field.converter is not None and field.converter not in IDEMPOTENT:
             return None

@@ -45,7 +45,8 @@ class MessageStore(Record):
         """The messages of section ``name``."""
         if name not in SECTIONS:
             raise ConfigurationError(f"unknown message section {name!r}; known: {SECTIONS}")
-        return getattr(self, name)  # type: ignore[no-any-return]
+        section: History[Message] = getattr(self, name)
+        return section
 
     def with_section(self, name: str, messages: Iterable[Message]) -> MessageStore:
         """A copy with section ``name`` replaced (``TypeError`` for an item that is not a

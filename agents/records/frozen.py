@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Final, TypeVar, overload
+from typing import Any, Final, TypeVar, cast, overload
 
 from pyrsistent import PMap, PVector, pmap, pvector, thaw
 from pyrsistent.typing import PMap as PMapT
@@ -272,7 +272,7 @@ def deep_thaw(value: Any) -> Any:
     if type(value) in _SCALARS:
         return value
     if isinstance(value, PMap | PVector | tuple | list | dict):
-        return thaw(value, strict=True)  # type: ignore[call-overload]
+        return cast(Any, thaw)(value, strict=True)
     return value
 
 

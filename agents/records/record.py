@@ -69,7 +69,7 @@ def _guard_repr(cls: type) -> None:
         return shown
 
     guarded.__qualname__ = f"{cls.__qualname__}.__repr__"
-    cls.__repr__ = guarded  # type: ignore[method-assign,assignment]
+    cls.__repr__ = guarded  # type: ignore[method-assign,assignment]  # replaced on purpose
 
 
 _CONTAINERS: Final = frozenset({type(EMPTY_MAP), type(EMPTY_VECTOR)})  # PMap, PVector

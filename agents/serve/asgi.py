@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
 
 from agents.errors import (
     AgentError,
@@ -138,7 +139,7 @@ def app(
     page: bool | str = False,
     allowed_hosts: Iterable[str] | None = None,
     same_origin: bool = False,
-) -> Starlette:
+) -> ASGIApp:
     """The ASGI application: ``runtime_or_loop_factory`` is a ``SessionRuntime``, or a
     function ``(session) -> AgentLoop`` over ``store`` (a session store keeping event logs).
     With ``page=True``, the chat page is served at ``/`` and its files under ``/static/``
@@ -195,7 +196,7 @@ def app(
         exception_handlers={HTTPException: _http_error, Exception: _server_error},
     )
     hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
-    return _Guard(application, token, hosts, same_origin)  # type: ignore[return-value]
+    return _Guard(application, token, hosts, same_origin)
 
 
 def guarded(application: Any, *, token: str | None) -> Any:

@@ -27,7 +27,7 @@ from typing import Any, Final
 
 import attrs
 
-from agents.persistence.session import Session
+from agents.persistence.session import Session, SessionStore
 from agents.records.codec import encode_value
 from agents.records.events import LIVE_FIELDS, Event, ExecutionCompleted, StepCompleted
 from agents.records.json_text import dumps, utf8_safe
@@ -218,7 +218,7 @@ class RunStore:
     """The store as a run of this server writes to it: a save or checkpoint of the run's
     session commits the run's events with it (``RunWriter.save``)."""
 
-    def __init__(self, store: Any, writer: RunWriter) -> None:
+    def __init__(self, store: SessionStore, writer: RunWriter) -> None:
         self._store = store
         self._writer = writer
         self._session_id = writer.session_id
@@ -226,23 +226,23 @@ class RunStore:
     def create(
         self, state: AgentState, session_id: str | None = None, parent_session_id: str | None = None
     ) -> Session:
-        return self._store.create(state, session_id, parent_session_id)  # type: ignore[no-any-return]
+        return self._store.create(state, session_id, parent_session_id)
 
     def load(self, session_id: str) -> Session:
-        return self._store.load(session_id)  # type: ignore[no-any-return]
+        return self._store.load(session_id)
 
     def save(self, session: Session) -> Session:
         if session.session_id != self._session_id:
-            return self._store.save(session)  # type: ignore[no-any-return]
+            return self._store.save(session)
         return self._writer.save(session, None)
 
     def checkpoint(self, session: Session, step_execution: StepExecution) -> Session:
         if session.session_id != self._session_id:
-            return self._store.checkpoint(session, step_execution)  # type: ignore[no-any-return]
+            return self._store.checkpoint(session, step_execution)
         return self._writer.save(session, step_execution)
 
     def list(self) -> list[Session]:
-        return self._store.list()  # type: ignore[no-any-return]
+        return self._store.list()
 
     def delete(self, session_id: str) -> None:
         self._store.delete(session_id)

@@ -9,10 +9,10 @@ between runners is how an effect is performed: a ``Performer`` says it.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Generator, Iterator
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from agents.core.machine import Effect
-from agents.records.effects import Failed, Infer, InvokeTools
+from agents.records.effects import Failed, Infer, InvokeTools, Progress
 from agents.records.inference import InferenceResponse
 from agents.records.state import AgentState
 from agents.records.step import ToolExecution
@@ -55,15 +55,14 @@ def drive(machine: Machine, performer: Performer, *, progress: bool) -> Iterator
             except StopIteration as done:
                 yield done.value
                 return
-            kind = type(effect)
-            if kind is Infer:
-                result = infer(effect)  # type: ignore[arg-type]
-            elif kind is InvokeTools:
-                result = invoke(effect)  # type: ignore[arg-type]
+            if type(effect) is Infer:
+                result = infer(effect)
+            elif type(effect) is InvokeTools:
+                result = invoke(effect)
             else:
                 result = None
                 if progress:
-                    yield effect.state  # type: ignore[union-attr]
+                    yield cast(Progress, effect).state
     finally:
         performer.close()
         machine.close()
@@ -82,15 +81,14 @@ async def adrive(
             except StopIteration as done:
                 yield done.value
                 return
-            kind = type(effect)
-            if kind is Infer:
-                result = await infer(effect)  # type: ignore[arg-type]
-            elif kind is InvokeTools:
-                result = await invoke(effect)  # type: ignore[arg-type]
+            if type(effect) is Infer:
+                result = await infer(effect)
+            elif type(effect) is InvokeTools:
+                result = await invoke(effect)
             else:
                 result = None
                 if progress:
-                    yield effect.state  # type: ignore[union-attr]
+                    yield cast(Progress, effect).state
     finally:
         performer.close()
         machine.close()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import re
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import structlog
 
@@ -33,6 +33,7 @@ from agents.records.redaction import scrub, without_addresses
 
 __all__ = [
     "EventLogger",
+    "Logger",
     "event_logger",
     "event_name",
     "listener_failure",
@@ -105,6 +106,19 @@ def _summary(event: Event) -> dict[str, Any]:
 
 
 _LEVELS: Final = {"debug": logging.DEBUG, "info": logging.INFO, "warning": logging.WARNING}
+
+
+class Logger(Protocol):
+    """What a loop logs through (``AgentLoop(logger=...)``): a structlog-like logger, whose
+    methods take the event's name and its fields as keywords; ``structlog.get_logger()``
+    is one. An ``is_enabled_for(level)`` method, when it has one, is asked once per run
+    which levels it lets through."""
+
+    def debug(self, event: str, /, **fields: Any) -> Any: ...
+
+    def info(self, event: str, /, **fields: Any) -> Any: ...
+
+    def warning(self, event: str, /, **fields: Any) -> Any: ...
 
 
 class EventLogger:

@@ -24,6 +24,9 @@ import attrs
 
 from agents.core.cancellation import CancellationToken
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
+from agents.core.compaction import Compactor
+from agents.core.compilers import MessageCompiler
+from agents.core.driver import Driver
 from agents.core.hooks import Hook, is_async_interceptor, sort_hooks
 from agents.core.machine import Effect, Machine, MachineFailure, execute
 from agents.core.stopping import Limits
@@ -37,6 +40,7 @@ from agents.records.state import AgentState
 from agents.shell.describe import describe, describe_markdown
 from agents.shell.driving import adrive, drive
 from agents.shell.log import (
+    Logger,
     event_logger,
     listener_failure,
     log_listener_failure,
@@ -96,11 +100,27 @@ def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(value)
 
 
+class _Derived:
+    """What a loop works out from its fields, kept beside them (the loop is frozen; this is
+    its one mutable part, and not part of its value: not compared, not shown, not copied by
+    ``with_*``, which make a new loop): ``machine``, the fixed configuration of its runs,
+    made with the loop; ``async_parts``, what the async runners perform effects with (the
+    inference chain, the tool performer, whether answers come checked), made at the first
+    async run; ``layers``, the interceptors' methods by kind, found at the first run."""
+
+    __slots__ = ("async_parts", "layers", "machine")
+    machine: Machine  # set by the loop as it is made
+
+    def __init__(self) -> None:
+        self.async_parts: tuple[Callable[[Any], Awaitable[Any]], AsyncTools, bool] | None = None
+        self.layers: dict[str, list[tuple[Any, bool]]] = {}
+
+
 @attrs.frozen(eq=False)
 class AgentLoop:
     """An immutable agent loop: a driver, tools, hooks, interceptors, limits, clock and ids."""
 
-    driver: Any = attrs.field()
+    driver: Driver = attrs.field()
     tools: Tools = attrs.field(factory=Tools, converter=_to_tools)
     hooks: tuple[Hook, ...] = attrs.field(default=(), converter=_to_tuple)
     interceptors: tuple[Any, ...] = attrs.field(default=(), converter=_to_tuple)
@@ -114,18 +134,12 @@ class AgentLoop:
     clock: Clock | None = None
     ids: IdFactory | None = None
     listeners: tuple[Callable[[Event], None], ...] = attrs.field(default=(), converter=_to_tuple)
-    logger: Any = None
+    logger: Logger | None = None
     output_retries: int = 2
-    message_compiler: Any = None
-    compaction: Any = None
-    _machine: Machine = attrs.field(init=False, repr=False)
-    # What the async runners perform effects with, made at the first one (it depends on
-    # nothing but the loop): the inference chain and the tool performer.
-    _async_parts: Any = attrs.field(init=False, repr=False, default=None)
-    # Each kind of interceptor layer, found at the first run (a loop runs many times).
-    _layers_found: dict[str, list[tuple[Any, bool]]] = attrs.field(
-        init=False, repr=False, factory=dict
-    )
+    message_compiler: MessageCompiler | None = None
+    compaction: Compactor | None = None
+    # What the loop works out from its fields (its cache: see ``_Derived``).
+    _derived: _Derived = attrs.field(init=False, repr=False, factory=lambda: _Derived())
 
     def __attrs_post_init__(self) -> None:
         driver = self.driver
@@ -188,23 +202,19 @@ class AgentLoop:
             raise ConfigurationError(
                 f"the tool name {COMPLETE_GOAL!r} is reserved for goals (docs/design/sessions.md)"
             )
-        object.__setattr__(
-            self,
-            "_machine",
-            Machine(
-                tools=self.tools.with_tool(COMPLETE_GOAL_TOOL),
-                hooks=sort_hooks(self.hooks),
-                limits=limits,
-                stop_on_finish_reasons=frozenset(self.stop_on_finish_reasons),
-                stop_on_tool_error=self.stop_on_tool_error,
-                output_retries=self.output_retries,
-                parallel=self.tool_execution == "parallel",
-                clock=clock,
-                ids=ids,
-                message_compiler=compiler,
-                compactor=compactor,
-                llm_defaults=request_defaults(self.driver),
-            ),
+        self._derived.machine = Machine(
+            tools=self.tools.with_tool(COMPLETE_GOAL_TOOL),
+            hooks=sort_hooks(self.hooks),
+            limits=limits,
+            stop_on_finish_reasons=frozenset(self.stop_on_finish_reasons),
+            stop_on_tool_error=self.stop_on_tool_error,
+            output_retries=self.output_retries,
+            parallel=self.tool_execution == "parallel",
+            clock=clock,
+            ids=ids,
+            message_compiler=compiler,
+            compactor=compactor,
+            llm_defaults=request_defaults(self.driver),
         )
 
     # -- variants -------------------------------------------------------------------------
@@ -390,7 +400,7 @@ class AgentLoop:
         emit, step_events, detail_events = self._emitter()
         machine = execute(
             state,
-            self._machine,
+            self._derived.machine,
             emit,
             cancellation,
             progress=progress,
@@ -440,9 +450,9 @@ class AgentLoop:
     def _layers(self, method: str) -> list[tuple[Any, bool]]:
         """The interceptors' ``method`` (``intercept_inference``, ``intercept_tool``),
         outermost first, each with whether it is async (not to be changed: shared)."""
-        found = self._layers_found.get(method)
+        found = self._derived.layers.get(method)
         if found is None:
-            found = self._layers_found[method] = [
+            found = self._derived.layers[method] = [
                 (getattr(item, method), is_async_interceptor(item, method))
                 for item in self.interceptors
                 if hasattr(item, method)
@@ -458,19 +468,18 @@ class AgentLoop:
         layers = self._layers("intercept_inference")
         infer = sync_chain([layer for layer, _ in layers], self._sync_infer())
         tools = SyncTools(
-            self._machine.tools,
+            self._derived.machine.tools,
             [layer for layer, _ in self._layers("intercept_tool")],
-            now or self._machine.clock.now,
+            now or self._derived.machine.clock.now,
         )
         return BlockingPerformer(infer, tools, emit, self._answers_checked(layers))
 
     def event_loop_performer(self, emit: Callable[[Event], None] | None) -> EventLoopPerformer:
         """How the async runners perform this loop's effects (sync or async interceptors,
         tools as tasks)."""
-        parts = self._async_parts
+        parts = self._derived.async_parts
         if parts is None:
-            parts = self._make_async_parts()
-            object.__setattr__(self, "_async_parts", parts)
+            parts = self._derived.async_parts = self._make_async_parts()
         infer, tools, trusted = parts
         return EventLoopPerformer(infer, tools, emit, trusted)
 
@@ -485,17 +494,19 @@ class AgentLoop:
     ) -> tuple[Callable[[Any], Awaitable[Any]], AsyncTools, bool]:
         driver = self.driver
         ainfer = getattr(driver, "ainfer", None)
-        sync_infer = getattr(driver, "infer", None)
-        if callable(sync_infer):
-            sync_infer = with_deltas(sync_infer)
+        blocking = getattr(driver, "infer", None)
+        sync_infer = with_deltas(blocking) if callable(blocking) else None
         if callable(ainfer):
             inner_async: Callable[[Any], Awaitable[Any]] = with_deltas(ainfer)
         else:
-            inner_async = threaded(sync_infer)  # type: ignore[arg-type]
+            assert sync_infer is not None  # a driver has one or the other: checked when made
+            inner_async = threaded(sync_infer)
         layers = self._layers("intercept_inference")
-        infer = async_chain(layers, inner_async, sync_infer if callable(sync_infer) else None)
+        infer = async_chain(layers, inner_async, sync_infer)
         tools = AsyncTools(
-            self._machine.tools, self._layers("intercept_tool"), self._machine.clock.now
+            self._derived.machine.tools,
+            self._layers("intercept_tool"),
+            self._derived.machine.clock.now,
         )
         return infer, tools, self._answers_checked(layers)
 
@@ -504,7 +515,7 @@ class AgentLoop:
         infer = getattr(driver, "infer", None)
         if callable(infer):
             return with_deltas(infer)
-        ainfer = with_deltas(driver.ainfer)
+        ainfer = with_deltas(getattr(driver, "ainfer"))  # noqa: B009 (one of the two: checked)
         return lambda request: run_coroutine(ainfer(request))
 
 

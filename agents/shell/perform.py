@@ -9,9 +9,9 @@ import concurrent.futures
 import contextvars
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from datetime import datetime
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 from agents.errors import InvalidType
 from agents.records.effects import Failed, Infer, InvokeTools, ToolInvocation
@@ -141,7 +141,7 @@ def _bind_async(
 
 
 def _blocking(function: Callable[[Any], Awaitable[Any]]) -> Callable[[Any], Any]:
-    return lambda value: run_coroutine(function(value))  # type: ignore[arg-type]
+    return lambda value: run_coroutine(cast(Coroutine[Any, Any, Any], function(value)))
 
 
 def threaded(function: Callable[[Any], Any]) -> Callable[[Any], Awaitable[Any]]:

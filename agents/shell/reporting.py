@@ -106,11 +106,11 @@ def reporting(reporter: Reporter | None) -> AbstractContextManager[None]:
     return _Set(_CURRENT, reporter)
 
 
-def report_delta(content: str = "", attempt: int = 1, **tool: object) -> None:
+def report_delta(content: str = "", attempt: int = 1, **tool: Any) -> None:
     """Report a streamed piece to the current reporter (if any)."""
     reporter = _CURRENT.get()
     if reporter is not None:
-        reporter.delta(content, attempt, **tool)  # type: ignore[arg-type]
+        reporter.delta(content, attempt, **tool)
 
 
 def report_retry(attempt: int, error: ErrorInfo, delay: float) -> None:

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from agents.drivers.scripted import ScriptedDriver, ScriptStep, call, calls, fail, reply
-from agents.records.inference import InferenceResponse
+from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.messages import Message, Role
 from agents.records.state import AgentState
 from agents.records.usage import Usage
@@ -193,13 +193,16 @@ def scripts(
     return steps
 
 
+_NO_REQUEST = InferenceRequest(messages=(), tools=())  # what a scripted answer is made for
+
+
 def inference_responses(
     tools: Sequence[Tool] | Tools | None = None,
 ) -> st.SearchStrategy[InferenceResponse]:
     """Model answers: text, or tool calls (valid and not), with usage."""
 
     def build(step: ScriptStep) -> InferenceResponse:
-        return ScriptedDriver([step]).infer(None)  # type: ignore[arg-type]
+        return ScriptedDriver([step]).infer(_NO_REQUEST)
 
     return _step(tools, {}, True, 3).filter(lambda s: not _is_failure(s)).map(build)
 

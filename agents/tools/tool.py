@@ -130,7 +130,11 @@ class Tool:
     _plain_parameters: Mapping[str, Any] = attrs.field(alias="_plain_parameters")
     _validator: Validator = attrs.field(alias="_validator")
     _converters: Mapping[str, Callable[[Any], Any]] = attrs.field(alias="_converters", factory=dict)
-    _frozen: Any = attrs.field(default=None, init=False, repr=False)
+    # ``schema`` frozen, made with the tool (a tool does not change; every loop built with
+    # it offers it).
+    _frozen: Any = attrs.field(
+        init=False, repr=False, default=attrs.Factory(lambda self: deep_freeze(self.schema), True)
+    )
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -143,13 +147,8 @@ class Tool:
 
     @property
     def frozen_schema(self) -> Any:
-        """``schema`` frozen, made once (a tool does not change; every loop built with it
-        offers it)."""
-        frozen = self._frozen
-        if frozen is None:
-            frozen = deep_freeze(self.schema)
-            object.__setattr__(self, "_frozen", frozen)
-        return frozen
+        """``schema`` frozen, made with the tool."""
+        return self._frozen
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Call the underlying function directly (handy in tests)."""
@@ -401,7 +400,7 @@ def tool(
     loop itself, for quick functions that never block (pure computation): a thread
     hand-off costs more than such a call.
     """
-    options = {
+    options: dict[str, Any] = {
         "name": name,
         "description": description,
         "sequential": sequential,
@@ -410,8 +409,8 @@ def tool(
         "thread": thread,
     }
     if function is None:
-        return lambda fn: _build(fn, **options)  # type: ignore[arg-type]
-    return _build(function, **options)  # type: ignore[arg-type]
+        return lambda fn: _build(fn, **options)
+    return _build(function, **options)
 
 
 @runtime_checkable
@@ -464,6 +463,7 @@ class Tools(Mapping[str, Tool]):
     def __getitem__(self, name: str) -> Tool:
         return self._by_name[name]
 
+    # narrower than Mapping.get's overloads: the default is a Tool or None
     def get(self, name: str, default: Tool | None = None) -> Tool | None:  # type: ignore[override]
         """The tool called ``name``, or ``default``."""
         return self._by_name.get(name, default)
