@@ -413,3 +413,23 @@ def test_a_deeply_nested_value_anywhere_is_a_state_decode_error_naming_its_path(
         assert len(str(info.value)) < 500, path
         named = info.value.path != "$" or "line 1 column" in str(info.value)
         assert named or path == ("kind",), path  # the top one's is "$"
+
+
+def test_reading_json_makes_no_decoder_per_document(monkeypatch):
+    """One decoder reads every document: one made per call is a reference cycle with its
+    scanner, left for the garbage collector (a regression over 1,000 logs grew by it)."""
+    import json as stdlib_json
+
+    from agents.records.json_text import loads
+
+    made = []
+    original = stdlib_json.JSONDecoder.__init__
+
+    def counting(self, *args, **kwargs):
+        made.append(1)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(stdlib_json.JSONDecoder, "__init__", counting)
+    for text in ('{"a": [1, 2.5, "x"]}', b'{"b": null}', "[]"):
+        loads(text)
+    assert made == []

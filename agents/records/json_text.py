@@ -49,7 +49,11 @@ def loads(text: str | bytes) -> Any:
     ``Infinity`` (which ``json`` accepts) and nesting past what the readers handle are
     ``StateDecodeError``s, as is any text that is no JSON."""
     try:
-        return json.loads(text, parse_constant=_non_finite)
+        if not isinstance(text, str):  # bytes in UTF-8, -16 or -32, as json.loads takes them
+            text = text.decode(json.detect_encoding(text), "surrogatepass")
+        if text.startswith("\ufeff"):
+            raise StateDecodeError("not valid JSON: unexpected UTF-8 byte order mark")
+        return _DECODER.decode(text)
     except RecursionError:
         where = _too_deep(text)
         raise StateDecodeError(f"not valid JSON: nested too deeply ({where})") from None
@@ -196,6 +200,11 @@ def parse_object(text: str) -> PMap[str, Any] | None:
 
 def _non_finite(name: str) -> Any:
     raise InvalidArgument(f"{name} is not a JSON number")
+
+
+# One decoder for every document, as json.loads keeps one for its defaults: a decoder made
+# per call is a reference cycle with its scanner, which waits for the garbage collector.
+_DECODER: Final = json.JSONDecoder(parse_constant=_non_finite)
 
 
 def _too_deep(text: str | bytes) -> str:
