@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from agents.core.transitions import add_signal
 from agents.records.compiled import replace_fields
 from agents.records.goal import COMPLETE_GOAL
 from agents.records.messages import Message
@@ -45,7 +44,7 @@ def goal_budgets(state: AgentState, now: datetime) -> AgentState:
     if reason is None:
         return state
     state = state.with_goal(replace_fields(goal, status="budget_limited"))
-    return add_signal(state, StopSignal(reason=reason, message=message, source="goal"))
+    return state.with_stop_signal(StopSignal(reason=reason, message=message, source="goal"))
 
 
 def goal_after_step(state: AgentState, step: AgentStep) -> tuple[AgentState, Message | None]:
@@ -59,9 +58,8 @@ def goal_after_step(state: AgentState, step: AgentStep) -> tuple[AgentState, Mes
     )
     if any(e.name == COMPLETE_GOAL and e.ok for e in step.tool_executions):
         state = state.with_goal(replace_fields(goal, status="complete"))
-        return add_signal(
-            state,
-            StopSignal(reason=StopReason.COMPLETED, message="the goal is complete", source="goal"),
+        return state.with_stop_signal(
+            StopSignal(reason=StopReason.COMPLETED, message="the goal is complete", source="goal")
         ), None
     prompt = Message.user(
         f"Continue working on the goal: {goal.objective}. Call {COMPLETE_GOAL} when it is achieved."

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.core.transitions import add_signal, record_error
+from agents.core.transitions import record_error
 from agents.errors import ConfigurationError
 from agents.records.compiled import replace_fields
 from agents.records.error_info import ErrorInfo
@@ -54,14 +54,13 @@ def check_final_output(
             state, execution=replace_fields(execution, final_output=deep_freeze(value))
         ), None
     if outputs.failures >= outputs.retries:
-        return add_signal(
-            state,
+        return state.with_stop_signal(
             StopSignal(
                 reason=StopReason.RETRY_LIMIT,
                 message=f"no valid structured answer after {outputs.failures + 1} tries: {problem}",
                 context={"output_retries": outputs.retries, "step": number},
                 source="response_format",
-            ),
+            )
         ), None
     outputs.failures += 1
     feedback = Message.user(

@@ -15,9 +15,7 @@ from agents.core.hooks import HookContext, HookTrigger
 from agents.core.run import MachineFailure, Run
 from agents.core.stopping import limit_signals
 from agents.core.transitions import (
-    add_signal,
     begin_execution,
-    continuation,
     finish_execution,
     record_error,
     terminal_status,
@@ -74,7 +72,8 @@ def before_execution(run: Run, state: AgentState) -> AgentState:
     except MachineFailure as failure:
         run.stopping = True
         return run.fail(state, failure.error, None)
-    run.stopping = continuation(state).should_stop
+    assert state.execution is not None  # begin_execution made it
+    run.stopping = state.execution.continuation.should_stop
     return state
 
 
@@ -115,16 +114,17 @@ def before_step(run: Run, state: AgentState, number: int, now: datetime) -> Agen
             and run.limits.due(number - 1, run.tokens, run.cost, run.started_at, now)
         ):
             before = state
+            assert state.execution is not None
             for signal in limit_signals(
                 run.limits,
-                continuation(state),
+                state.execution.continuation,
                 steps=number - 1,
                 tokens=run.tokens,
                 cost=run.cost,
                 started_at=run.started_at,
                 now=now,
             ):
-                state = add_signal(state, signal)
+                state = state.with_stop_signal(signal)
             if state is not before:
                 run.signals_added(state, None)
         if state.goal is not None and state.goal.active:

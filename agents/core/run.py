@@ -18,7 +18,7 @@ from agents.core.hooks import Hook, HookContext, HookTrigger
 from agents.core.outputs import Outputs
 from agents.core.requests import RequestCompiler
 from agents.core.stopping import Limits
-from agents.core.transitions import add_signal, execution_of, record_error
+from agents.core.transitions import record_error
 from agents.errors import AgentError
 from agents.records.encoding import unrecordable
 from agents.records.error_info import ErrorInfo
@@ -281,7 +281,8 @@ class Run:
 
     def begin(self, state: AgentState) -> None:
         """Take the ids, start time and what earlier steps used from a started execution."""
-        execution = execution_of(state)
+        execution = state.execution
+        assert execution is not None  # begin_execution made it
         self.agent_id = state.agent_id
         self.execution_id = execution.execution_id or ""
         self.started_at = execution.started_at
@@ -293,7 +294,8 @@ class Run:
 
     def signals_added(self, state: AgentState, step: int | None) -> None:
         """Emit ``StopSignalReceived`` for the signals added since the last look."""
-        signals = execution_of(state).continuation.stop_signals
+        assert state.execution is not None
+        signals = state.execution.continuation.stop_signals
         emit = self.emit
         if emit is not None:
             for signal in signals[self.signal_count :]:
@@ -309,7 +311,7 @@ class Run:
 
     def with_signal(self, state: AgentState, signal: StopSignal, step: int | None) -> AgentState:
         """``state`` with ``signal`` added (and announced)."""
-        state = add_signal(state, signal)
+        state = state.with_stop_signal(signal)
         self.signals_added(state, step)
         return state
 
@@ -337,7 +339,8 @@ class Run:
         cancellation = self.cancellation
         if cancellation is None or not cancellation.cancelled:
             return state
-        if execution_of(state).continuation.has_reason(StopReason.USER_REQUESTED):
+        assert state.execution is not None
+        if state.execution.continuation.has_reason(StopReason.USER_REQUESTED):
             return state
         signal = StopSignal(
             reason=StopReason.USER_REQUESTED, message=cancellation.message, source="cancellation"

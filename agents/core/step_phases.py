@@ -33,7 +33,6 @@ from agents.core.tool_batch import (
 )
 from agents.core.transitions import (
     archive_step,
-    continuation,
     record_error,
     tool_message,
 )
@@ -368,12 +367,13 @@ def _failed(run: Run, state: AgentState, failure: MachineFailure, draft: Draft) 
         conversation_length=draft.conversation_length,
     )
     state = run.fail(state, failure.error, number)
+    assert state.execution is not None
     archived = StepExecution(
         number=number,
         step=failed,
         started_at=draft.started,
         completed_at=run.now(),
-        continuation=continuation(state),
+        continuation=state.execution.continuation,
     )
     state = archive_step(state, archived, output)
     if run.step_emit is not None:

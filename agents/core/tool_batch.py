@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 from agents.core.hooks import HookContext, HookTrigger
 from agents.core.run import Draft, Machine, MachineFailure, Run
-from agents.core.transitions import add_signal, blocked_execution
+from agents.core.transitions import blocked_execution
 from agents.records.compiled import replace_fields
 from agents.records.effects import Failed, InvokeTools, ToolInvocation
 from agents.records.events import ToolCallBlocked, ToolCallCompleted, ToolCallStarted
@@ -212,7 +212,7 @@ def tool_signals(
     failed: ToolExecution | None = None
     for execution in executions:
         if execution.stop_signal is not None:
-            state = add_signal(state, execution.stop_signal)
+            state = state.with_stop_signal(execution.stop_signal)
         if not execution.blocked:
             ran += 1
             terminate = terminate and execution.terminate
@@ -220,23 +220,21 @@ def tool_signals(
             failed = execution
     if ran and terminate:
         names = sorted({e.name for e in executions if not e.blocked})
-        state = add_signal(
-            state,
+        state = state.with_stop_signal(
             StopSignal(
                 reason=StopReason.COMPLETED,
                 message="a tool asked to terminate the run",
                 source=", ".join(names),
-            ),
+            )
         )
     if stop_on_tool_error and failed is not None and failed.error is not None:
-        state = add_signal(
-            state,
+        state = state.with_stop_signal(
             StopSignal(
                 reason=StopReason.ERROR,
                 message=failed.error.describe(),
                 context={"tool": failed.name, "tool_call_id": failed.tool_call.id},
                 source="stop_on_tool_error",
-            ),
+            )
         )
     return state
 

@@ -19,17 +19,14 @@ from agents.records.frozen import EMPTY_MAP, EMPTY_VECTOR
 from agents.records.messages import Message, Role, make_message
 from agents.records.record import updater
 from agents.records.redaction import redact
-from agents.records.signals import ExecutionContinuation, StopReason, StopSignal
+from agents.records.signals import StopReason
 from agents.records.state import AgentState
 from agents.records.step import StepExecution, ToolExecution
 
 __all__ = [
-    "add_signal",
     "archive_step",
     "begin_execution",
     "blocked_execution",
-    "continuation",
-    "execution_of",
     "finish_execution",
     "record_error",
     "render_tool_result",
@@ -78,7 +75,7 @@ def begin_execution(
     ), False
 
 
-def execution_of(state: AgentState) -> ExecutionState:
+def _execution(state: AgentState) -> ExecutionState:
     """The state's execution (the machine starts one before anything else)."""
     execution = state.execution
     if execution is None:
@@ -86,26 +83,16 @@ def execution_of(state: AgentState) -> ExecutionState:
     return execution
 
 
-def continuation(state: AgentState) -> ExecutionContinuation:
-    """The continuation of the state's execution."""
-    return execution_of(state).continuation
-
-
-def add_signal(state: AgentState, signal: StopSignal) -> AgentState:
-    """The state with one more stop signal in its execution."""
-    return replace_fields(state, execution=execution_of(state).with_stop_signal(signal))
-
-
 def record_error(state: AgentState, error: ErrorInfo) -> AgentState:
     """The state with ``error`` recorded (first error kept) and its ERROR signal added."""
-    return replace_fields(state, execution=execution_of(state).with_error(error))
+    return replace_fields(state, execution=_execution(state).with_error(error))
 
 
 def archive_step(
     state: AgentState, step_execution: StepExecution, messages: Iterable[Message] | None
 ) -> AgentState:
     """Phase 4: append the step's messages (if given), archive it, clear the continuation."""
-    execution = execution_of(state)
+    execution = _execution(state)
     continuation = execution.continuation
     if continuation.continuation_requested:
         continuation = replace_fields(continuation, continuation_requested=False)
@@ -133,7 +120,7 @@ _with_messages = updater(MessageStore, "messages")
 
 def terminal_status(state: AgentState) -> ExecutionStatus:
     """Phase 5: FAILED, else SUSPENDED, else STOPPED (forced signal), else COMPLETED."""
-    execution = execution_of(state)
+    execution = _execution(state)
     highest = execution.continuation.highest_signal
     if execution.error is not None or (highest is not None and highest.reason is StopReason.ERROR):
         return ExecutionStatus.FAILED
@@ -146,7 +133,7 @@ def terminal_status(state: AgentState) -> ExecutionStatus:
 
 def finish_execution(state: AgentState, status: ExecutionStatus, now: datetime) -> AgentState:
     """The state with its execution ended in ``status`` at ``now``."""
-    execution = replace_fields(execution_of(state), status=status, completed_at=now)
+    execution = replace_fields(_execution(state), status=status, completed_at=now)
     return replace_fields(state, execution=execution, updated_at=now)
 
 

@@ -9,8 +9,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scripts import TOOLS, scripts, texts
 
-from agents import AgentLoop, AgentState, Message, StepExecution, StopReason, StopSignal
-from agents.core.transitions import add_signal, archive_step, begin_execution, finish_execution
+from agents import (
+    AgentLoop,
+    AgentState,
+    ErrorInfo,
+    Message,
+    StepExecution,
+    StopReason,
+    StopSignal,
+)
+from agents.core.transitions import archive_step, begin_execution, finish_execution, record_error
 from agents.testing import ScriptedDriver, SequentialIds, TickingClock
 
 AT = datetime(2025, 1, 1, tzinfo=UTC)
@@ -44,7 +52,8 @@ def test_core_transitions_do_not_mutate(script, reason):
         before = state.to_json()
         begin_execution(state, AT, "execution-x", "agent-x")
         if state.execution is not None:
-            add_signal(state, StopSignal(reason=reason))
+            state.with_stop_signal(StopSignal(reason=reason))
+            record_error(state, ErrorInfo(type="X", message=str(reason)))
             last = state.step_executions.last()
             if last is not None:
                 archive_step(
