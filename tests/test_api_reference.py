@@ -19,6 +19,7 @@ PACKAGES = {
     "agents": "agents.md",
     "agents.testing": "testing.md",
     "agents.testing.strategies": "testing.md",
+    "agents.audit": "audit.md",
     "agents.definitions": "definitions.md",
     "agents.persistence.postgres": "postgres.md",
     "agents.durable.dbos": "dbos.md",

@@ -38,7 +38,9 @@ __all__ = [
 ]
 
 GENESIS: Final = "0" * 64
+"""The ``prev_hash`` of a log's first line: 64 zeros."""
 FORMAT: Final = 2
+"""The audit log format this version writes (it reads format 1 too)."""
 # The records a signed log signs: a run's start, every step, its end (event records, when
 # asked for, are covered by the next signature through the chain).
 BOUNDARIES: Final = frozenset({"start", "step", "end"})
