@@ -1,7 +1,7 @@
 """All code generated for record classes, as attrs keeps its generators in ``_make.py``
 and for the same reason, speed: constructors that skip ``__init__`` for values already
-converted (``maker``, ``updater``, ``make_evolve``, ``settable``), and the source of the
-codec's per-class encoders, checkers and decoders (``encoder_source``, ``checker_source``,
+converted (``maker``, ``updater``, ``replace_fields``; ``settable_fields``), and the source
+of the codec's per-class encoders, checkers and decoders (``encoder_source``, ``checker_source``,
 ``DecoderSource``; ``encoding`` and ``decoding`` compile them with their own helpers in the
 namespace), straight-line code instead of a loop over fields. Generated source is
 registered with linecache, so tracebacks show it; ``compiled`` is the one place that
