@@ -156,12 +156,7 @@ def measure(sessions: int, rounds: int = 3) -> dict[str, Any]:
         thread_walls, thread_cpus = [], []
         latencies: list[float] = []
         try:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                with socket.socket() as sock:
-                    if sock.connect_ex(("127.0.0.1", port)) == 0:
-                        break
-                time.sleep(0.1)
+            _wait_listening(port)
             asyncio.run(through_http(f"http://127.0.0.1:{port}", 2))  # imports, first requests
             in_process(folder, 2)  # warm up
             for _ in range(rounds):

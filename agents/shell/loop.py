@@ -139,7 +139,7 @@ class AgentLoop:
     message_compiler: MessageCompiler | None = None
     compaction: Compactor | None = None
     # What the loop works out from its fields (its cache: see ``_Derived``).
-    _derived: _Derived = attrs.field(init=False, repr=False, factory=lambda: _Derived())
+    _derived: _Derived = attrs.field(init=False, repr=False, factory=_Derived)
 
     def __attrs_post_init__(self) -> None:
         driver = self.driver
