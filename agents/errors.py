@@ -13,7 +13,10 @@ from __future__ import annotations
 __all__ = [
     "AgentError",
     "AuditLogTampered",
+    "BlobCorrupted",
+    "BlobNotFound",
     "ConfigurationError",
+    "ContentError",
     "DefinitionError",
     "InvalidArgument",
     "InvalidType",
@@ -110,6 +113,28 @@ class StateDecodeError(AgentError):
         super().__init__(message if path == "$" else f"{message} (at {path})")
         self.path = path
         self.reason = message
+
+
+class ContentError(AgentError, ValueError):
+    """Content the library does not take: a malformed data URL, a media type a part does
+    not take or its bytes belie, a blob past its size limit (docs/design/content.md)."""
+
+
+class BlobNotFound(ContentError):
+    """A blob's bytes are not where they were looked for; ``sha256`` names them."""
+
+    def __init__(self, sha256: str, why: str) -> None:
+        super().__init__(f"blob sha256:{sha256} not found: {why}")
+        self.sha256 = sha256
+
+
+class BlobCorrupted(ContentError):
+    """A blob's stored bytes do not hash to its name (altered, or cut short); ``sha256``
+    names the blob."""
+
+    def __init__(self, sha256: str, why: str) -> None:
+        super().__init__(f"blob sha256:{sha256} is corrupted: {why}")
+        self.sha256 = sha256
 
 
 class ScriptExhausted(AgentError):

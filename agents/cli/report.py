@@ -143,7 +143,7 @@ def _message(message: Any) -> str:
     )
     extra = f" &rarr; {_e(message.tool_call_id)}" if message.tool_call_id else ""
     return (
-        f"<li><b>{_e(message.role.value)}</b>{extra}: <pre>{_e(message.content)}</pre>"
+        f"<li><b>{_e(message.role.value)}</b>{extra}: <pre>{_e(message.text)}</pre>"
         f"{'<ul>' + calls + '</ul>' if calls else ''}</li>"
     )
 

@@ -81,15 +81,15 @@ class Compactor(Protocol):
 def transcript(previous_summary: Sequence[Message], buffer: Sequence[Message]) -> str:
     """The text a summariser reads: the previous summary, then one line per message (tool
     calls with their arguments as sorted JSON)."""
-    lines = [m.content.removeprefix(SUMMARY_HEADING).strip() for m in previous_summary]
+    lines = [m.text.removeprefix(SUMMARY_HEADING).strip() for m in previous_summary]
     if lines:
         lines = ["Summary so far:", *lines, "", "Conversation since:"]
     for message in buffer:
         if message.role is Role.TOOL:
-            lines.append(f"tool {message.name or message.tool_call_id}: {message.content}")
+            lines.append(f"tool {message.name or message.tool_call_id}: {message.text}")
             continue
-        if message.content:
-            lines.append(f"{message.role.value}: {message.content}")
+        if message.text:
+            lines.append(f"{message.role.value}: {message.text}")
         for call in message.tool_calls:
             arguments = json.dumps(deep_thaw(call.arguments), sort_keys=True, ensure_ascii=False)
             lines.append(f"{message.role.value} called {call.name}({arguments})")

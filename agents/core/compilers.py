@@ -32,7 +32,7 @@ def estimate_tokens(message: Message) -> int:
     """A provider-neutral estimate: a token per 4 characters of content and tool-call
     arguments, plus 4 per message. Pass a real counter (``LiteLLMDriver.token_counter``)
     where the budget must be exact."""
-    size = len(message.content or "")
+    size = len(message.text)
     for call in message.tool_calls:
         size += len(call.name) + sum(len(str(k)) + len(str(v)) for k, v in call.arguments.items())
     return _PER_MESSAGE + (size + 3) // 4

@@ -5,12 +5,23 @@ the provider's JSON, and its answers (whole or streamed) back as records. No cli
 
 from __future__ import annotations
 
+import base64
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
+from agents.errors import ContentError
 from agents.records.codec import parse_object
+from agents.records.content import (
+    AudioPart,
+    Blob,
+    ImagePart,
+    MediaPart,
+    ReasoningPart,
+    TextPart,
+)
 from agents.records.frozen import EMPTY_MAP, deep_thaw
 from agents.records.messages import Message, Role, ToolCall
 
@@ -20,6 +31,7 @@ __all__ = [
     "plain_json",
     "raw_json",
     "tool_call",
+    "wire_content",
     "wire_message",
     "wire_response_format",
     "wire_tool",
@@ -60,15 +72,20 @@ def tool_call(call_id: str | None, name: str | None, arguments: str | None) -> T
 
 
 def wire_message(message: Message) -> dict[str, Any]:
-    """A message as the chat-completions JSON."""
+    """A message as the chat-completions JSON (an assistant's reasoning as litellm's
+    ``thinking_blocks``, which it turns into the provider's)."""
     role = message.role
+    content = wire_content(message.content)
     if role is Role.TOOL:
-        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
-    if role is Role.ASSISTANT and message.tool_calls:
-        return {
-            "role": "assistant",
-            "content": message.content or None,
-            "tool_calls": [
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": content}
+    wired: dict[str, Any] = {"role": role.value, "content": content}
+    if role is Role.ASSISTANT:
+        blocks = [_thinking(part) for part in message.parts if type(part) is ReasoningPart]
+        if blocks:
+            wired["thinking_blocks"] = blocks
+        if message.tool_calls:
+            wired["content"] = content or None
+            wired["tool_calls"] = [
                 {
                     "id": call.id,
                     "type": "function",
@@ -80,9 +97,65 @@ def wire_message(message: Message) -> dict[str, Any]:
                     },
                 }
                 for call in message.tool_calls
-            ],
-        }
-    return {"role": role.value, "content": message.content}
+            ]
+    return wired
+
+
+def wire_content(content: Any) -> Any:
+    """A message's content as chat completions take it: text, or a list of parts
+    (``text``, ``image_url`` with a URL or a data URL, ``input_audio``, ``file``);
+    reasoning is not content (``thinking_blocks``)."""
+    if type(content) is str:
+        return content
+    wired = [_wire_part(part) for part in content if type(part) is not ReasoningPart]
+    if all(part["type"] == "text" for part in wired):
+        return "\n".join(part["text"] for part in wired)
+    return wired
+
+
+def _wire_part(part: Any) -> dict[str, Any]:
+    if type(part) is TextPart:
+        return {"type": "text", "text": part.text}
+    if not isinstance(part, MediaPart):
+        raise ContentError(f"no chat-completions form for {type(part).__name__}")
+    if type(part) is ImagePart:
+        url = part.url if part.blob is None else _data_url(part.blob)
+        return {"type": "image_url", "image_url": {"url": url}}
+    if part.blob is None:
+        raise ContentError(
+            f"a {type(part).__name__} by URL cannot be sent as chat completions take "
+            "media: make it from its bytes"
+        )
+    if type(part) is AudioPart:
+        audio = {"data": _base64(part.blob), "format": _AUDIO_FORMATS.get(part.media_type, "wav")}
+        return {"type": "input_audio", "input_audio": audio}
+    file = {"file_data": _data_url(part.blob)}
+    if part.name:
+        file["filename"] = part.name
+    return {"type": "file", "file": file}
+
+
+_AUDIO_FORMATS: Final = {"audio/wav": "wav", "audio/mpeg": "mp3", "audio/flac": "flac"}
+
+
+@functools.lru_cache(maxsize=32)
+def _base64(blob: Blob) -> str:
+    """A blob's bytes in base64, made once per blob while it is among the last used (a
+    run sends its conversation, images included, at every step)."""
+    return base64.b64encode(blob.data()).decode("ascii")
+
+
+def _data_url(blob: Blob) -> str:
+    return f"data:{blob.media_type};base64,{_base64(blob)}"
+
+
+def _thinking(part: ReasoningPart) -> dict[str, Any]:
+    if part.redacted is not None:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    block: dict[str, Any] = {"type": "thinking", "thinking": part.text}
+    if part.signature is not None:
+        block["signature"] = part.signature
+    return block
 
 
 def wire_tool(schema: Mapping[str, Any]) -> dict[str, Any]:

@@ -45,6 +45,7 @@ from agents.records.registry import (
     hints,
     is_pvector,
     optional_of,
+    parts_of_content,
     scope,
     value_kind,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "checker_source",
     "compiled",
     "encoder_source",
+    "idempotent",
     "make_evolve",
     "maker",
     "plain_init",
@@ -194,6 +196,7 @@ _ENCODED: Final = {  # each value_kind's expression writing ``v`` (of field ``{n
         "_item(_cls, {name!r}, i, _t_{name}) for i in v]"  # (not ``record``: a cell)
     ),
     "map": "(_redact(v, ctx) if v else {{}})",
+    "content": "(v if v.__class__ is str else [_ENC[i.__class__](i, ctx) for i in v])",
     "any": "_any(v, ctx)",
 }
 
@@ -222,6 +225,10 @@ def _checked(name: str, annotation: Any, namespace: dict[str, Any]) -> list[str]
     inner = optional_of(annotation)
     kind = inner if inner is not None else annotation
     checked = value_kind(kind)
+    if checked == "content":  # text, or a vector of the parts it names
+        namespace[f"_t_{name}"] = frozenset(parts_of_content(kind) or ())
+        test = f"v.__class__ is not str and not _parts(v, _t_{name})"
+        return [f"    if {test}:", f"        v = _plain(record, {name!r}, v, str, 'str or parts')"]
     if checked not in ("plain", "enum", "record", "datetime") and kind is not float:
         return []
     namespace[f"_t_{name}"] = kind
@@ -274,8 +281,11 @@ def encoder_source(cls: type, annotations: dict[str, Any], namespace: dict[str, 
             continue
         code = _value_code(name, annotation, namespace)
         indent = "    "
-        if optional:
-            lines.append("    if v is not None:")
+        if optional:  # written when it is not its default
+            default = attrs.fields_dict(cls)[name].default
+            namespace[f"_default_{name}"] = default
+            condition = "v is not None" if default is None else f"v != _default_{name}"
+            lines.append(f"    if {condition}:")
             indent = "        "
         if messages_ref:
             lines += [
@@ -326,10 +336,21 @@ def checker_source(cls: type, annotations: dict[str, Any], namespace: dict[str, 
 
 # -- decoders -----------------------------------------------------------------------------------
 
-IDEMPOTENT: Final = frozenset(
-    {to_pmap, to_pvector, to_optional_pvector, to_history, deep_freeze, to_float}
-)
-"""Converters that give back what the field decoders give them (already converted)."""
+IDEMPOTENT: Final[set[Callable[[Any], Any]]] = {
+    to_pmap,
+    to_pvector,
+    to_optional_pvector,
+    to_history,
+    deep_freeze,
+    to_float,
+}
+"""Converters that give back what the field decoders give them (already converted);
+a records module adds its own with ``idempotent``."""
+
+
+def idempotent(converter: Callable[[Any], Any]) -> None:
+    """Declare ``converter`` one of ``IDEMPOTENT``."""
+    IDEMPOTENT.add(converter)
 
 
 def plain_init(cls: type) -> tuple[dict[str, Any], list[Any]] | None:
@@ -494,6 +515,8 @@ class DecoderSource:
         field's general decoder (which converts or raises)."""
         if annotation is Any:  # text, an integer, a flag or null as it is
             return f"(x if type(x) in _SCALARS else {general})"
+        if parts_of_content(annotation) is not None:  # text as it is
+            return f"(x if type(x) is str else {general})"
         if annotation in (str, bool, int):
             return f"(x if type(x) is {annotation.__name__} else {general})"
         if annotation in (str | None, int | None):

@@ -38,6 +38,7 @@ from agents.records.registry import (
     field_plan,
     hints,
     optional_of,
+    parts_of_content,
     value_kind,
 )
 from agents.records.registry import scope as scope_of
@@ -177,6 +178,33 @@ def _sequence(inner: Decoder, build: Callable[[list[Any]], Any]) -> Decoder:
     return decode
 
 
+def _content(classes: dict[str, type]) -> Decoder:
+    """A message's content: its text, or an array of parts of ``classes`` by ``kind``
+    (one text part is that text, as ``content.to_content`` makes it)."""
+
+    def decode(value: Any, path: str, context: _Context) -> Any:
+        if type(value) is str:
+            return value
+        if not isinstance(value, list):
+            raise StateDecodeError(f"expected text or parts, got {_type_name(value)}", path)
+        parts = []
+        for index, item in enumerate(value):
+            where = f"{path}[{index}]" if context.paths else path
+            kind = item.get("kind") if isinstance(item, dict) else None
+            cls = classes.get(kind) if isinstance(kind, str) else None
+            if cls is None:
+                raise StateDecodeError(f"expected a part ({', '.join(classes)})", where)
+            parts.append(_COMPILED[cls](item, where, context))
+        if not parts:  # as ``content.to_content`` makes it: no parts, or one text, is text
+            return ""
+        if len(parts) == 1 and type(parts[0]) is classes.get("TextPart"):
+            text: str = getattr(parts[0], "text")  # noqa: B009  # (a TextPart)
+            return text
+        return to_pvector(parts)
+
+    return decode
+
+
 def _enumeration(kind: type[enum.Enum]) -> Decoder:
     by_value = {member.value: member for member in kind}
 
@@ -212,6 +240,9 @@ def _decoder_for(annotation: Any, owner: str) -> Decoder:
         return _enumeration(annotation)
     if annotation in RECORDS_BY_TYPE:
         return _record_decoder(annotation)
+    parts = parts_of_content(annotation)
+    if parts is not None:
+        return _content({cls.__name__: cls for cls in parts})
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin in (Union, types.UnionType):

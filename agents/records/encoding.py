@@ -105,6 +105,14 @@ def _wrong(record: Any, name: str, value: Any, declared: str) -> NoReturn:
     )
 
 
+def _parts(value: Any, classes: frozenset[type]) -> bool:
+    """Whether a content field holds a vector of parts (of ``classes``)."""
+    return type(value) is _PVECTOR and all(item.__class__ in classes for item in value)
+
+
+_PVECTOR: Final = type(to_pvector([None]))
+
+
 def _item(cls: type, name: str, item: Any, kind: type) -> NoReturn:
     raise InvalidType(
         f"{cls.__name__}.{name} holds a {type(item).__name__} item, not "
@@ -138,6 +146,7 @@ def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
         "_odd": odd_float,
         "_plain": _plain,
         "_wrong": _wrong,
+        "_parts": _parts,
         "_item": _item,
         "_cls": cls,
     }
@@ -188,6 +197,7 @@ def _compile_checker(cls: type) -> Callable[[Any, Any], None]:
         "_items": _check_items,
         "_plain": _plain,
         "_wrong": _wrong,
+        "_parts": _parts,
     }
     source = checker_source(cls, _written(cls), namespace)
     check: Callable[[Any, Any], None] = compiled(source, namespace, cls, "check")

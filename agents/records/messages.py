@@ -10,6 +10,7 @@ import attrs
 from pyrsistent.typing import PMap, PVector
 
 from agents.records.compiled import replace_fields
+from agents.records.content import Content, Part, parts_of, text_of, to_content
 from agents.records.frozen import EMPTY_MAP, EMPTY_VECTOR, same_value, to_pmap, to_pvector
 from agents.records.record import Record, maker
 
@@ -55,16 +56,16 @@ class Message(Record):
     """One message of the conversation, as the model sees it."""
 
     role: Role
-    content: str = ""
+    content: Content = attrs.field(default="", converter=to_content)
     tool_calls: PVector[ToolCall] = attrs.field(default=EMPTY_VECTOR, converter=to_pvector)
     tool_call_id: str | None = None
     name: str | None = None
     metadata: PMap[str, Any] = attrs.field(default=EMPTY_MAP, converter=to_pmap)
 
     @classmethod
-    def user(cls, text: str) -> Message:
-        """A user message."""
-        return cls(role=Role.USER, content=text)
+    def user(cls, content: str | Part | Iterable[str | Part]) -> Message:
+        """A user message: text, a part (an image...), or a list of text and parts."""
+        return cls(role=Role.USER, content=content)
 
     @classmethod
     def system(cls, text: str) -> Message:
@@ -77,12 +78,23 @@ class Message(Record):
         return make_message(Role.ASSISTANT, text, to_pvector(tool_calls), None, None, EMPTY_MAP)
 
     @classmethod
-    def tool(cls, call_id: str, name: str, content: str) -> Message:
-        """The result of tool call ``call_id`` as the model will read it."""
-        return make_message(Role.TOOL, content, EMPTY_VECTOR, call_id, name, EMPTY_MAP)
+    def tool(cls, call_id: str, name: str, content: str | Iterable[str | Part]) -> Message:
+        """The result of tool call ``call_id`` as the model will read it (text, or parts)."""
+        return make_message(Role.TOOL, to_content(content), EMPTY_VECTOR, call_id, name, EMPTY_MAP)
 
-    def with_content(self, content: str) -> Message:
-        """A copy with other text."""
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        """The message's parts in order (its text as one ``TextPart``)."""
+        return parts_of(self.content)
+
+    @property
+    def text(self) -> str:
+        """The message's text (its text parts joined by newlines)."""
+        return text_of(self.content)
+
+    def with_content(self, content: str | Iterable[str | Part]) -> Message:
+        """A copy with other content."""
+        content = to_content(content)
         return self if content == self.content else replace_fields(self, content=content)
 
     def with_metadata(self, key: str, value: Any) -> Message:

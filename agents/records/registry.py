@@ -37,6 +37,7 @@ __all__ = [
     "is_pvector",
     "is_record",
     "optional_of",
+    "parts_of_content",
     "register",
     "scope",
     "value_kind",
@@ -47,9 +48,9 @@ R = TypeVar("R")
 
 # Per-field choices, as attrs field metadata (``attrs.field(metadata={OPTIONAL: True})``):
 OPTIONAL: Final = "agents.codec.optional"
-"""A field added after schema version 1 was published: written only when set, read as its
-default (``None``) when absent, so documents without it read as before and documents that
-do not use it stay byte for byte what they were."""
+"""A field added after schema version 1 was published: written only when it is not its
+default, read as its default when absent, so documents without it read as before and
+documents that do not use it stay byte for byte what they were."""
 REFERENCES: Final = "agents.codec.references"
 """The field (an ``AgentContext``) whose head and conversation the steps inside the record
 refer to (an ``AgentState``'s ``context``); such a record is a document of its own, and
@@ -210,7 +211,8 @@ def value_kind(annotation: Any) -> str:
     """How the codec writes a value a field of ``annotation`` holds (an optional one's
     inner annotation: ``optional_of``): ``"plain"`` (text, integers and booleans as they
     are), ``"datetime"``, ``"enum"`` (its value), ``"record"`` (by the class it holds),
-    ``"records"`` (a sequence of them), ``"map"`` (a plain map, secrets redacted) or
+    ``"records"`` (a sequence of them), ``"content"`` (text, or a sequence of records of
+    several classes: ``parts_of_content``), ``"map"`` (a plain map, secrets redacted) or
     ``"any"`` (by what it holds). The encoders' code and the matchers' follow it."""
     if annotation is str or annotation is int or annotation is bool:
         return "plain"
@@ -222,7 +224,22 @@ def value_kind(annotation: Any) -> str:
         return "record"
     if element_of(annotation) in RECORDS_BY_TYPE:
         return "records"
+    if parts_of_content(annotation) is not None:
+        return "content"
     origin = typing.get_origin(annotation)
     if origin in (Mapping, dict, PMap) or getattr(origin, "__name__", "") == "PMap":
         return "map"
     return "any"
+
+
+def parts_of_content(annotation: Any) -> tuple[type, ...] | None:
+    """The record classes of a ``str | PVector[A | B | ...]`` annotation (a message's
+    content: its text, or its parts, each written with its ``kind``); else ``None``."""
+    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
+    if origin not in (Union, types.UnionType) or len(args) != 2 or args[0] is not str:
+        return None
+    element = element_of(args[1])
+    classes = typing.get_args(element) if element is not None else ()
+    if not classes or not all(cls in RECORDS_BY_TYPE for cls in classes):
+        return None
+    return classes

@@ -10,8 +10,10 @@ import attrs
 from pyrsistent.typing import PMap, PVector
 
 from agents.errors import ConfigurationError, InvalidArgument, InvalidType
+from agents.records import codec
 from agents.records.codec import REFERENCES
 from agents.records.compiled import replace_fields
+from agents.records.content import PARTS, BlobStore, Part, bind_blobs
 from agents.records.context import AgentContext, MessageStore
 from agents.records.error_info import ErrorInfo
 from agents.records.execution import ApprovalDecision, ExecutionState, ExecutionStatus
@@ -32,7 +34,7 @@ from agents.records.record import Record
 from agents.records.schema import compile_validator
 from agents.records.signals import EMPTY_CONTINUATION, StopReason, StopSignal
 from agents.records.step import AgentStep, Compaction, StepExecution, StepType, ToolExecution
-from agents.records.timeline import TimelineRow
+from agents.records.timeline import TimelineRow, timeline_rows
 from agents.records.usage import ZERO_USAGE, Usage
 
 __all__ = ["AgentState"]
@@ -68,7 +70,7 @@ class AgentState(Record):
         system_prompt: str = "",
         agent_id: str | None = None,
         *,
-        messages: Iterable[Message | str] = (),
+        messages: Iterable[Message | str | Part | list[str | Part]] = (),
         metadata: Mapping[str, Any] | None = None,
         llm_config: Mapping[str, Any] | None = None,
         response_format: Any = None,
@@ -91,10 +93,20 @@ class AgentState(Record):
             updated_at=created_at,
         )
 
+    @classmethod
+    def from_json(cls, text: str | bytes, blobs: BlobStore | None = None) -> AgentState:
+        """A state from its JSON; ``blobs``: the store its parts' bytes are read from,
+        when they are needed (``BlobNotFound`` naming the hash when they are not there)."""
+        state = codec.from_json(text, cls)
+        if blobs is not None:
+            bind_blobs(state, blobs)
+        return state
+
     # -- changes ----------------------------------------------------------------------------
 
-    def with_user_message(self, message: str | Message) -> AgentState:
-        """A copy with a user message appended to the conversation."""
+    def with_user_message(self, message: str | Part | Iterable[str | Part] | Message) -> AgentState:
+        """A copy with a user message appended to the conversation: text, a part (an
+        image...), a list of text and parts, or a ``Message``."""
         return replace_fields(self, context=self.context.with_message(_as_message(message)))
 
     def with_message(self, message: Message) -> AgentState:
@@ -353,30 +365,9 @@ class AgentState(Record):
         a finished one carries the stop reason."""
         if type(start) is not int:
             raise InvalidType(f"timeline takes an int start, not {type(start).__name__}")
-        execution = self.execution
-        if execution is None:
+        if self.execution is None:
             return []
-        finished = execution.status.terminal
-        last = len(execution.step_executions)
-        rows = []
-        for step_execution in execution.step_executions.items_from(max(0, start - 1)):
-            step = step_execution.step
-            usage = step.usage
-            rows.append(
-                TimelineRow(
-                    step=step_execution.number,
-                    step_type=step.step_type,
-                    tools=[e.name for e in step.tool_executions],
-                    input_tokens=usage.input_tokens,
-                    output_tokens=usage.output_tokens,
-                    cost=usage.cost,
-                    duration=step_execution.duration,
-                    stop_reason=self.stop_reason
-                    if finished and step_execution.number == last
-                    else None,
-                )
-            )
-        return rows
+        return timeline_rows(self.execution, self.stop_reason, start)
 
     def find_tool_executions(
         self,
@@ -491,12 +482,15 @@ class AgentState(Record):
         return None if end is None else (end - execution.started_at).total_seconds()
 
 
-def _as_message(item: str | Message) -> Message:
+def _as_message(item: str | Part | Iterable[str | Part] | Message) -> Message:
+    """A message as given, or a user message of text, a part, or a list of them."""
     if isinstance(item, Message):
         return item
-    if isinstance(item, str):
+    if isinstance(item, str | list | tuple) or type(item) in PARTS:
         return Message.user(item)
-    raise InvalidType(f"expected a str or Message, got {type(item).__name__}")
+    raise InvalidType(
+        f"expected a Message, text, a part or a list of text and parts, got {type(item).__name__}"
+    )
 
 
 def _sent_conversation(sent: History[Message], conversation: History[Message]) -> int:

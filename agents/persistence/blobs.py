@@ -1,0 +1,73 @@
+"""``FileBlobStore``: blobs in a folder, one file each, named by their SHA-256
+(docs/design/content.md)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+from agents.errors import BlobCorrupted, BlobNotFound, ContentError
+from agents.records.content import DEFAULT_LIMITS, Blob, ContentLimits, checked_bytes
+from agents.shell.files import UnreadableFile, read_file
+
+__all__ = ["FileBlobStore"]
+
+
+class FileBlobStore:
+    """A ``BlobStore`` in the folder ``path`` (made when first written): the bytes of each
+    blob once, in ``<path>/<first two hex digits>/<sha256>``. ``put`` writes a temporary
+    file, flushes it to disk and renames it into place, so a blob is whole or absent;
+    ``get`` checks the bytes against the hash."""
+
+    def __init__(self, path: str | os.PathLike[str], limits: ContentLimits = DEFAULT_LIMITS):
+        self.path = Path(path)
+        self._limits = limits
+
+    def _file(self, sha256: str) -> Path:
+        return self.path / sha256[:2] / sha256
+
+    def put(self, data: bytes, media_type: str) -> Blob:
+        """Store ``data`` (once: bytes already here are not written again); its blob."""
+        blob = Blob.of(data, media_type, self._limits)
+        self.put_blob(blob)
+        return blob
+
+    def put_blob(self, blob: Blob) -> None:
+        """Store the bytes ``blob`` holds (``Blob.of``), unless they are here."""
+        if self.has(blob):
+            return
+        data = blob.data()
+        folder = self._file(blob.sha256).parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=folder, prefix=".", suffix=".part")
+            try:
+                with os.fdopen(handle, "wb") as file:
+                    file.write(data)
+                    file.flush()
+                    os.fsync(file.fileno())
+                os.replace(temporary, self._file(blob.sha256))
+            except BaseException:
+                Path(temporary).unlink(missing_ok=True)
+                raise
+        except OSError as exc:
+            raise ContentError(f"{self.path}: cannot store a blob: {exc.strerror or exc}") from None
+
+    def get(self, blob: Blob) -> bytes:
+        """The bytes of ``blob``: ``BlobNotFound`` when they are not here, ``BlobCorrupted``
+        when they do not hash to its name."""
+        try:
+            data = read_file(self._file(blob.sha256))
+        except FileNotFoundError:
+            raise BlobNotFound(blob.sha256, f"not in {self.path}") from None
+        except (UnreadableFile, OSError) as exc:
+            raise BlobCorrupted(blob.sha256, f"unreadable: {exc.strerror or exc}") from None
+        return checked_bytes(blob, data)
+
+    def has(self, blob: Blob) -> bool:
+        """Whether the bytes of ``blob`` are here (present, not checked)."""
+        return self._file(blob.sha256).is_file()
+
+    def __repr__(self) -> str:
+        return f"FileBlobStore({str(self.path)!r})"
