@@ -120,7 +120,7 @@ def _compactions(state: Any) -> list[dict[str, Any]]:
                 "step": step_execution.number,
                 "moved": compaction.moved,
                 "summarized": len(compaction.summarized),
-                "summary": response.content if response is not None else None,
+                "summary": response.text if response is not None else None,
                 "summary_tokens": compaction.usage.total_tokens,
                 "error": compaction.error.describe() if compaction.error is not None else None,
             }

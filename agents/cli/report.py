@@ -177,7 +177,7 @@ def _compaction(compaction: Any) -> str:
             f'<p class="error">the summary failed: {_e(compaction.error.describe())}</p>'
             if compaction.error is not None
             else f"<p>Summary ({usage.input_tokens} in / {usage.output_tokens} out tokens, "
-            f"${usage.cost:.6f}):</p><pre>{_e(compaction.response.content)}</pre>"
+            f"${usage.cost:.6f}):</p><pre>{_e(compaction.response.text)}</pre>"
         )
         summarized = "".join(_message(m) for m in compaction.summarized)
         parts.append(
@@ -219,7 +219,7 @@ def _step(state: AgentState, index: int, prefix: str = "", css_class: str = "ste
         if response is None
         else f"<p>finish reason <code>{_e(response.finish_reason)}</code>"
         f"{f', model <code>{_e(response.model)}</code>' if response.model else ''}</p>"
-        f"<pre>{_e(response.content)}</pre>"
+        f"<pre>{_e(response.text)}</pre>"
     )
     usage = step.usage
     inputs = "".join(_message(m) for m in step.input_messages)

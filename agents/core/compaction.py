@@ -115,7 +115,7 @@ def summary_request(
 def summary_message(response: InferenceResponse) -> Message:
     """The summary section's message made from the summariser's answer: a system message
     under ``SUMMARY_HEADING``, tagged ``{"agents": "summary"}`` in its metadata."""
-    text = response.content.strip()
+    text = response.text.strip()
     return Message.system(f"{SUMMARY_HEADING}\n{text}").with_metadata("agents", "summary")
 
 

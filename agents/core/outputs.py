@@ -45,7 +45,7 @@ def check_final_output(
     if execution.continuation.stop_signals:
         return state, None  # the run stops anyway (a limit, an error): nothing to check
     try:
-        value, problem = outputs.check(state.context.response_format, response.content)
+        value, problem = outputs.check(state.context.response_format, response.text)
     except ConfigurationError as exc:  # a schema no answer can be checked against
         error = ErrorInfo(type="ConfigurationError", message=f"response_format: {exc}")
         return record_error(state, error), None

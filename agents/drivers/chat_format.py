@@ -29,7 +29,9 @@ __all__ = [
     "Stream",
     "normal_finish_reason",
     "plain_json",
+    "provider_fields",
     "raw_json",
+    "reasoning_parts",
     "tool_call",
     "wire_content",
     "wire_message",
@@ -61,14 +63,59 @@ def normal_finish_reason(value: str | None, has_calls: bool) -> str:
     return reason
 
 
-def tool_call(call_id: str | None, name: str | None, arguments: str | None) -> ToolCall:
-    """A ``ToolCall`` from the wire; arguments that are not a JSON object are kept raw."""
+def tool_call(
+    call_id: str | None, name: str | None, arguments: str | None, provider_fields: Any = None
+) -> ToolCall:
+    """A ``ToolCall`` from the wire; arguments that are not a JSON object are kept raw,
+    and what the provider sent with the call for its own use (``provider_fields``, a
+    JSON object) is kept to be sent back."""
     text = arguments or ""
     parsed = parse_object(text) if text.strip() else EMPTY_MAP
+    fields = (
+        provider_fields if isinstance(provider_fields, dict) and plain_json(provider_fields) else {}
+    )
     identifier = call_id or ""
     if parsed is not None:
-        return ToolCall(id=identifier, name=name or "", arguments=parsed)
-    return ToolCall(id=identifier, name=name or "", raw_arguments=text)
+        return ToolCall(id=identifier, name=name or "", arguments=parsed, provider_fields=fields)
+    return ToolCall(id=identifier, name=name or "", raw_arguments=text, provider_fields=fields)
+
+
+def provider_fields(call: Any) -> Any:
+    """What litellm gives of a tool call's provider fields (on the call, or its function)."""
+    found = getattr(call, "provider_specific_fields", None)
+    if not found:
+        found = getattr(getattr(call, "function", None), "provider_specific_fields", None)
+    return found or None
+
+
+def reasoning_parts(blocks: Any, text: Any) -> list[ReasoningPart]:
+    """An answer's reasoning as parts: litellm's ``thinking_blocks`` (signed, or redacted),
+    else its ``reasoning_content`` text."""
+    parts = []
+    for block in blocks or ():
+        kind, thinking, signature, data = _block(block)
+        if kind == "redacted_thinking" and data is not None:
+            parts.append(ReasoningPart(redacted=data))
+        elif kind == "thinking":
+            parts.append(ReasoningPart(text=thinking, signature=signature))
+    if not parts and isinstance(text, str) and text:
+        parts.append(ReasoningPart(text=text))
+    return parts
+
+
+def _block(block: Any) -> tuple[Any, str, str | None, str | None]:
+    """A thinking block's type, thinking text, signature and (redacted) data."""
+    if isinstance(block, dict):
+        get = block.get
+    else:
+        get = functools.partial(getattr, block)  # (name, default)
+    thinking, signature, data = get("thinking", None), get("signature", None), get("data", None)
+    return (
+        get("type", None),
+        thinking if isinstance(thinking, str) else "",
+        signature if isinstance(signature, str) else None,
+        data if isinstance(data, str) else None,
+    )
 
 
 def wire_message(message: Message) -> dict[str, Any]:
@@ -95,6 +142,11 @@ def wire_message(message: Message) -> dict[str, Any]:
                         if call.raw_arguments is not None
                         else json.dumps(deep_thaw(call.arguments), sort_keys=True),
                     },
+                    **(
+                        {"provider_specific_fields": deep_thaw(call.provider_fields)}
+                        if call.provider_fields
+                        else {}
+                    ),
                 }
                 for call in message.tool_calls
             ]
@@ -196,6 +248,9 @@ class Stream:
         self.attempt = attempt
         self.on_delta = on_delta
         self.text: list[str] = []
+        self.thinking: list[str] = []  # the reasoning's text, as it streams
+        self.signature: list[str] = []
+        self.redacted: list[str] = []
         self.calls: dict[int, dict[str, Any]] = {}
         self.finish_reason: str | None = None
         self.usage: Any = None
@@ -213,6 +268,7 @@ class Stream:
             delta = choice.delta
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
+            self._reasoning_piece(delta)
             content = getattr(delta, "content", None)
             if content:
                 self.text.append(content)
@@ -221,9 +277,29 @@ class Stream:
             for piece in getattr(delta, "tool_calls", None) or ():
                 self._tool_piece(piece)
 
+    def _reasoning_piece(self, delta: Any) -> None:
+        text = getattr(delta, "reasoning_content", None)
+        pieces = []
+        for block in getattr(delta, "thinking_blocks", None) or ():
+            kind, thinking, signature, data = _block(block)
+            if kind == "redacted_thinking" and data is not None:
+                self.redacted.append(data)
+            elif kind == "thinking":
+                pieces.append(thinking)
+                if signature is not None:
+                    self.signature.append(signature)
+        piece = text if isinstance(text, str) and text else "".join(pieces)
+        if piece:
+            self.thinking.append(piece)
+            if self.on_delta is not None:
+                self.on_delta("", self.attempt, reasoning=piece)
+
     def _tool_piece(self, piece: Any) -> None:
         index = getattr(piece, "index", None) or 0
-        call = self.calls.setdefault(index, {"id": None, "name": None, "arguments": []})
+        call = self.calls.setdefault(
+            index, {"id": None, "name": None, "arguments": [], "fields": None}
+        )
+        call["fields"] = provider_fields(piece) or call["fields"]
         function = getattr(piece, "function", None)
         name = getattr(function, "name", None) if function is not None else None
         arguments = getattr(function, "arguments", None) if function is not None else None
@@ -243,13 +319,20 @@ class Stream:
                 arguments=arguments or "",
             )
 
-    def result(self) -> tuple[str, list[ToolCall], str | None, Any, str | None, Any]:
+    def result(self) -> tuple[Any, list[ToolCall], str | None, Any, str | None, Any]:
         calls = [
-            tool_call(call["id"], call["name"], "".join(call["arguments"]))
+            tool_call(call["id"], call["name"], "".join(call["arguments"]), call["fields"])
             for _, call in sorted(self.calls.items())
         ]
         raw = {"chunks": self.raw} if self.raw is not None else None
-        return "".join(self.text), calls, self.finish_reason, self.usage, self.model, raw
+        text = "".join(self.text)
+        reasoning = [ReasoningPart(redacted=data) for data in self.redacted]
+        if self.thinking or self.signature:
+            signature = "".join(self.signature) if self.signature else None
+            thought = ReasoningPart(text="".join(self.thinking), signature=signature)
+            reasoning.insert(0, thought)
+        content: Any = [*reasoning, text] if reasoning else text
+        return content, calls, self.finish_reason, self.usage, self.model, raw
 
 
 def plain_json(value: Any) -> bool:

@@ -23,7 +23,9 @@ from agents.drivers.chat_format import (
     Stream,
     normal_finish_reason,
     plain_json,
+    provider_fields,
     raw_json,
+    reasoning_parts,
     tool_call,
     wire_message,
     wire_response_format,
@@ -264,12 +266,15 @@ class LiteLLMDriver:
         choice = response.choices[0]
         message = choice.message
         calls = [
-            tool_call(call.id, call.function.name, call.function.arguments)
+            tool_call(call.id, call.function.name, call.function.arguments, provider_fields(call))
             for call in (message.tool_calls or ())
         ]
         raw = raw_json(response) if self.keep_raw else None
+        reasoning = reasoning_parts(
+            getattr(message, "thinking_blocks", None), getattr(message, "reasoning_content", None)
+        )
         return self._response(
-            message.content,
+            [*reasoning, message.content or ""] if reasoning else message.content,
             calls,
             choice.finish_reason,
             getattr(response, "usage", None),
@@ -279,7 +284,7 @@ class LiteLLMDriver:
 
     def _response(
         self,
-        content: str | None,
+        content: Any,
         calls: list[ToolCall],
         finish_reason: str | None,
         usage: Any,
@@ -301,12 +306,18 @@ class LiteLLMDriver:
         prompt = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion = int(getattr(usage, "completion_tokens", 0) or 0)
         details = getattr(usage, "prompt_tokens_details", None)
-        cached = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+        cached = _count(details, "cached_tokens")
+        written = _count(usage, "cache_creation_input_tokens") or _count(
+            details, "cache_creation_tokens"
+        )
+        reasoning = _count(getattr(usage, "completion_tokens_details", None), "reasoning_tokens")
         return Usage(
             input_tokens=prompt,
             output_tokens=completion,
             cache_read_tokens=cached,
             cost=self._prices.cost((self.model, model), prompt, completion, cached),
+            cache_write_tokens=written,
+            reasoning_tokens=reasoning,
         )
 
     def _streamed(
@@ -349,6 +360,12 @@ class LiteLLMDriver:
         """``text`` without this driver's credentials, the environment's, or key-shaped
         words (a provider may echo a key in its error message)."""
         return scrub(text, (*self._secrets, *environment_secrets(os.environ)))
+
+
+def _count(holder: Any, name: str) -> int:
+    """A token count litellm may give (``0`` when it gives none, or no number)."""
+    value = getattr(holder, name, None) if holder is not None else None
+    return value if type(value) is int and value > 0 else 0
 
 
 class _Prices:

@@ -458,7 +458,11 @@ def to_content(value: Any) -> Any:
         return value
     if not all(isinstance(item, (str, *PARTS)) for item in value):
         return value
-    parts = [TextPart(text=item) if isinstance(item, str) else item for item in value]
+    parts = [  # an empty text is no part
+        TextPart(text=item) if isinstance(item, str) else item
+        for item in value
+        if not (item == "" or (type(item) is TextPart and not item.text))
+    ]
     if not parts:
         return ""
     if len(parts) == 1 and type(parts[0]) is TextPart:

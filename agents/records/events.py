@@ -35,6 +35,7 @@ __all__ = [
     "InferenceCompleted",
     "InferenceDelta",
     "InferenceRetry",
+    "ReasoningDelta",
     "StepCompleted",
     "StepStarted",
     "StopSignalReceived",
@@ -102,6 +103,15 @@ class InferenceDelta(Event):
     tool_call_id: str | None = None
     tool_name: str | None = None
     arguments: str = ""
+
+
+@attrs.frozen(kw_only=True)
+class ReasoningDelta(Event):
+    """A piece of the model's streamed reasoning (its thinking, or a summary of it), for
+    the ``attempt`` it belongs to; the whole reasoning is in the answer's parts."""
+
+    content: str = ""
+    attempt: int = 1
 
 
 @attrs.frozen(kw_only=True)

@@ -10,6 +10,7 @@ from pyrsistent.typing import PMap, PVector
 
 from agents.errors import InvalidArgument
 from agents.records.compiled import replace_fields
+from agents.records.content import Content, Part, parts_of, text_of, to_content
 from agents.records.frozen import (
     EMPTY_MAP,
     EMPTY_VECTOR,
@@ -74,17 +75,29 @@ class InferenceRequest(Record):
 
 @attrs.frozen(kw_only=True)
 class InferenceResponse(Record):
-    """One model answer: text, tool calls, why it ended, and what it cost."""
+    """One model answer: its content (text, or parts: reasoning and text in the order the
+    model gave them), tool calls, why it ended, and what it cost."""
 
-    content: str = ""
+    content: Content = attrs.field(default="", converter=to_content)
     tool_calls: PVector[ToolCall] = attrs.field(default=EMPTY_VECTOR, converter=to_pvector)
     finish_reason: str = attrs.field(default="stop", validator=_check_finish_reason)
     usage: Usage = ZERO_USAGE
     model: str | None = None
     raw: Any = attrs.field(default=None, converter=deep_freeze)
 
-    def with_content(self, content: str) -> InferenceResponse:
-        """A copy with other text."""
+    @property
+    def parts(self) -> tuple[Part, ...]:
+        """The answer's parts in order (its text as one ``TextPart``)."""
+        return parts_of(self.content)
+
+    @property
+    def text(self) -> str:
+        """The answer's text (its text parts joined by newlines; reasoning left out)."""
+        return text_of(self.content)
+
+    def with_content(self, content: str | Iterable[str | Part]) -> InferenceResponse:
+        """A copy with other content."""
+        content = to_content(content)
         return self if content == self.content else replace_fields(self, content=content)
 
     def with_tool_calls(self, tool_calls: Iterable[ToolCall]) -> InferenceResponse:

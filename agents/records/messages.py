@@ -13,6 +13,7 @@ from agents.records.compiled import replace_fields
 from agents.records.content import Content, Part, parts_of, text_of, to_content
 from agents.records.frozen import EMPTY_MAP, EMPTY_VECTOR, same_value, to_pmap, to_pvector
 from agents.records.record import Record, maker
+from agents.records.registry import OPTIONAL
 
 __all__ = ["Message", "Role", "ToolCall", "make_message"]
 
@@ -32,12 +33,17 @@ class ToolCall(Record):
 
     ``raw_arguments`` keeps the model's original text when it was not a valid JSON object
     (``arguments`` is then empty and the call fails with a message the model can read).
+    ``provider_fields`` keeps what the provider sent with the call for its own use (Gemini's
+    ``thought_signature``), given back to it unchanged with the conversation.
     """
 
     id: str
     name: str
     arguments: PMap[str, Any] = attrs.field(default=EMPTY_MAP, converter=to_pmap)
     raw_arguments: str | None = None
+    provider_fields: PMap[str, Any] = attrs.field(
+        default=EMPTY_MAP, converter=to_pmap, metadata={OPTIONAL: True}
+    )
 
     def with_arguments(self, arguments: Mapping[str, Any]) -> ToolCall:
         """A copy with other arguments (the raw text is dropped: they are now valid)."""

@@ -274,7 +274,7 @@ class AgentState(Record):
         step = self.last_step
         if step is None or step.response is None or step.step_type is not StepType.FINAL_RESPONSE:
             return None
-        content = step.response.content
+        content = step.response.text
         return content if content.strip() else None
 
     @property

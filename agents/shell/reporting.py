@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from agents.records.error_info import ErrorInfo
-from agents.records.events import Event, InferenceDelta, InferenceRetry
+from agents.records.events import Event, InferenceDelta, InferenceRetry, ReasoningDelta
 
 __all__ = [
     "Reporter",
@@ -47,8 +47,20 @@ class Reporter:
         tool_call_id: str | None = None,
         tool_name: str | None = None,
         arguments: str = "",
+        reasoning: str = "",
     ) -> None:
-        """A piece of the answer arrived (text, or part of a tool call)."""
+        """A piece of the answer arrived (text, part of a tool call, or ``reasoning``)."""
+        if reasoning:
+            self.emit(
+                ReasoningDelta(
+                    agent_id=self.agent_id,
+                    execution_id=self.execution_id,
+                    step=self.step,
+                    content=reasoning,
+                    attempt=attempt,
+                )
+            )
+            return
         self.emit(
             InferenceDelta(
                 agent_id=self.agent_id,
