@@ -72,6 +72,7 @@ class Checked(NamedTuple):
     log_id: str | None
     head: str
     anchored: int = 0
+    blobs: int = 0  # the blobs the records refer to, each present and whole
 
 
 def canonical(record: dict[str, Any]) -> bytes:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
+from agents.audit.blobs import MENTION, blob_store, check_blobs, keep_blobs
 from agents.audit.chain import (
     FORMAT,
     GENESIS,
@@ -30,6 +31,7 @@ from agents.audit.records import (
     step_payload,
 )
 from agents.errors import AuditLogTampered, ConfigurationError, InvalidArgument
+from agents.records.content import bind_blobs
 from agents.records.events import Event, ExecutionCompleted, ExecutionStarted, StepCompleted
 from agents.records.inference import InferenceRequest
 from agents.records.state import AgentState
@@ -70,8 +72,10 @@ class AuditLog:
         events: bool,
         anchor: Any,
         log_id: str | None,
+        blobs: Any = None,
     ) -> None:
         self.path = path
+        self.blobs = blob_store(path, blobs)  # where the bytes of the parts it records go
         self._handle = handle
         self._size = handle.tell()
         self._seq = seq
@@ -106,6 +110,7 @@ class AuditLog:
         flush_interval: float = 0.01,
         events: bool = False,
         anchor: object = None,
+        blobs: object = None,
     ) -> AuditLog:
         """Open ``path`` for appending; an existing log is continued (its chain extended).
 
@@ -117,9 +122,12 @@ class AuditLog:
         ``events``: also one record per event. ``anchor``: a session store that keeps the
         log's anchor (its record count and last hash, ``agents.persistence.anchors``), moved
         forward once a step's record is durable, so that ``verify(..., anchor=store)``
-        catches a log cut short.
+        catches a log cut short. ``blobs``: where the bytes of the images, audio and
+        documents the runs hold go (a ``BlobStore``, or a folder; ``<path>.blobs`` by
+        default, made when the first is written), each before the record referring to it.
         """
         commit = GroupCommit(None, durability, flush_interval)  # the settings checked first
+        store = blob_store(path, blobs)
         key = load_private_key(signing_key) if signing_key is not None else None
         target = Path(path)
         if anchor is not None and not callable(getattr(anchor, "anchor_audit_log", None)):
@@ -145,7 +153,7 @@ class AuditLog:
         target.parent.mkdir(parents=True, exist_ok=True)
         handle = target.open("ab", buffering=0)
         commit.handle = handle
-        return cls(target, handle, seq, last, commit, key, events, anchor, log_id)
+        return cls(target, handle, seq, last, commit, key, events, anchor, log_id, store)
 
     @property
     def fsyncs(self) -> int:
@@ -230,6 +238,8 @@ class AuditLog:
                 "type": kind,
             }
             body = canonical(entry)
+            if MENTION in body:  # the bytes first: no record refers to what is not there
+                keep_blobs(event, payload, self.blobs)
             digest = hashlib.sha256(body).hexdigest()
             signature = sign(self._key, digest) if boundary and self._key is not None else None
             self._append(line_of(body, digest, signature))
@@ -316,6 +326,7 @@ class AuditLog:
         public_key: object = None,
         anchor: object = None,
         progress: Callable[[int, int], None] | None = None,
+        blobs: object = None,
     ) -> int:
         """Check every line and the chain; the number of records checked.
 
@@ -327,10 +338,17 @@ class AuditLog:
         PEM bytes or a PEM file's path), every start, step and end record must be signed by
         it: that proves who wrote the log, which the hashes alone do not (anyone can
         recompute them). With ``anchor`` (the session store that anchored the log), a log
-        shorter than its anchor is "truncated".
+        shorter than its anchor is "truncated". Every blob a record refers to must be in
+        ``blobs`` (the log's store: ``<path>.blobs`` by default) and hash right, or the
+        error names the record's line and the hash.
         """
         checked = AuditLog.check(
-            path, complete=complete, public_key=public_key, anchor=anchor, progress=progress
+            path,
+            complete=complete,
+            public_key=public_key,
+            anchor=anchor,
+            progress=progress,
+            blobs=blobs,
         )
         return checked.records
 
@@ -342,12 +360,16 @@ class AuditLog:
         public_key: object = None,
         anchor: object = None,
         progress: Callable[[int, int], None] | None = None,
+        blobs: object = None,
     ) -> Checked:
         """``verify``, and with ``anchor`` (the session store that anchored the log) a log
         shorter than its anchor is ``AuditLogTampered`` ("truncated"); telling also how
         many signatures were verified and how many records carry one (``Checked``)."""
         key = load_public_key(public_key) if public_key is not None else None
-        return verify_log(path, complete=complete, public_key=key, progress=progress, anchor=anchor)
+        checked = verify_log(
+            path, complete=complete, public_key=key, progress=progress, anchor=anchor
+        )
+        return checked._replace(blobs=check_blobs(path, blob_store(path, blobs)))
 
     @staticmethod
     def read(path: str | os.PathLike[str]) -> AgentState:
@@ -357,16 +379,17 @@ class AuditLog:
         log without the run's terminal record (a crash) gives the state as it was after the
         last step recorded whole, still IN_PROGRESS: its conversation, steps and queues
         exactly as the run had them. Records this cannot make sense of raise
-        ``StateDecodeError`` naming the line.
+        ``StateDecodeError`` naming the line. Its parts read their bytes from the log's
+        blobs (``<path>.blobs``), when they are needed.
         """
-        return read_run(path).final
+        return _with_blobs(path, read_run(path)).final
 
     @staticmethod
     def read_runs(path: str | os.PathLike[str]) -> list[RunRecord]:
         """Every top-level run of the log as a ``RunRecord``, in the order they started
         (a log may hold many: an agent served to many callers, runs in threads). A run
         resumed after other runs' records joins its own stretches."""
-        return read_runs(path)
+        return [_with_blobs(path, record) for record in read_runs(path)]
 
     @staticmethod
     def read_run(path: str | os.PathLike[str]) -> RunRecord:
@@ -374,4 +397,11 @@ class AuditLog:
         each stretch of its execution — its start, and every resumption after a suspension
         — with the state it started from and the state it ended in (as far as the log goes,
         for a crashed run's last one)."""
-        return read_run(path)
+        return _with_blobs(path, read_run(path))
+
+
+def _with_blobs(path: str | os.PathLike[str], record: RunRecord) -> RunRecord:
+    """``record``, its parts reading their bytes from the blobs beside the log."""
+    if os.path.isdir(f"{os.fspath(path)}.blobs"):
+        bind_blobs(record, blob_store(path))
+    return record

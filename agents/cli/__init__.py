@@ -189,6 +189,11 @@ def _add_history_commands(commands: Any) -> None:
         help="also check it is not shorter than its anchor in this session store "
         "(a SQLite file or a postgresql:// URL)",
     )
+    verify.add_argument(
+        "--blobs",
+        metavar="FOLDER",
+        help="where the log's blobs are (default: FILE.blobs beside it)",
+    )
     report = commands.add_parser("report", help="write a self-contained HTML audit page")
     report.add_argument("file")
     report.add_argument("-o", "--output", required=True, metavar="OUT.html")

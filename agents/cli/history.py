@@ -191,15 +191,20 @@ def inspect(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def verify(args: argparse.Namespace, out: TextIO) -> int:
-    """``agents verify FILE [--key PUBLIC.pem] [--anchor DATABASE]``: exit 1 unless the
-    audit log is intact and complete (and signed by the key, and as long as its anchor)."""
+    """``agents verify FILE [--key PUBLIC.pem] [--anchor DATABASE] [--blobs FOLDER]``: exit
+    1 unless the audit log is intact and complete, every blob it refers to present and
+    whole (and signed by the key, and as long as its anchor)."""
     from agents.audit import AuditLog
     from agents.errors import AuditLogTampered, ConfigurationError, StateDecodeError
 
     try:
         anchor = _anchor_of(args.anchor) if args.anchor else None
         checked = AuditLog.check(
-            args.file, public_key=args.key, anchor=anchor, progress=progress("verifying")
+            args.file,
+            public_key=args.key,
+            anchor=anchor,
+            progress=progress("verifying"),
+            blobs=args.blobs,
         )
     except AuditLogTampered as exc:
         sys.stderr.write(f"agents verify: {exc}\n")
@@ -217,7 +222,10 @@ def verify(args: argparse.Namespace, out: TextIO) -> int:
     else:
         signed = "unsigned: proves integrity, not authorship"
     anchored = f"; as long as its anchor ({checked.anchored} records)" if anchor else ""
-    out.write(f"{args.file}: intact and complete, {checked.records} records; {signed}{anchored}\n")
+    blobs = f"; {checked.blobs} blobs present and whole" if checked.blobs else ""
+    out.write(
+        f"{args.file}: intact and complete, {checked.records} records; {signed}{anchored}{blobs}\n"
+    )
     return OK
 
 

@@ -15,7 +15,7 @@ import binascii
 import hashlib
 import re
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final, Protocol, Self, Union, runtime_checkable
 
@@ -45,6 +45,7 @@ __all__ = [
     "ReasoningPart",
     "TextPart",
     "bind_blobs",
+    "blobs_in",
     "checked_bytes",
     "parse_data_url",
     "parts_of",
@@ -490,6 +491,12 @@ def text_of(content: Any) -> str:
 def bind_blobs(value: Any, store: BlobStore) -> None:
     """Let every blob inside ``value`` (a record, at any depth) that holds no bytes read
     them from ``store`` (a state read with ``blobs=``)."""
+    for blob in blobs_in(value):
+        blob.bound(store)
+
+
+def blobs_in(value: Any) -> Iterator[Blob]:
+    """Each ``Blob`` object inside ``value`` (a record, at any depth), once."""
     seen: set[int] = set()
     stack = [value]
     while stack:
@@ -499,8 +506,10 @@ def bind_blobs(value: Any, store: BlobStore) -> None:
         seen.add(id(item))
         kind = type(item)
         if kind is Blob:
-            item.bound(store)
-        elif attrs.has(kind):
-            stack.extend(getattr(item, field.name) for field in attrs.fields(kind) if field.eq)
-        elif isinstance(item, Iterable) and not isinstance(item, str | bytes | Mapping):
+            yield item
+        elif attrs.has(kind):  # every field: an event's state is not part of its value
+            stack.extend(getattr(item, field.name) for field in attrs.fields(kind))
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+        elif isinstance(item, Iterable) and not isinstance(item, str | bytes):
             stack.extend(item)

@@ -1,0 +1,102 @@
+"""The blobs an audit log's records refer to: kept in a store beside the log
+(``<log>.blobs/`` by default), each written before the record that refers to it, and
+checked by ``verify`` (docs/design/content.md)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from agents.audit.chain import parse_line, read_bytes
+from agents.errors import AuditLogTampered, BlobCorrupted, BlobNotFound, ContentError
+from agents.persistence.blobs import FileBlobStore
+from agents.records.content import Blob, BlobStore, blobs_in
+
+__all__ = ["MENTION", "blob_store", "check_blobs", "keep_blobs"]
+
+MENTION: Final = b'"kind":"Blob"'  # how a blob reference starts in a canonical record
+
+
+def blob_store(log: str | os.PathLike[str], blobs: Any = None) -> BlobStore:
+    """The store of a log's blobs: ``blobs`` (a ``BlobStore``, or a folder), or the folder
+    beside the log, ``<log>.blobs``."""
+    if blobs is None:
+        return FileBlobStore(f"{os.fspath(log)}.blobs")
+    if isinstance(blobs, str | os.PathLike):
+        return FileBlobStore(blobs)
+    if not isinstance(blobs, BlobStore):
+        raise ContentError(f"blobs= takes a BlobStore or a folder, not {type(blobs).__name__}")
+    return blobs
+
+
+def references(data: Any) -> Iterator[dict[str, Any]]:
+    """The blob references (``{"kind": "Blob", ...}``) inside a record's JSON data."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("kind") == "Blob":
+                yield item
+            else:
+                stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def keep_blobs(event: Any, payload: dict[str, Any], store: BlobStore) -> None:
+    """Put into ``store`` the bytes of each blob ``payload`` refers to that it lacks, from
+    the blobs ``event`` holds (or can read): before the record is written, so that a
+    crash never leaves a record referring to bytes that are not there."""
+    wanted = {ref.get("sha256") for ref in references(payload)}
+    for blob in blobs_in(event):
+        if blob.sha256 in wanted:
+            wanted.discard(blob.sha256)
+            if not store.has(blob):
+                store.put(blob.data(), blob.media_type)
+
+
+def check_blobs(path: str | os.PathLike[str], store: BlobStore) -> int:
+    """``AuditLogTampered`` naming the line and the hash of the first blob a record refers
+    to that ``store`` lacks, or whose bytes do not hash to it; else how many there are."""
+    data = read_bytes(path)
+    if MENTION not in data:
+        return 0
+    checked: set[str] = set()
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if MENTION not in raw:
+            continue
+        for ref in references(parse_line(raw, path, number)):
+            where = f"{path}: line {number}"
+            try:
+                blob = Blob(
+                    sha256=ref.get("sha256", ""),
+                    media_type=ref.get("media_type", ""),
+                    size=ref.get("size", -1),
+                )
+            except ContentError as exc:
+                raise AuditLogTampered(
+                    f"{where}: a malformed blob reference: {exc}", line=number
+                ) from None
+            if blob.sha256 in checked:
+                continue
+            try:
+                store.get(blob)
+            except BlobNotFound:
+                raise AuditLogTampered(
+                    f"{where}: blob sha256:{blob.sha256} is missing from {_shown(store)}",
+                    line=number,
+                ) from None
+            except BlobCorrupted:
+                raise AuditLogTampered(
+                    f"{where}: blob sha256:{blob.sha256} was altered (its bytes do not hash to it)",
+                    line=number,
+                ) from None
+            checked.add(blob.sha256)
+    return len(checked)
+
+
+def _shown(store: BlobStore) -> str:
+    path = getattr(store, "path", None)
+    return str(path) if isinstance(path, Path) else type(store).__name__
