@@ -187,6 +187,12 @@ def _script(name: str, quick: bool) -> dict[str, Any] | str:
     return found
 
 
+def content(quick: bool) -> dict[str, Any] | str:
+    """``bench_content.py --json`` in its own process: a 100-step run holding a 5 MB image
+    against the same run with text, and where the image is stored."""
+    return _script("bench_content.py", quick)
+
+
 def durable(quick: bool) -> dict[str, Any] | str:
     """``bench_durable.py --json`` in its own process: ours and raw DBOS per agent step."""
     return _script("bench_durable.py", quick)

@@ -7,6 +7,7 @@ Its ``summarize`` tools ask the client's model (sampling), ``greet`` asks a huma
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sys
@@ -17,7 +18,15 @@ from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.resolve import Elicit, Resolve, Sample
-from mcp_types import CreateMessageResult, SamplingMessage, TextContent
+from mcp.server.mcpserver.utilities.types import Image
+from mcp_types import (
+    BlobResourceContents,
+    CreateMessageResult,
+    EmbeddedResource,
+    ImageContent,
+    SamplingMessage,
+    TextContent,
+)
 from pydantic import BaseModel
 
 server = MCPServer(name="failing", version="1.0")
@@ -42,6 +51,35 @@ def slow(seconds: float) -> str:
 def fail(reason: str) -> str:
     """Always fails (the result says isError)."""
     raise ToolError(reason)
+
+
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+
+
+@server.tool()
+def screenshot() -> list[Any]:
+    """A caption, a PNG image and an embedded PDF resource (content blocks)."""
+    pdf = base64.b64encode(b"%PDF-1.7\n%%EOF").decode()
+    return [
+        TextContent(type="text", text="the login page"),
+        Image(data=PNG, format="png").to_image_content(),
+        EmbeddedResource(
+            type="resource",
+            resource=BlobResourceContents(
+                uri="file:///report.pdf", mime_type="application/pdf", blob=pdf
+            ),
+        ),
+    ]
+
+
+@server.tool()
+def lying_image() -> list[Any]:
+    """An image whose bytes are not the PNG it claims to be."""
+    return [
+        ImageContent(
+            type="image", data=base64.b64encode(b"GIF89a...").decode(), mime_type="image/png"
+        )
+    ]
 
 
 @server.tool()

@@ -83,9 +83,17 @@ def test_blobs_go_where_the_log_is_told(tmp_path):
         AuditLog.verify(path)  # the default folder holds nothing
 
 
-class _Full(MemoryBlobStore):
+class _Full:
+    """A blob store whose disk is full."""
+
     def put(self, data: bytes, media_type: str):
         raise OSError(28, "No space left on device")
+
+    def get(self, blob):
+        raise AssertionError("never read")
+
+    def has(self, blob) -> bool:
+        return False
 
 
 def test_a_blob_that_cannot_be_stored_leaves_no_record_referring_to_it(tmp_path):
@@ -94,3 +102,66 @@ def test_a_blob_that_cannot_be_stored_leaves_no_record_referring_to_it(tmp_path)
     final = audited(path, blobs=store)
     assert final.status.value == "failed" and "No space left" in final.execution.error.message
     assert b'"kind":"Blob"' not in path.read_bytes()
+
+
+def test_a_bundle_holds_the_log_and_its_blobs_and_the_commands_read_it(tmp_path, capsys):
+    import zipfile
+
+    path = tmp_path / "run.jsonl"
+    audited(path)
+    bundle = tmp_path / "run.zip"
+    assert main(["bundle", str(path), "-o", str(bundle)]) == 0
+    first = bundle.read_bytes()
+    assert main(["bundle", str(path), "-o", str(tmp_path / "again.zip")]) == 0
+    assert (tmp_path / "again.zip").read_bytes() == first  # the same bytes every time
+    names = zipfile.ZipFile(bundle).namelist()
+    assert names[0] == "run.jsonl" and len(names) == 2 and names[1].startswith("run.jsonl.blobs/")
+    for command in (["verify"], ["inspect"], ["replay", "--verify"]):
+        assert main([command[0], str(bundle), *command[1:]]) == 0, command
+    assert main(["report", str(bundle), "-o", str(tmp_path / "report.html")]) == 0
+    assert "1 blobs present and whole" in capsys.readouterr().out
+
+
+def test_a_bundle_with_a_swapped_blob_fails_verify(tmp_path, capsys):
+    import zipfile
+
+    path = tmp_path / "run.jsonl"
+    final = audited(path)
+    sha = final.messages[0].parts[1].blob.sha256
+    bundle = tmp_path / "run.zip"
+    with zipfile.ZipFile(bundle, "w") as out:
+        out.write(path, "run.jsonl")
+        out.writestr(f"run.jsonl.blobs/{sha[:2]}/{sha}", PNG[:-1] + b"\x00")
+    assert main(["verify", str(bundle)]) == 1
+    assert f"blob sha256:{sha} was altered" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "../escape.jsonl",
+        "run.jsonl.blobs/../../x",
+        "/etc/passwd",
+        "run.jsonl.blobs/ab/cd",
+        "b.jsonl",
+    ],
+)
+def test_a_hostile_bundle_is_refused_in_one_line(tmp_path, capsys, entry):
+    import zipfile
+
+    path = tmp_path / "run.jsonl"
+    audited(path)
+    bundle = tmp_path / "bad.zip"
+    with zipfile.ZipFile(bundle, "w") as out:
+        out.write(path, "run.jsonl")
+        out.writestr(entry, b"x")
+    assert main(["verify", str(bundle)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert not (tmp_path / "escape.jsonl").exists()
+
+
+def test_a_file_that_is_no_zip_is_refused(tmp_path, capsys):
+    (tmp_path / "not.zip").write_bytes(b"PK\x03\x04 truncated")
+    assert main(["inspect", str(tmp_path / "not.zip")]) == 2
+    assert "not a bundle" in capsys.readouterr().err

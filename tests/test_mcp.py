@@ -1128,3 +1128,22 @@ def test_a_line_that_is_not_utf8_fails_the_call_at_once_and_the_session_goes_on(
     garbled, answered = final.tool_executions
     assert "a line that is not UTF-8" in garbled.error.message
     assert answered.value == {"said": "ok"}
+
+
+def test_an_mcp_image_and_an_embedded_pdf_become_parts():
+    """Image and embedded-resource content of a real MCP server (the official SDK) become
+    parts of the tool's message, bytes checked; an image that belies its media type fails
+    the call with a ContentError, the run going on."""
+    from agents import DocumentPart, ImagePart, TextPart
+
+    server = failing()
+    loop = loop_of(call("screenshot"), call("lying_image"), reply("done"), tools=[server])
+    final = loop.run(initial())
+    shot, lying = final.tool_executions
+    assert shot.ok and shot.value is None
+    caption, image, pdf = final.messages[2].parts
+    assert caption == TextPart(text="the login page")
+    assert type(image) is ImagePart and image.data().startswith(b"\x89PNG")
+    assert type(pdf) is DocumentPart and pdf.name == "file:///report.pdf"
+    assert lying.error is not None and "lack its signature" in lying.error.message
+    assert final.final_response == "done"

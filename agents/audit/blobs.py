@@ -19,13 +19,14 @@ __all__ = ["MENTION", "blob_store", "check_blobs", "keep_blobs"]
 MENTION: Final = b'"kind":"Blob"'  # how a blob reference starts in a canonical record
 
 
-def blob_store(log: str | os.PathLike[str], blobs: Any = None) -> BlobStore:
+def blob_store(log: str | os.PathLike[str], blobs: Any = None, fsync: bool = True) -> BlobStore:
     """The store of a log's blobs: ``blobs`` (a ``BlobStore``, or a folder), or the folder
-    beside the log, ``<log>.blobs``."""
+    beside the log, ``<log>.blobs`` (``fsync``: each blob flushed to disk before the record
+    referring to it, as the log's durability asks)."""
     if blobs is None:
-        return FileBlobStore(f"{os.fspath(log)}.blobs")
+        return FileBlobStore(f"{os.fspath(log)}.blobs", fsync=fsync)
     if isinstance(blobs, str | os.PathLike):
-        return FileBlobStore(blobs)
+        return FileBlobStore(blobs, fsync=fsync)
     if not isinstance(blobs, BlobStore):
         raise ContentError(f"blobs= takes a BlobStore or a folder, not {type(blobs).__name__}")
     return blobs
@@ -53,7 +54,12 @@ def keep_blobs(event: Any, payload: dict[str, Any], store: BlobStore) -> None:
     for blob in blobs_in(event):
         if blob.sha256 in wanted:
             wanted.discard(blob.sha256)
-            if not store.has(blob):
+            if store.has(blob):
+                continue
+            put_blob = getattr(store, "put_blob", None)  # the hash known: not computed again
+            if callable(put_blob):
+                put_blob(blob)
+            else:
                 store.put(blob.data(), blob.media_type)
 
 

@@ -75,7 +75,7 @@ class AuditLog:
         blobs: Any = None,
     ) -> None:
         self.path = path
-        self.blobs = blob_store(path, blobs)  # where the bytes of the parts it records go
+        self.blobs = blobs if blobs is not None else blob_store(path)  # the parts' bytes
         self._handle = handle
         self._size = handle.tell()
         self._seq = seq
@@ -127,7 +127,7 @@ class AuditLog:
         default, made when the first is written), each before the record referring to it.
         """
         commit = GroupCommit(None, durability, flush_interval)  # the settings checked first
-        store = blob_store(path, blobs)
+        store = blob_store(path, blobs, fsync=durability != "none")
         key = load_private_key(signing_key) if signing_key is not None else None
         target = Path(path)
         if anchor is not None and not callable(getattr(anchor, "anchor_audit_log", None)):

@@ -29,6 +29,7 @@ _COMMANDS = {
     "replay": ("agents.cli.history", "replay"),
     "diff": ("agents.cli.history", "diff"),
     "verify": ("agents.cli.history", "verify"),
+    "bundle": ("agents.cli.history", "bundle"),
     "keygen": ("agents.cli.keys", "keygen"),
     "report": ("agents.cli.history", "report"),
     "regress": ("agents.cli.regress", "regress"),
@@ -38,6 +39,9 @@ _COMMANDS = {
     "worker": ("agents.cli.durable", "worker"),
     "recover": ("agents.cli.durable", "recover"),
 }
+
+
+_READ_BUNDLES = frozenset({"verify", "inspect", "report", "replay"})  # take a bundle's zip
 
 
 class _Parser(argparse.ArgumentParser):
@@ -194,6 +198,14 @@ def _add_history_commands(commands: Any) -> None:
         metavar="FOLDER",
         help="where the log's blobs are (default: FILE.blobs beside it)",
     )
+    bundle = commands.add_parser(
+        "bundle", help="write an audit log and its blobs as one zip (read by verify, inspect...)"
+    )
+    bundle.add_argument("file")
+    bundle.add_argument("-o", "--output", required=True, metavar="OUT.zip")
+    bundle.add_argument(
+        "--blobs", metavar="FOLDER", help="where the log's blobs are (default: FILE.blobs)"
+    )
     report = commands.add_parser("report", help="write a self-contained HTML audit page")
     report.add_argument("file")
     report.add_argument("-o", "--output", required=True, metavar="OUT.html")
@@ -328,6 +340,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     module, name = found
     try:
         command = getattr(importlib.import_module(module), name)
+        if args.command in _READ_BUNDLES and str(args.file).lower().endswith(".zip"):
+            from agents.audit.bundle import opened
+
+            with opened(args.file) as log:  # a bundle: its log, its blobs beside it
+                args.file = str(log)
+                return int(command(args, sys.stdout))
         return int(command(args, sys.stdout))
     except (AgentError, OSError, ValueError) as exc:
         sys.stderr.write(f"agents {args.command}: {_said(exc)}\n")

@@ -229,6 +229,22 @@ def verify(args: argparse.Namespace, out: TextIO) -> int:
     return OK
 
 
+def bundle(args: argparse.Namespace, out: TextIO) -> int:
+    """``agents bundle FILE -o OUT.zip [--blobs FOLDER]``: the audit log and every blob it
+    refers to as one zip (``verify``, ``inspect``, ``report`` and ``replay`` read it)."""
+    from agents.audit.bundle import write_bundle
+    from agents.errors import AuditLogTampered
+
+    refuse_overwriting(args.output, [args.file], ())
+    try:
+        count = write_bundle(args.file, args.output, args.blobs)
+    except AuditLogTampered as exc:
+        sys.stderr.write(f"agents bundle: {exc}\n")
+        return DIFFERENT
+    out.write(f"{args.output}: {args.file} and {count} blobs\n")
+    return OK
+
+
 def _anchor_of(database: str) -> Any:
     """The session store at ``database`` (a SQLite file that exists, or a PostgreSQL URL),
     for the anchors it keeps."""

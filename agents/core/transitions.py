@@ -161,9 +161,10 @@ def render_tool_result(execution: ToolExecution) -> str:
 def tool_message(execution: ToolExecution) -> Message:
     """The tool message answering ``execution``'s call."""
     call = execution.tool_call
-    return make_message(
-        Role.TOOL, render_tool_result(execution), EMPTY_VECTOR, call.id, call.name, EMPTY_MAP
-    )
+    content = execution.content  # the parts the tool gave, unless it failed or stopped
+    if not content or execution.error is not None or execution.stop_signal is not None:
+        content = render_tool_result(execution)
+    return make_message(Role.TOOL, content, EMPTY_VECTOR, call.id, call.name, EMPTY_MAP)
 
 
 def blocked_execution(execution_id: str, call: Any, reason: str, at: datetime) -> ToolExecution:

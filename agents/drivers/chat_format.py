@@ -9,7 +9,7 @@ import base64
 import functools
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from agents.errors import ContentError
@@ -35,6 +35,7 @@ __all__ = [
     "tool_call",
     "wire_content",
     "wire_message",
+    "wire_messages",
     "wire_response_format",
     "wire_tool",
 ]
@@ -150,6 +151,36 @@ def wire_message(message: Message) -> dict[str, Any]:
                 }
                 for call in message.tool_calls
             ]
+    return wired
+
+
+def wire_messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
+    """Messages as chat completions take them. Chat completions take no media in a tool's
+    result: a tool message's images, audio and documents go in a user message right after
+    the tool messages of that turn, each named by its call, and the tool message says so."""
+    wired: list[dict[str, Any]] = []
+    moved: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role is not Role.TOOL and moved:
+            wired.append({"role": "user", "content": moved})
+            moved = []
+        media = [p for p in message.parts if isinstance(p, MediaPart)]
+        if message.role is not Role.TOOL or not media:
+            wired.append(wire_message(message))
+            continue
+        text = message.text
+        note = f"[{len(media)} attachment(s) follow in the next user message]"
+        wired.append(
+            {
+                "role": "tool",
+                "tool_call_id": message.tool_call_id,
+                "content": f"{text}\n{note}" if text else note,
+            }
+        )
+        moved.append({"type": "text", "text": f"Attached by tool call {message.tool_call_id}:"})
+        moved += [_wire_part(part) for part in media]
+    if moved:
+        wired.append({"role": "user", "content": moved})
     return wired
 
 

@@ -28,6 +28,7 @@ from agents.drivers.chat_format import (
     reasoning_parts,
     tool_call,
     wire_message,
+    wire_messages,
     wire_response_format,
     wire_tool,
 )
@@ -246,7 +247,7 @@ class LiteLLMDriver:
             **self._options,
             **{key: deep_thaw(value) for key, value in request.options.items()},
             "model": request.model or self.model,
-            "messages": [wire_message(message) for message in request.messages],
+            "messages": wire_messages(request.messages),
             "timeout": self.timeout,
             "max_retries": 0,  # the openai client's own retries: attempts must not multiply
         }

@@ -34,6 +34,7 @@ from mcp_types import (
 )
 
 from agents.errors import AgentError
+from agents.mcp.parts import parts_of
 
 SESSION_HEADER: Final = "mcp-session-id"
 
@@ -391,8 +392,12 @@ class ToolAnswer:
 
 def answer_of(result: Any) -> ToolAnswer:
     """A ``CallToolResult`` as plain data: text parts joined, other parts described; the
-    structured content alone when the text only repeats it as JSON."""
+    structured content alone when the text only repeats it as JSON. Images, audio and
+    embedded binary resources make it a list of text and parts (docs/design/content.md)."""
     text = _text_of(result.content)
+    parts = parts_of(result.content, _text_of)
+    if parts is not None:
+        return ToolAnswer(parts, text, bool(result.is_error))
     structured = result.structured_content
     failed = bool(result.is_error)
     if structured is None:

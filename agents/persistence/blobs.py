@@ -18,11 +18,19 @@ class FileBlobStore:
     """A ``BlobStore`` in the folder ``path`` (made when first written): the bytes of each
     blob once, in ``<path>/<first two hex digits>/<sha256>``. ``put`` writes a temporary
     file, flushes it to disk and renames it into place, so a blob is whole or absent;
-    ``get`` checks the bytes against the hash."""
+    ``get`` checks the bytes against the hash. ``fsync=False`` leaves the flush to disk to
+    the system (an audit log with ``durability="none"`` keeps its blobs so)."""
 
-    def __init__(self, path: str | os.PathLike[str], limits: ContentLimits = DEFAULT_LIMITS):
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        limits: ContentLimits = DEFAULT_LIMITS,
+        *,
+        fsync: bool = True,
+    ):
         self.path = Path(path)
         self._limits = limits
+        self._fsync = fsync
 
     def _file(self, sha256: str) -> Path:
         return self.path / sha256[:2] / sha256
@@ -34,7 +42,8 @@ class FileBlobStore:
         return blob
 
     def put_blob(self, blob: Blob) -> None:
-        """Store the bytes ``blob`` holds (``Blob.of``), unless they are here."""
+        """Store the bytes ``blob`` holds or reads, unless they are here (a blob made by
+        ``Blob.of`` is not hashed again)."""
         if self.has(blob):
             return
         data = blob.data()
@@ -46,7 +55,8 @@ class FileBlobStore:
                 with os.fdopen(handle, "wb") as file:
                     file.write(data)
                     file.flush()
-                    os.fsync(file.fileno())
+                    if self._fsync:
+                        os.fsync(file.fileno())
                 os.replace(temporary, self._file(blob.sha256))
             except BaseException:
                 Path(temporary).unlink(missing_ok=True)

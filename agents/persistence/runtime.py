@@ -9,11 +9,12 @@ in flight.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, cast
 
 from agents.core.clock import IdFactory, RandomIds
 from agents.persistence.session import Session, SessionStore
+from agents.records.content import Part
 from agents.records.execution import ExecutionState, ExecutionStatus
 from agents.records.messages import Message
 from agents.records.state import AgentState
@@ -62,8 +63,11 @@ class SessionRuntime:
         """Forget a session."""
         self.store.delete(session_id)
 
-    def send(self, session_id: str, message: str | Message) -> Session:
-        """Commit a user message, then run with a checkpoint after every step.
+    def send(
+        self, session_id: str, message: str | Part | Iterable[str | Part] | Message
+    ) -> Session:
+        """Commit a user message (text, a part, or a list of them), then run with a
+        checkpoint after every step.
 
         A session whose execution is still in progress (or suspended) gets the message as
         steering — it joins the conversation before the next inference — and is resumed.

@@ -24,6 +24,7 @@ from typing import Any, Final
 from agents.core.clock import Clock, IdFactory
 from agents.errors import InvalidArgument, SessionConflict, SessionNotFound, StateDecodeError
 from agents.persistence.anchors import ANCHORS_TABLE
+from agents.persistence.blob_rows import BLOBS_TABLE, MENTION, with_blobs
 from agents.persistence.events import (
     EVENTS_TABLE,
     delete_events_plan,
@@ -39,6 +40,7 @@ from agents.records.codec import (
     to_dict,
 )
 from agents.records.compiled import replace_fields
+from agents.records.content import BlobStore, bind_blobs
 from agents.records.frozen import History
 from agents.records.json_text import dumps
 from agents.records.state import AgentState
@@ -90,7 +92,7 @@ CREATE TABLE IF NOT EXISTS steps (
 
 def schema_plan(path: str) -> Plan[None]:
     """Create the tables if missing; refuse a store of another schema version."""
-    for statement in [*_SCHEMA.split(";"), ANCHORS_TABLE, EVENTS_TABLE]:
+    for statement in [*_SCHEMA.split(";"), ANCHORS_TABLE, EVENTS_TABLE, BLOBS_TABLE]:
         if statement.strip():
             yield Query(statement)
     row = yield Query("SELECT version FROM agents_schema", fetch="one")
@@ -137,7 +139,9 @@ def create_plan(session: Session, known: Known | None = None) -> Plan[Session]:
         "INSERT INTO sessions VALUES (?, 1, ?, ?, ?, '{}', NULL, 0, 0)",
         (session.session_id, session.parent_session_id, now, now),
     )
-    written = yield from _write(session.session_id, session.state, 0, 0, None)
+    written = yield from with_blobs(
+        _write(session.session_id, session.state, 0, 0, None), session.state
+    )
     if known is not None:
         known.note(session.session_id, written)
     return session
@@ -168,15 +172,18 @@ def save_plan(
     if _time(created_at) != session.created_at:
         raise SessionConflict(recreated(session.session_id))
     rows = known.rows(session.session_id, version, stored_head) if known else None
-    written = yield from _write(
-        session.session_id,
+    written = yield from with_blobs(
+        _write(
+            session.session_id,
+            state,
+            message_count,
+            step_count,
+            execution_id,
+            stored_head,
+            rows,
+            (version + 1, encode_value(now)),
+        ),
         state,
-        message_count,
-        step_count,
-        execution_id,
-        stored_head,
-        rows,
-        (version + 1, encode_value(now)),
     )
     if known is not None:
         known.note(session.session_id, written)
@@ -297,7 +304,11 @@ def exists_plan(session_id: str) -> Plan[bool]:
     return row is not None
 
 
-def load_plan(path: str, session_id: str, known: Known | None = None) -> Plan[Session]:
+def load_plan(
+    path: str, session_id: str, known: Known | None = None, blobs: BlobStore | None = None
+) -> Plan[Session]:
+    """A stored session; with ``blobs`` (the store's own), the parts its rows refer to
+    read their bytes from there when they are needed."""
     if not storable_id(session_id):  # no session has it (and the database would refuse it)
         raise SessionNotFound(f"no session {session_id!r}")
     row = yield Query(
@@ -326,6 +337,9 @@ def load_plan(path: str, session_id: str, known: Known | None = None) -> Plan[Se
         raise StateDecodeError(f"{where}: unreadable rows ({exc})", "$") from None
     except StateDecodeError as exc:
         raise StateDecodeError(f"{where}: {exc.reason}", exc.path) from None
+    texts = (head, *(m[1] for m in messages), *(s[0] for s in steps))
+    if blobs is not None and any(MENTION in text for text in texts):
+        bind_blobs(state, blobs)
     if known is not None and layout is not None:
         sections = state.context.store
         known.note(

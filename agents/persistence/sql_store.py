@@ -13,6 +13,7 @@ from typing import Any
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.persistence.anchors import anchor_plan, read_anchor_plan
+from agents.persistence.blob_rows import SQLBlobStore
 from agents.persistence.events import (
     append_event_batches_plan,
     append_events_plan,
@@ -52,6 +53,7 @@ class SQLSessionStore:
         self._lock = threading.Lock()
         self._audit_logs: list[Any] = []  # anchored in every save's transaction
         self._known = Known()
+        self.blobs = SQLBlobStore(self._written, self._got)  # the bytes the parts refer to
 
     def _transaction(self) -> AbstractContextManager[Handle]:
         raise NotImplementedError
@@ -107,7 +109,7 @@ class SQLSessionStore:
         return self._written(_with_anchors(plan, self._audit_logs))
 
     def load(self, session_id: str) -> Session:
-        return self._got(load_plan(self.path, session_id, self._known))
+        return self._got(load_plan(self.path, session_id, self._known, self.blobs))
 
     def list(self) -> list[Session]:
         return self._got(list_plan())

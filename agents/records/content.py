@@ -30,7 +30,8 @@ from agents.records.registry import OPTIONAL
 
 __all__ = [
     "DEFAULT_LIMITS",
-    "MEDIAPARTS",
+    "MEDIA_PARTS",
+    "PARTS",
     "AudioPart",
     "Blob",
     "BlobStore",
@@ -49,6 +50,7 @@ __all__ = [
     "checked_bytes",
     "parse_data_url",
     "parts_of",
+    "signed_type",
     "text_of",
     "to_content",
 ]
@@ -240,8 +242,13 @@ class MemoryBlobStore:
     def put(self, data: bytes, media_type: str) -> Blob:
         """Keep ``data`` (once) and give its blob."""
         blob = Blob.of(data, media_type, self._limits)
-        self._bytes.setdefault(blob.sha256, blob.data())
+        self.put_blob(blob)
         return blob
+
+    def put_blob(self, blob: Blob) -> None:
+        """Keep the bytes ``blob`` holds or reads (not hashed again when it holds them)."""
+        if blob.sha256 not in self._bytes:
+            self._bytes[blob.sha256] = blob.data()
 
     def get(self, blob: Blob) -> bytes:
         """The bytes of ``blob``."""
@@ -424,7 +431,7 @@ class FilePart(MediaPart):
     kind: ClassVar[str] = "file"
 
 
-MEDIAPARTS: Final = (ImagePart, AudioPart, DocumentPart, FilePart)
+MEDIA_PARTS: Final = (ImagePart, AudioPart, DocumentPart, FilePart)
 
 Part = Union[TextPart, ImagePart, AudioPart, DocumentPart, FilePart, ReasoningPart]  # noqa: UP007
 """A part of a message."""
@@ -472,6 +479,17 @@ def to_content(value: Any) -> Any:
 
 
 idempotent(to_content)  # what the decoders give it, it gives back
+
+
+def signed_type(data: bytes) -> str | None:
+    """The media type whose signature ``data`` starts with, if any."""
+    for media_type, signatures in _SIGNATURES.items():
+        if data.startswith(signatures):
+            return media_type
+    for media_type, form in _RIFF.items():
+        if data[:4] == b"RIFF" and data[8:12] == form:
+            return media_type
+    return None
 
 
 def parts_of(content: Any) -> tuple[Part, ...]:

@@ -125,7 +125,9 @@ class AgentState(Record):
             raise InvalidType(f"with_goal takes a Goal or None, not {type(goal).__name__}")
         return self if goal is self.goal else replace_fields(self, goal=goal)
 
-    def with_steering_message(self, message: str | Message) -> AgentState:
+    def with_steering_message(
+        self, message: str | Part | Iterable[str | Part] | Message
+    ) -> AgentState:
         """A copy with a message queued to join the conversation right before the next
         inference (delivered even mid-run)."""
         return replace_fields(self, context=self.context.with_steering(_as_message(message)))

@@ -11,6 +11,7 @@ from pyrsistent.typing import PMap, PVector
 
 from agents.records.codec import MESSAGES_REF, OPTIONAL, RECORD
 from agents.records.compiled import replace_fields
+from agents.records.content import Content, to_content
 from agents.records.error_info import ErrorInfo
 from agents.records.frozen import (
     EMPTY_VECTOR,
@@ -73,6 +74,9 @@ class ToolExecution(Record):
     inputs: PVector[InputAnswer] | None = attrs.field(
         default=None, converter=to_optional_pvector, metadata={OPTIONAL: True}
     )
+    # What the tool gave back as parts (an image, a document...: docs/design/content.md),
+    # which its message carries; "" when its ``value`` is the message. Written when set.
+    content: Content = attrs.field(default="", converter=to_content, metadata={OPTIONAL: True})
 
     @property
     def name(self) -> str:

@@ -15,7 +15,7 @@ from typing import Any, Final
 import attrs
 from pyrsistent import PMap, PVector
 
-from agents.errors import AgentError
+from agents.errors import AgentError, ContentError
 from agents.records.compiled import replace_fields
 from agents.records.effects import ToolInvocation
 from agents.records.error_info import ErrorInfo
@@ -28,6 +28,7 @@ from agents.records.signals import StopReason, StopSignal
 from agents.records.state import AgentState
 from agents.records.step import ToolExecution
 from agents.tools.bridge import run_coroutine
+from agents.tools.media import is_media, media_content
 
 __all__ = [
     "INPUT_REQUIRED",
@@ -223,13 +224,19 @@ def from_value(
 ) -> ToolExecution:
     terminate = False
     child = None
+    content: Any = ""
     kind = type(value)
     if kind is ToolResult:
         terminate = value.terminate
         child = value.child
         value = value.value
         kind = type(value)
-    if kind not in _PLAIN or (kind is float and not math.isfinite(value)):
+    if kind not in _PLAIN and is_media(value):  # an image, a document...: parts
+        try:
+            content, value = media_content(value), None
+        except ContentError as exc:
+            return failed(invocation, "InvalidToolResult", f"{invocation.tool_call.name}: {exc}")
+    elif kind not in _PLAIN or (kind is float and not math.isfinite(value)):
         problem = json_problem(value, "result", 0)
         if problem is not None:
             return failed(
@@ -250,6 +257,7 @@ def from_value(
         started_at if completed is None else completed(),
         child,
         None,  # inputs
+        content,
     )
 
 

@@ -1,0 +1,112 @@
+"""An audit log and its blobs as one file (``agents bundle``), and read back
+(docs/design/content.md).
+
+A bundle is a zip holding ``<name>.jsonl`` and ``<name>.jsonl.blobs/<aa>/<sha256>``, its
+entries in name order with a fixed time, so the same log and blobs give the same bytes.
+Reading one extracts it into a temporary folder, taking only those names (no path leads
+out of the folder), no entry past the blob size limit and no more than the entries say.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Final
+
+from agents.audit.blobs import blob_store, check_blobs, references
+from agents.audit.chain import parse_line, read_bytes
+from agents.errors import StateDecodeError
+from agents.records.content import DEFAULT_LIMITS, Blob
+
+__all__ = ["opened", "write_bundle"]
+
+_EPOCH: Final = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry holds
+_BLOB_NAME: Final = re.compile(r"[0-9a-f]{2}/[0-9a-f]{64}")
+MAX_LOG_BYTES: Final = 1 << 30  # what a bundle's log may hold uncompressed
+
+
+def write_bundle(
+    log: str | os.PathLike[str], out: str | os.PathLike[str], blobs: Any = None
+) -> int:
+    """Write ``log`` and every blob it refers to (from ``blobs``, the folder beside it by
+    default) into the zip ``out``, replacing it whole or not at all; how many blobs. A blob
+    that is missing or altered is an ``AuditLogTampered`` naming it: nothing is written."""
+    store = blob_store(log, blobs)
+    check_blobs(log, store)
+    data = read_bytes(log)
+    name = Path(log).name
+    found: dict[str, Blob] = {}
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if b'"kind":"Blob"' in raw:
+            for ref in references(parse_line(raw, log, number)):
+                found[ref["sha256"]] = Blob(
+                    sha256=ref["sha256"], media_type=ref["media_type"], size=ref["size"]
+                )
+    target = Path(out)
+    handle, temporary = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.")
+    try:
+        with os.fdopen(handle, "wb") as file, zipfile.ZipFile(file, "w") as bundle:
+            _add(bundle, name, data, zipfile.ZIP_DEFLATED)
+            for sha, blob in sorted(found.items()):
+                entry = f"{name}.blobs/{sha[:2]}/{sha}"
+                _add(bundle, entry, store.get(blob), zipfile.ZIP_STORED)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return len(found)
+
+
+def _add(bundle: zipfile.ZipFile, name: str, data: bytes, compression: int) -> None:
+    entry = zipfile.ZipInfo(name, date_time=_EPOCH)
+    entry.compress_type = compression
+    entry.external_attr = 0o644 << 16
+    bundle.writestr(entry, data)
+
+
+@contextlib.contextmanager
+def opened(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """The audit log inside the bundle at ``path``, extracted with its blobs into a
+    temporary folder for the ``with`` block. ``StateDecodeError`` for a file that is no
+    bundle, or an entry it should not hold."""
+    try:
+        bundle = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise StateDecodeError(f"{path}: not a bundle ({exc})") from None
+    with bundle, tempfile.TemporaryDirectory(prefix="agents-bundle-") as folder:
+        logs = [entry for entry in bundle.infolist() if "/" not in entry.filename]
+        if len(logs) != 1 or not logs[0].filename.endswith(".jsonl"):
+            raise StateDecodeError(f"{path}: a bundle holds one audit log (*.jsonl) at its top")
+        log = logs[0].filename
+        for entry in bundle.infolist():
+            _extract(bundle, entry, log, Path(folder), path)
+        yield Path(folder) / log
+
+
+def _extract(
+    bundle: zipfile.ZipFile, entry: zipfile.ZipInfo, log: str, folder: Path, path: Any
+) -> None:
+    name = entry.filename
+    if name == log:
+        limit = MAX_LOG_BYTES
+    elif name.startswith(f"{log}.blobs/") and _BLOB_NAME.fullmatch(name[len(log) + 7 :]):
+        limit = DEFAULT_LIMITS.max_blob_bytes
+    elif name.endswith("/") and entry.file_size == 0:
+        return  # a folder's entry
+    else:
+        raise StateDecodeError(f"{path}: an entry a bundle does not hold: {name!r:.120}")
+    try:
+        with bundle.open(entry) as source:
+            data = source.read(limit + 1)
+    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as exc:
+        raise StateDecodeError(f"{path}: {name!r:.120} cannot be read ({exc})") from None
+    if len(data) > limit:
+        raise StateDecodeError(f"{path}: {name!r:.120} is larger than {limit:,} bytes")
+    target = folder / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(data)

@@ -1,0 +1,114 @@
+"""Blobs in a session store's own table (docs/design/content.md): a save writes the bytes
+of the parts its rows refer to in the same transaction, and ``store.blobs`` is the store
+as a ``BlobStore``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final
+
+from agents.errors import BlobCorrupted, BlobNotFound
+from agents.persistence.plans import Many, Plan, Query, T
+from agents.records.codec import loads
+from agents.records.content import DEFAULT_LIMITS, Blob, ContentLimits, blobs_in, checked_bytes
+
+__all__ = ["BLOBS_TABLE", "MENTION", "SQLBlobStore", "with_blobs"]
+
+BLOBS_TABLE: Final = """
+CREATE TABLE IF NOT EXISTS blobs (
+    sha256 TEXT PRIMARY KEY, media_type TEXT NOT NULL, size INTEGER NOT NULL,
+    data BYTEA NOT NULL
+)"""
+MENTION: Final = '"kind":"Blob"'  # how a blob reference starts in a row's JSON
+_INSERT: Final = "INSERT INTO blobs VALUES (?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING"
+
+
+def with_blobs(plan: Plan[T], state: Any) -> Plan[T]:
+    """``plan`` (a write of ``state``), then the bytes of each blob its rows refer to,
+    from the blobs ``state`` holds or can read, in the same transaction: no row refers to
+    bytes the store does not have, and a blob with no bytes here (``BlobNotFound``) fails
+    the write before it commits."""
+    mentioned: set[str] = set()
+    result: Any = None
+    while True:
+        try:
+            statement = plan.send(result)
+        except StopIteration as stop:
+            returned: T = stop.value
+            break
+        rows = statement.rows if isinstance(statement, Many) else [statement.parameters]
+        for row in rows:
+            for value in row:
+                if type(value) is str and MENTION in value:
+                    mentioned.update(_references(loads(value)))
+        result = yield statement
+    if mentioned:
+        found = {blob.sha256: blob for blob in blobs_in(state) if blob.sha256 in mentioned}
+        for sha in sorted(mentioned):
+            blob = found.get(sha)
+            if blob is None:
+                raise BlobNotFound(sha, "the state refers to it and holds no such blob")
+            yield Query(_INSERT, (sha, blob.media_type, blob.size, blob.data()))
+    return returned
+
+
+def _references(data: Any) -> set[str]:
+    found = set()
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("kind") == "Blob" and isinstance(item.get("sha256"), str):
+                found.add(item["sha256"])
+            else:
+                stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+class SQLBlobStore:
+    """A session store's ``blobs`` table as a ``BlobStore`` (``store.blobs``)."""
+
+    def __init__(
+        self,
+        written: Callable[[Plan[Any]], Any],
+        read: Callable[[Plan[Any]], Any],
+        limits: ContentLimits = DEFAULT_LIMITS,
+    ) -> None:
+        self._written, self._read, self._limits = written, read, limits
+
+    def put(self, data: bytes, media_type: str) -> Blob:
+        """Store ``data`` (once, in one transaction) and give its blob."""
+        blob = Blob.of(data, media_type, self._limits)
+        self._written(_put(blob))
+        return blob
+
+    def get(self, blob: Blob) -> bytes:
+        """The bytes of ``blob``: ``BlobNotFound``, or ``BlobCorrupted`` when the stored
+        bytes do not hash to it."""
+        row = self._read(_get(blob.sha256))
+        if row is None:
+            raise BlobNotFound(blob.sha256, "not in this session store")
+        data = row[0]
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise BlobCorrupted(blob.sha256, f"a {type(data).__name__} where bytes belong")
+        return checked_bytes(blob, bytes(data))
+
+    def has(self, blob: Blob) -> bool:
+        """Whether the bytes of ``blob`` are here."""
+        return self._read(_has(blob.sha256)) is not None
+
+
+def _put(blob: Blob) -> Plan[None]:
+    yield Query(_INSERT, (blob.sha256, blob.media_type, blob.size, blob.data()))
+
+
+def _get(sha256: str) -> Plan[Any]:
+    row = yield Query("SELECT data FROM blobs WHERE sha256 = ?", (sha256,), fetch="one")
+    return row
+
+
+def _has(sha256: str) -> Plan[Any]:
+    row = yield Query("SELECT 1 FROM blobs WHERE sha256 = ?", (sha256,), fetch="one")
+    return row

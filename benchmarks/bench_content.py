@@ -1,0 +1,125 @@
+"""Binary content: a 100-step tool run whose first message holds a 5 MB image, against the
+same run with a text message, on the engine alone and audited (``durability="none"``);
+what the image costs in the state's JSON and in each audit record, and how many times its
+bytes are stored (once) in the audit log's folder and a SQLite session.
+
+``python benchmarks/bench_content.py [--quick] [--json]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from agents import AgentLoop, AgentState, AuditLog, ImagePart, SQLiteSessionStore, tool
+from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, reply
+
+IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (5_000_000 // 256)  # ~5 MB
+
+
+@tool
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def loop(steps: int) -> AgentLoop:
+    script = [call("add", a=i, b=1) for i in range(steps - 1)] + [reply("done")]
+    return AgentLoop(
+        ScriptedDriver(script),
+        tools=[add],
+        max_steps=steps,
+        clock=TickingClock(),
+        ids=SequentialIds(),
+    )
+
+
+def initial(image: ImagePart | None) -> AgentState:
+    first: Any = ["What is in this picture?", image] if image is not None else "What is 1 + 1?"
+    return AgentState.initial("You add numbers.", messages=[first])
+
+
+def per_step(steps: int, image: ImagePart | None, folder: Path | None, repeats: int) -> float:
+    """Best µs a step over ``repeats`` runs (audited into ``folder`` when given)."""
+    best = float("inf")
+    for round_ in range(repeats):
+        run = loop(steps)
+        state = initial(image)
+        if folder is not None:
+            log = AuditLog.open(folder / f"run-{round_}.jsonl", durability="none")
+            run = run.with_listeners(log)
+        start = time.perf_counter()
+        final = run.run(state)
+        elapsed = time.perf_counter() - start
+        if folder is not None:
+            log.close()
+        assert final.step_count == steps
+        best = min(best, elapsed / steps * 1e6)
+    return best
+
+
+def measure(steps: int, repeats: int) -> dict[str, Any]:
+    image = ImagePart.from_bytes(IMAGE, "image/png")
+    with tempfile.TemporaryDirectory() as directory:
+        folder = Path(directory)
+        plain, pictured = folder / "plain", folder / "pictured"
+        plain.mkdir()
+        pictured.mkdir()
+        engine_text = per_step(steps, None, None, repeats)
+        engine_image = per_step(steps, image, None, repeats)
+        audited_text = per_step(steps, None, plain, repeats)
+        audited_image = per_step(steps, image, pictured, repeats)
+        text_log = (plain / "run-0.jsonl").read_bytes().splitlines()
+        image_log = (pictured / "run-0.jsonl").read_bytes().splitlines()
+        blob_files = [p for p in (pictured / "run-0.jsonl.blobs").rglob("*") if p.is_file()]
+        final = loop(steps).run(initial(image))
+        store = SQLiteSessionStore(folder / "sessions.db")
+        store.create(final, session_id="s")
+        store.close()
+        rows = (
+            sqlite3.connect(folder / "sessions.db").execute("SELECT COUNT(*) FROM blobs").fetchone()
+        )
+        reference = len(image.to_json()) - len('"schema_version":1,')
+        return {
+            "steps": steps,
+            "image bytes": len(IMAGE),
+            "engine us/step (text)": engine_text,
+            "engine us/step (image)": engine_image,
+            "engine ratio": engine_image / engine_text,
+            "audited us/step (text)": audited_text,
+            "audited us/step (image)": audited_image,
+            "audited ratio": audited_image / audited_text,
+            "reference bytes": reference,
+            "state JSON bytes over text": len(final.to_json())
+            - len(loop(steps).run(initial(None)).to_json()),
+            "largest record over text": max(map(len, image_log)) - max(map(len, text_log)),
+            "records naming the image": sum(
+                image.blob.sha256.encode() in line for line in image_log
+            ),
+            "audit log blob files": len(blob_files),
+            "SQLite blob rows": rows[0],
+        }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    found = measure(100, 2 if args.quick else 7)
+    if args.json:
+        print(json.dumps(found))
+        return
+    for key, value in found.items():
+        print(f"{key:>28}: {value:,.3f}" if isinstance(value, float) else f"{key:>28}: {value}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
