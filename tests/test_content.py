@@ -291,3 +291,16 @@ def test_parts_go_to_the_provider_in_the_chat_completions_form():
     }
     with pytest.raises(ContentError, match="by URL"):
         wire_message(Message.user(DocumentPart.from_url("https://x.test/a.pdf")))
+
+
+def test_token_estimates_count_media_and_reasoning():
+    from agents import estimate_tokens
+    from agents.core.compilers import IMAGE_TOKENS
+
+    text = estimate_tokens(Message.user("abcdefgh"))
+    assert text == 4 + 2
+    assert estimate_tokens(Message.user(["abcdefgh", image()])) == text + IMAGE_TOKENS
+    audio = AudioPart.from_bytes(WAV, "audio/wav")
+    assert estimate_tokens(Message.user(["abcdefgh", audio])) == text + len(WAV) // 500
+    thought = Message(role=Role.ASSISTANT, content=[ReasoningPart(text="x" * 40), "abcdefgh"])
+    assert estimate_tokens(thought) == text + 10

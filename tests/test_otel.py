@@ -569,3 +569,27 @@ def test_chat_spans_take_the_request_model_when_the_driver_reports_none(traced, 
         assert gen_ai.GEN_AI_RESPONSE_MODEL not in chat.attributes
     (tool_span,) = by_name(live)["execute_tool add"]
     assert tool_span.attributes[gen_ai.GEN_AI_AGENT_NAME] == "adder"
+
+
+def test_captured_content_holds_parts_as_references_never_bytes(traced):
+    """An image in the conversation and one a tool gave back: with ``capture_content``,
+    spans hold their media type, hash and size, never their bytes."""
+    import base64
+
+    from agents import AgentState, ImagePart, tool
+
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4
+    image = ImagePart.from_bytes(png, "image/png")
+
+    @tool
+    def screenshot() -> bytes:
+        """Take a screenshot."""
+        return png
+
+    provider, exporter = traced
+    loop = make_loop(call("screenshot"), reply("seen"), tools=[screenshot])
+    final = loop.run(AgentState.initial("s", messages=[["look", image]]))
+    export(final, provider, capture_content=True)
+    everything = repr([dict(s.attributes) for s in exporter.get_finished_spans()])
+    assert everything.count(image.blob.sha256) >= 2  # the question, and the tool's result
+    assert base64.b64encode(png).decode()[:24] not in everything

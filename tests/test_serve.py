@@ -640,6 +640,32 @@ def test_ag_ui_runs_answer_with_ag_ui_events(server):
         assert session["kind"] == "AgentState"
 
 
+def test_ag_ui_streams_reasoning_with_the_protocols_reasoning_events(server):
+    """A reasoning model's answer: a reasoning message (REASONING_START, MESSAGE_START,
+    CONTENT, MESSAGE_END, END) per part, what the provider withheld as its encrypted
+    value, then the text; every event valid by the ag-ui-protocol package's types."""
+    with httpx.Client() as client:
+        events = agui(
+            client,
+            server.url,
+            run_input("thread-r", "run-r", [{"id": "u1", "role": "user", "content": "think"}]),
+        )
+    kinds = [event.type.value for event in events]
+    first = kinds.index("REASONING_START")
+    assert kinds[first : first + 5] == [
+        "REASONING_START",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+        "REASONING_END",
+    ]
+    assert events[first + 2].delta == "The user wants me to think."
+    assert "REASONING_ENCRYPTED_VALUE" in kinds
+    assert kinds.index("REASONING_END") < kinds.index("TEXT_MESSAGE_START")
+    texts = [e.delta for e in events if e.type.value == "TEXT_MESSAGE_CONTENT"]
+    assert texts == ["I thought about it."]
+
+
 def test_ag_ui_keeps_the_servers_history_not_the_clients(server):
     """A second turn whose messages lost the first turn's tool call (as a client dropping a
     streamed call would send): the server's session goes on from its own history."""
@@ -1869,3 +1895,61 @@ def test_the_page_is_package_data_served_as_static_files():
             assert answer.status_code == 200 and kind in answer.headers["content-type"]
             assert answer.content == (folder / name).read_bytes()
         assert client.get("/sessions/x").status_code == 401
+
+
+@pytest.mark.skipif(
+    __import__("helpers").CHROMIUM is None,
+    reason="Chromium is not installed here (.ci/run installs Debian's chromium)",
+)
+def test_the_page_shows_a_tools_image_as_a_thumbnail_and_reasoning_folded(server, tmp_path):
+    """In headless Chromium: a tool's screenshot is shown as a thumbnail (fetched from the
+    session's images, decoded by the browser), and a reasoning model's thinking sits folded
+    above its answer."""
+    browser = Browser(f"{server.url}/", tmp_path / "profile")
+    try:
+        browser.wait_for("document.readyState === 'complete' && !!document.getElementById('send')")
+        browser.evaluate(
+            "document.getElementById('message').value = 'shot';"
+            "document.getElementById('send').requestSubmit(); true"
+        )
+        size = browser.wait_for(
+            "(() => { const i = document.querySelector('img.thumb');"
+            " return i && i.complete && i.naturalWidth ?"
+            " [i.naturalWidth, i.naturalHeight] : null; })()"
+        )
+        assert size == [40, 30]
+        browser.evaluate(
+            "document.getElementById('message').value = 'think';"
+            "document.getElementById('send').requestSubmit(); true"
+        )
+        browser.wait_for("!!document.querySelector('details.reasoning')")
+        folded = browser.evaluate(
+            "(() => { const d = document.querySelector('details.reasoning');"
+            " return [d.open, d.querySelector('pre').textContent]; })()"
+        )
+        assert folded == [False, "The user wants me to think."]
+        browser.wait_for(
+            "document.getElementById('log').textContent.includes('I thought about it.')"
+        )
+    finally:
+        browser.close()
+
+
+def test_a_sessions_images_are_served_by_hash_and_nothing_else(server):
+    """GET /sessions/{id}/images/{sha256}: an image the session holds, with nosniff and a
+    policy that runs nothing; any other hash is a 404."""
+    import hashlib
+
+    from serve_agent import PNG
+
+    with httpx.Client() as client:
+        client.post(f"{server.url}/sessions", json={"session_id": "pics"})
+        send(client, server.url, "pics", "shot")
+        sha = hashlib.sha256(PNG).hexdigest()
+        got = client.get(f"{server.url}/sessions/pics/images/{sha}")
+        assert got.status_code == 200 and got.content == PNG
+        assert got.headers["content-type"] == "image/png"
+        assert got.headers["x-content-type-options"] == "nosniff"
+        assert got.headers["content-security-policy"] == "default-src 'none'"
+        assert client.get(f"{server.url}/sessions/pics/images/{'0' * 64}").status_code == 404
+        assert client.get(f"{server.url}/sessions/pics/images/..%2F..").status_code == 404

@@ -13,11 +13,13 @@ from collections.abc import Callable
 from typing import Final, Protocol, runtime_checkable
 
 from agents.errors import ConfigurationError
+from agents.records.content import AudioPart, ImagePart, MediaPart, ReasoningPart
 from agents.records.context import AgentContext
 from agents.records.frozen import CHUNK, History
 from agents.records.messages import Message, Role
 
 __all__ = [
+    "IMAGE_TOKENS",
     "CachedCount",
     "DefaultCompiler",
     "MessageCompiler",
@@ -28,14 +30,35 @@ __all__ = [
 _PER_MESSAGE: Final = 4  # role and separators, as chat formats spend them
 
 
+IMAGE_TOKENS: Final = 1_000
+"""What ``estimate_tokens`` counts for an image: about what the providers charge for one of
+a megapixel (Anthropic about 1,400, OpenAI 765 in high detail, Gemini 258 a tile)."""
+
+
 def estimate_tokens(message: Message) -> int:
-    """A provider-neutral estimate: a token per 4 characters of content and tool-call
-    arguments, plus 4 per message. Pass a real counter (``LiteLLMDriver.token_counter``)
-    where the budget must be exact."""
+    """A provider-neutral estimate: a token per 4 characters of content, reasoning and
+    tool-call arguments, plus 4 per message; an image ``IMAGE_TOKENS``, audio a token per
+    500 bytes (about 32 a second, as Gemini counts), a document or file a token per 4
+    bytes. Pass a real counter (``LiteLLMDriver.token_counter``, which counts images as
+    the model's provider does) where the budget must be exact."""
     size = len(message.text)
+    media = 0
+    if type(message.content) is not str:
+        for part in message.parts:
+            if isinstance(part, ReasoningPart):
+                size += len(part.text or part.redacted or "")
+            elif isinstance(part, MediaPart):
+                media += _media_tokens(part)
     for call in message.tool_calls:
         size += len(call.name) + sum(len(str(k)) + len(str(v)) for k, v in call.arguments.items())
-    return _PER_MESSAGE + (size + 3) // 4
+    return _PER_MESSAGE + (size + 3) // 4 + media
+
+
+def _media_tokens(part: MediaPart) -> int:
+    if isinstance(part, ImagePart):
+        return IMAGE_TOKENS
+    size = part.blob.size if part.blob is not None else 0
+    return size // 500 if isinstance(part, AudioPart) else (size + 3) // 4
 
 
 class CachedCount:

@@ -433,7 +433,8 @@ def _tool_spans(
     if texts.capture:
         attributes[TOOL_ARGUMENTS] = texts.json(call.arguments)
         if error is None:
-            attributes[TOOL_RESULT] = texts.json(execution.value)
+            result = execution.content or execution.value  # parts: references, never bytes
+            attributes[TOOL_RESULT] = texts.json(result)
     yield SpanPlan(
         name=f"execute_tool {call.name}",
         kind="internal",

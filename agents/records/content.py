@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_LIMITS",
     "MEDIA_PARTS",
     "PARTS",
+    "SHOWN_IMAGES",
     "AudioPart",
     "Blob",
     "BlobStore",
@@ -50,6 +51,7 @@ __all__ = [
     "checked_bytes",
     "parse_data_url",
     "parts_of",
+    "shown_image",
     "signed_type",
     "text_of",
     "to_content",
@@ -489,6 +491,18 @@ def signed_type(data: bytes) -> str | None:
     for media_type, form in _RIFF.items():
         if data[:4] == b"RIFF" and data[8:12] == form:
             return media_type
+    return None
+
+
+SHOWN_IMAGES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""The images a page may show as they are (no SVG: it may carry a script)."""
+
+
+def shown_image(value: Any, sha256: str) -> Blob | None:
+    """The blob of an image ``value`` holds by that hash (of ``SHOWN_IMAGES``), if any."""
+    for blob in blobs_in(value):
+        if blob.sha256 == sha256 and blob.media_type in SHOWN_IMAGES:
+            return blob
     return None
 
 

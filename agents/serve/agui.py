@@ -25,6 +25,12 @@ from typing import Any, Final
 
 from ag_ui.core import (
     Interrupt,
+    ReasoningEncryptedValueEvent,
+    ReasoningEndEvent,
+    ReasoningMessageContentEvent,
+    ReasoningMessageEndEvent,
+    ReasoningMessageStartEvent,
+    ReasoningStartEvent,
     RunAgentInput,
     RunErrorEvent,
     RunFinishedEvent,
@@ -348,6 +354,21 @@ def _undecided(state: AgentState) -> list[Any]:
     return [call for call in state.pending_approvals if call.id not in decided]
 
 
+def _described(parts: list[Any]) -> str:
+    """A tool's parts as text for a client: text as it is, media by type and name."""
+    shown = []
+    for part in parts:
+        if not isinstance(part, dict):
+            continue
+        if part.get("kind") == "TextPart":
+            shown.append(str(part.get("text", "")))
+        else:
+            shown.append(
+                f"[{part.get('media_type', 'media')} {part.get('name') or ''}]".replace(" ]", "]")
+            )
+    return "\n".join(shown)
+
+
 def _make(model: Any, **fields: Any) -> Any:
     """An AG-UI model from its fields by their wire names (validated, as a client would)."""
     return model.model_validate(fields)
@@ -370,13 +391,23 @@ class _Translator:
     def __init__(self) -> None:
         self.failure: str | None = None
         self._open: str | None = None  # the text message being streamed
+        self._thinking: str | None = None  # the reasoning message being streamed
         self._count = 0
 
     def events(self, event: dict[str, Any]) -> Iterator[Any]:
         kind = event.get("type")
         if event.get("depth"):
             return  # a sub-agent's: its parent's tool call stands for it
-        if kind == "InferenceDelta" and event.get("content"):
+        if kind == "ReasoningDelta" and event.get("content"):
+            if self._thinking is None:
+                self._count += 1
+                self._thinking = f"reasoning-{event.get('step')}-{self._count}"
+                yield from self._reasoning_start(self._thinking)
+            yield _make(
+                ReasoningMessageContentEvent, messageId=self._thinking, delta=event["content"]
+            )
+        elif kind == "InferenceDelta" and event.get("content"):
+            yield from self._reasoning_end()
             if self._open is None:
                 self._count += 1
                 self._open = f"msg-{event.get('step')}-{self._count}"
@@ -389,6 +420,9 @@ class _Translator:
             call = execution.get("tool_call") or {}
             error = execution.get("error")
             content = error.get("message") if isinstance(error, dict) else execution.get("value")
+            parts = execution.get("content")
+            if error is None and isinstance(parts, list):  # parts: their text, the rest named
+                content = _described(parts)
             yield _make(
                 ToolCallResultEvent,
                 messageId=f"tool-{call.get('id')}",
@@ -401,9 +435,51 @@ class _Translator:
         elif kind == "ExecutionCompleted" and event.get("status") == "failed":
             self.failure = self.failure or "the run failed"
 
+    def _reasoning_start(self, message_id: str) -> Iterator[Any]:
+        yield _make(ReasoningStartEvent, messageId=message_id)
+        yield _make(ReasoningMessageStartEvent, messageId=message_id, role="reasoning")
+
+    def _reasoning_end(self) -> Iterator[Any]:
+        if self._thinking is not None:
+            yield _make(ReasoningMessageEndEvent, messageId=self._thinking)
+            yield _make(ReasoningEndEvent, messageId=self._thinking)
+            self._thinking = None
+
+    def _reasoning(self, parts: list[Any], step: Any) -> Iterator[Any]:
+        """The reasoning of an answer that was not streamed: a reasoning message per
+        part, and what the provider withheld as its encrypted value."""
+        for part in parts:
+            self._count += 1
+            message_id = f"reasoning-{step}-{self._count}"
+            yield from self._reasoning_start(message_id)
+            if part.get("text"):
+                yield _make(ReasoningMessageContentEvent, messageId=message_id, delta=part["text"])
+            if part.get("redacted"):
+                yield _make(
+                    ReasoningEncryptedValueEvent,
+                    subtype="message",
+                    entityId=message_id,
+                    encryptedValue=part["redacted"],
+                )
+            yield _make(ReasoningMessageEndEvent, messageId=message_id)
+            yield _make(ReasoningEndEvent, messageId=message_id)
+
     def _answer(self, event: dict[str, Any]) -> Iterator[Any]:
         response = event.get("response") or {}
         content = response.get("content") or ""
+        if isinstance(content, list):  # parts: reasoning, then the text
+            reasoning = [
+                p for p in content if isinstance(p, dict) and p.get("kind") == "ReasoningPart"
+            ]
+            if self._thinking is None and self._open is None:  # not streamed
+                yield from self._reasoning(reasoning, event.get("step"))
+            texts = [
+                p.get("text")
+                for p in content
+                if isinstance(p, dict) and p.get("kind") == "TextPart"
+            ]
+            content = "\n".join(t for t in texts if isinstance(t, str))
+        yield from self._reasoning_end()
         if self._open is not None:  # streamed: close it
             yield _make(TextMessageEndEvent, messageId=self._open)
             self._open = None

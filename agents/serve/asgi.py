@@ -12,8 +12,6 @@ when the session store cannot be used (locked, its connection lost).
 from __future__ import annotations
 
 import contextlib
-import hmac
-import ipaddress
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
@@ -28,6 +26,7 @@ from starlette.types import ASGIApp
 
 from agents.errors import (
     AgentError,
+    ContentError,
     InvalidArgument,
     ResourceError,
     SessionConflict,
@@ -37,8 +36,10 @@ from agents.errors import (
 )
 from agents.persistence.runtime import SessionRuntime
 from agents.records.codec import encode_value
+from agents.records.content import shown_image
 from agents.records.json_text import dumps
 from agents.records.state import AgentState
+from agents.serve.guard import LOOPBACK_HOSTS, Guard, is_loopback
 from agents.serve.page import STATIC, page_html
 from agents.serve.runs import (
     UNFINISHED,
@@ -166,6 +167,7 @@ def app(
         Route("/sessions/{session_id}", _get(runtime), methods=["GET"]),
         Route("/sessions/{session_id}", _delete(runtime, runs), methods=["DELETE"]),
         Route("/sessions/{session_id}/timeline", _timeline(runtime), methods=["GET"]),
+        Route("/sessions/{session_id}/images/{sha256}", _image(runtime), methods=["GET"]),
         Route("/sessions/{session_id}/messages", _messages(runtime, runs), methods=["POST"]),
         Route("/sessions/{session_id}/events", _events(runtime, runs), methods=["GET"]),
         Route("/sessions/{session_id}/approvals", _approvals(runtime, runs), methods=["POST"]),
@@ -196,14 +198,14 @@ def app(
         exception_handlers={HTTPException: _http_error, Exception: _server_error},
     )
     hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
-    return _Guard(application, token, hosts, same_origin)
+    return Guard(application, token, hosts, same_origin)
 
 
 def guarded(application: Any, *, token: str | None) -> Any:
     """Any ASGI ``application`` (the MCP SDK's, for ``agents mcp-serve --transport http``)
     behind ``app``'s bearer token: with ``token``, every HTTP request but one for ``/``
     needs ``Authorization: Bearer <token>`` (a one-line JSON ``401`` otherwise)."""
-    return _Guard(application, token, None, False)
+    return Guard(application, token, None, False)
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -219,73 +221,6 @@ async def _server_error(request: Request, exc: Exception) -> Response:
     """A failure nothing else answers: 500 with one line of JSON naming its type (never
     its text, which could hold anything); the server's log has the rest."""
     return _error(500, f"internal error ({type(exc).__name__})")
-
-
-LOOPBACK_HOSTS: Final = frozenset({"127.0.0.1", "localhost", "[::1]"})
-"""The names a server on a loopback address answers to (``Host``, any port)."""
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (an address to bind) is this machine only."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def _host_name(host: str) -> str:
-    """The host a ``Host`` header names, without its port."""
-    if host.startswith("["):  # an IPv6 address: [::1]:8000
-        end = host.find("]")
-        return host[: end + 1] if end >= 0 else host
-    return host.split(":", 1)[0]
-
-
-def _is_page(path: str) -> bool:
-    """Whether ``path`` is the chat page's or one of its files (served without a token)."""
-    return path == "/" or path.startswith("/static/")
-
-
-class _Guard:
-    """The allowed hosts, the same-origin rule and the bearer token on every request (the
-    token: but the page's), and one-line JSON errors."""
-
-    def __init__(
-        self, inner: Any, token: str | None, hosts: frozenset[str] | None, same_origin: bool
-    ) -> None:
-        self.inner = inner
-        self.token = token
-        self.hosts = hosts
-        self.same_origin = same_origin
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        refused = self._refusal(scope) if scope["type"] == "http" else None
-        if refused is not None:
-            await _error(*refused)(scope, receive, send)
-            return
-        await self.inner(scope, receive, send)
-
-    def _refusal(self, scope: Any) -> tuple[int, str] | None:
-        """The status and reason a request is refused with, or ``None``."""
-        headers = dict(scope.get("headers") or [])
-        host = headers.get(b"host", b"").decode("latin-1").strip().lower()
-        if self.hosts is not None and _host_name(host) not in self.hosts:
-            allowed = ", ".join(sorted(self.hosts))
-            return 403, f"this server answers to {allowed} only, not to {_host_name(host)!r}"
-        origin = headers.get(b"origin")
-        if self.same_origin and origin is not None:
-            seen = origin.decode("latin-1").strip().lower()
-            if seen.partition("://")[2] != host:  # a page of another host or port
-                return 403, f"a page of another origin ({seen!r}) may not call this server"
-        if self.token is not None and not _is_page(scope["path"]):
-            # the scheme's name is case-insensitive (RFC 7235): "bearer T" is "Bearer T"
-            scheme, _, given = headers.get(b"authorization", b"").partition(b" ")
-            good = hmac.compare_digest(given.strip(), self.token.encode())
-            if scheme.lower() != b"bearer" or not good:
-                return 401, "a bearer token is required"
-        return None
 
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -341,6 +276,30 @@ def _timeline(runtime: SessionRuntime) -> Handler:
         return _json({"rows": rows, "status": _status(session.state)})
 
     return _handler(timeline)
+
+
+def _image(runtime: SessionRuntime) -> Handler:
+    """An image of the session by its hash (the page's thumbnails): images only, unsniffed."""
+
+    async def image(request: Request) -> Response:
+        session = await _blocking(runtime.get, request.path_params["session_id"])
+        blob = shown_image(session.state, request.path_params["sha256"])
+        try:
+            data = await _blocking(blob.data) if blob is not None else None
+        except ContentError as exc:  # its bytes are not here, or not whole
+            return _error(404, str(exc))
+        if blob is None or data is None:
+            return _error(404, "this session holds no such image")
+        return Response(data, media_type=blob.media_type, headers=_IMAGE_HEADERS)
+
+    return _handler(image)
+
+
+_IMAGE_HEADERS: Final = {  # never sniffed, never run, kept a day
+    "X-Content-Type-Options": "nosniff",
+    "Content-Security-Policy": "default-src 'none'",
+    "Cache-Control": "private, max-age=86400",
+}
 
 
 def _status(state: AgentState) -> str | None:

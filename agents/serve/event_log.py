@@ -117,13 +117,13 @@ def event_type(text: str) -> str:
 # of streamed text, a tool starting (it may be slow), a step done, a run ending. The others
 # wait for the next of these, so that a step costs one or two transactions, not one an event.
 _AT_ONCE: Final = frozenset(
-    {"InferenceDelta", "ToolCallStarted", "StepCompleted", "ExecutionCompleted"}
+    {"InferenceDelta", "ReasoningDelta", "ToolCallStarted", "StepCompleted", "ExecutionCompleted"}
 )
 # ... of which the run goes on without waiting for the commit (the next write that waits,
 # at the step's end at the latest, waits for them too: the log commits in order). Only
 # committed events are streamed, so a crash before their commit loses none a client saw,
 # and the step they belong to runs again from the last checkpoint.
-_UNAWAITED: Final = frozenset({"InferenceDelta", "ToolCallStarted"})
+_UNAWAITED: Final = frozenset({"InferenceDelta", "ReasoningDelta", "ToolCallStarted"})
 # Where the store can commit events with a session's state (``save_with_events``), the end
 # of a step or run is committed with the checkpoint or save that follows it (one
 # transaction a step, and the step's events and state committed together), and a tool's

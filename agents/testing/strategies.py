@@ -11,12 +11,20 @@ failures shrink to short, readable scripts: fewer steps, fewer calls, plain valu
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from agents.drivers.scripted import ScriptedDriver, ScriptStep, call, calls, fail, reply
+from agents.records.content import (
+    AudioPart,
+    DocumentPart,
+    FilePart,
+    ImagePart,
+    ReasoningPart,
+    TextPart,
+)
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.messages import Message, Role
 from agents.records.state import AgentState
@@ -28,9 +36,11 @@ from agents.tools.tool import Tool, Tools
 __all__ = [
     "AgentMachine",
     "agent_states",
+    "contents",
     "from_schema",
     "inference_responses",
     "messages",
+    "parts",
     "scripts",
     "texts",
     "tool_calls",
@@ -53,16 +63,57 @@ def usages() -> st.SearchStrategy[Usage]:
         output_tokens=st.integers(0, 500),
         cache_read_tokens=st.integers(0, 100),
         cost=st.floats(0, 1, allow_nan=False, allow_infinity=False),
+        cache_write_tokens=st.integers(0, 100),
+        reasoning_tokens=st.integers(0, 100),
     )
 
 
 def messages(
     roles: Iterable[Role] = (Role.USER, Role.ASSISTANT, Role.SYSTEM),
+    with_parts: bool = False,
 ) -> st.SearchStrategy[Message]:
-    """Plain conversation messages (no tool calls)."""
+    """Plain conversation messages (no tool calls); ``with_parts``: their content text or
+    a list of parts (``parts()``)."""
+    content = contents() if with_parts else texts()
     return st.builds(
-        lambda role, text: Message(role=role, content=text), st.sampled_from(list(roles)), texts()
+        lambda role, body: Message(role=role, content=body), st.sampled_from(list(roles)), content
     )
+
+
+_SIGNED: Final = {  # media types and the first bytes their signatures ask for
+    ImagePart: (("image/png", b"\x89PNG\r\n\x1a\n"), ("image/gif", b"GIF89a")),
+    AudioPart: (("audio/ogg", b"OggS"), ("audio/flac", b"fLaC")),
+    DocumentPart: (("application/pdf", b"%PDF-"),),
+    FilePart: (("application/octet-stream", b""), ("application/zip", b"PK")),
+}
+
+
+def parts() -> st.SearchStrategy[Any]:
+    """Message parts: text, reasoning (signed, redacted or plain), images, audio, documents
+    and files made from small bytes (held in memory), and media by URL."""
+    media = st.sampled_from(list(_SIGNED)).flatmap(
+        lambda kind: st.builds(
+            lambda signed, tail: kind.from_bytes(signed[1] + tail, signed[0]),
+            st.sampled_from(_SIGNED[kind]),
+            st.binary(max_size=64),
+        )
+    )
+    by_url = st.builds(
+        lambda name: ImagePart.from_url(f"https://example.com/{name}.png"),
+        st.text("abcdefgh", min_size=1, max_size=8),
+    )
+    reasoning = st.builds(
+        ReasoningPart,
+        text=texts(),
+        signature=st.none() | st.text("abcdef0123", min_size=1, max_size=16),
+        redacted=st.none() | st.text("xyz=", min_size=1, max_size=8),
+    )
+    return st.one_of(st.builds(TextPart, text=texts()), reasoning, media, by_url)
+
+
+def contents() -> st.SearchStrategy[Any]:
+    """What a message holds: text, or a list of text and parts."""
+    return texts() | st.lists(texts() | parts(), max_size=4)
 
 
 def from_schema(schema: Mapping[str, Any]) -> st.SearchStrategy[Any]:
@@ -214,13 +265,15 @@ def _is_failure(step: ScriptStep) -> bool:
 def agent_states(
     tools: Sequence[Tool] | Tools | None = None,
     max_steps: int = 5,
+    with_parts: bool = False,
     **loop_options: Any,
 ) -> st.SearchStrategy[AgentState]:
     """Complete histories: generated scripts run through ``AgentLoop`` with a ticking clock
-    and sequential ids (extra keyword arguments go to the loop)."""
+    and sequential ids (extra keyword arguments go to the loop); ``with_parts``: the
+    question is text or a list of parts (``contents()``)."""
     collection = Tools.of(tools or ())
 
-    def run(script: list[ScriptStep], prompt: str, question: str) -> AgentState:
+    def run(script: list[ScriptStep], prompt: str, question: Any) -> AgentState:
         loop = AgentLoop(
             ScriptedDriver(script),
             tools=collection,
@@ -230,7 +283,8 @@ def agent_states(
         )
         return loop.run(AgentState.initial(prompt, messages=[question]))
 
-    return st.builds(run, scripts(collection, max_steps=max_steps), texts(), texts())
+    question = contents() if with_parts else texts()
+    return st.builds(run, scripts(collection, max_steps=max_steps), texts(), question)
 
 
 # -- model-based testing ------------------------------------------------------------------

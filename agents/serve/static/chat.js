@@ -68,13 +68,52 @@ async function readEvents(response) {
   await timeline();
 }
 
+let thinking = null;  // the reasoning being streamed, folded
+
+function reasoningBox(text) {
+  const box = document.createElement("details");
+  box.className = "reasoning";
+  const summary = document.createElement("summary");
+  summary.textContent = "reasoning";
+  const body = document.createElement("pre");
+  body.textContent = text;
+  box.append(summary, body);
+  log.appendChild(box);
+  return box;
+}
+
+async function thumbnail(sha) {
+  // An image the session holds, fetched with the token (an <img> cannot send it).
+  const img = document.createElement("img");
+  img.className = "thumb";
+  img.alt = "image " + sha.slice(0, 12);
+  log.appendChild(img);
+  const r = await fetch("/sessions/" + sessionId + "/images/" + sha, {headers: headers(false)});
+  if (r.ok) img.src = URL.createObjectURL(await r.blob());
+}
+
+function partsOf(content) {
+  return Array.isArray(content) ? content : [];
+}
+
 function show(event, answer) {
-  if (event.type === "InferenceDelta" && event.content) {
+  if (event.type === "ReasoningDelta" && event.content) {
+    if (!thinking) thinking = reasoningBox("");
+    thinking.querySelector("pre").textContent += event.content;
+  } else if (event.type === "InferenceCompleted") {
+    const parts = partsOf(event.response && event.response.content);
+    const texts = parts.filter(p => p.kind === "ReasoningPart" && p.text).map(p => p.text);
+    if (!thinking && texts.length) reasoningBox(texts.join("\n"));
+    thinking = null;
+  } else if (event.type === "InferenceDelta" && event.content) {
     if (!answer) answer = line("", "agent");
     answer.textContent += event.content;
   } else if (event.type === "ToolCallCompleted") {
     const e = event.tool_execution;
-    line("tool " + e.tool_call.name + " -> " + JSON.stringify(e.error ? e.error.message : e.value), "tool");
+    const parts = partsOf(e.content);
+    const said = parts.length ? parts.map(p => p.text || "[" + p.media_type + "]").join(" ") : JSON.stringify(e.error ? e.error.message : e.value);
+    line("tool " + e.tool_call.name + " -> " + said, "tool");
+    for (const p of parts) if (p.kind === "ImagePart" && p.blob) thumbnail(p.blob.sha256);
   } else if (event.type === "ToolCallBlocked") {
     line("tool " + event.tool_execution.tool_call.name + " blocked", "tool");
   } else if (event.type === "ApprovalRequested") {
