@@ -165,3 +165,18 @@ def test_a_file_that_is_no_zip_is_refused(tmp_path, capsys):
     (tmp_path / "not.zip").write_bytes(b"PK\x03\x04 truncated")
     assert main(["inspect", str(tmp_path / "not.zip")]) == 2
     assert "not a bundle" in capsys.readouterr().err
+
+
+def test_a_record_refering_to_a_blob_the_run_does_not_hold_is_not_written():
+    """``keep_blobs`` before each record: a reference whose bytes are neither in the store
+    nor in the run stops the record (BlobNotFound), rather than leave it dangling."""
+    from agents import BlobNotFound
+    from agents.audit.blobs import keep_blobs
+
+    image = ImagePart.from_bytes(PNG, "image/png")
+    payload = {"state": {"messages": [{"kind": "Blob", **image.blob.to_dict()}]}}
+    with pytest.raises(BlobNotFound, match=image.blob.sha256):
+        keep_blobs(AgentState.initial("s"), payload, MemoryBlobStore())
+    store = MemoryBlobStore()
+    keep_blobs(AgentState.initial(messages=[image]), payload, store)  # held: stored first
+    assert store.has(image.blob)

@@ -61,6 +61,8 @@ def keep_blobs(event: Any, payload: dict[str, Any], store: BlobStore) -> None:
                 put_blob(blob)
             else:
                 store.put(blob.data(), blob.media_type)
+    for sha in wanted:  # referred to, and nowhere in the run: the record is not written
+        raise BlobNotFound(str(sha), "the record refers to it and the run holds no such blob")
 
 
 def check_blobs(path: str | os.PathLike[str], store: BlobStore) -> int:
