@@ -15,10 +15,11 @@ from agents import (
     PostgresSessionStore,
     SessionRuntime,
     SQLiteSessionStore,
+    ToolCall,
     tool,
 )
 from agents.persistence.plans import Query
-from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, reply
+from agents.testing import FunctionDriver, ScriptedDriver, SequentialIds, TickingClock, call, reply
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 400
 
@@ -86,3 +87,35 @@ def test_altered_bytes_in_the_table_are_found(store):
     part = store.load("s1").state.messages[0].parts[0]
     with pytest.raises(BlobCorrupted, match=image.blob.sha256):
         part.data()
+
+
+def test_an_image_survives_a_suspension_for_approval_and_the_resume(store):
+    """A run holding an image waits for a human's approval, in the store; another runtime
+    (another process, as far as the store knows) approves and the run ends: the image's
+    bytes come from the table, the tool's screenshot too."""
+
+    @tool(requires_approval=True)
+    def screenshot() -> bytes:
+        """Take a screenshot."""
+        return PNG
+
+    def model(request):  # answers from the conversation: the same in every process
+        if request.messages[-1].role.value == "tool":
+            return "seen"
+        return [ToolCall(id="shot-1", name="screenshot", arguments={})]
+
+    def factory(session):
+        return AgentLoop(FunctionDriver(model), tools=[screenshot])
+
+    image = ImagePart.from_bytes(PNG, "image/png")
+    runtime = SessionRuntime(store, factory)
+    session = runtime.create(session_id="s")
+    waiting = runtime.send("s", ["what is this?", image]).state
+    assert [c.name for c in waiting.pending_approvals] == ["screenshot"]
+    later = SessionRuntime(store, factory)  # a state read back from the rows alone
+    done = later.approve("s", waiting.pending_approvals[0].id, True).state
+    assert done.final_response == "seen"
+    loaded = store.load(session.session_id).state
+    assert loaded.messages[0].parts[1].data() == PNG
+    assert loaded.tool_executions[0].content[0].data() == PNG
+    assert len(blob_rows(store)) == 1  # the same bytes: one row

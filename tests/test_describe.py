@@ -92,3 +92,19 @@ def test_describe_markdown_renders_every_part():
     assert "| count-steps | before_step | 5 |" in text
     assert "| max_steps | 20 |" in text
     assert AgentLoop(ScriptedDriver([])).describe_markdown().count("No tools.") == 1
+
+
+def test_describe_lists_the_modalities_the_model_takes():
+    """From litellm's model list: Claude takes images and PDFs and reasons; a model litellm
+    does not know, and a scripted driver, take text."""
+    from agents import LiteLLMDriver
+    from agents.testing import ScriptedDriver, reply
+
+    claude = AgentLoop(LiteLLMDriver("anthropic/claude-sonnet-4-5")).describe()
+    assert claude["modalities"] == ["text", "image", "pdf", "reasoning"]
+    assert (
+        "- Modalities: text, image, pdf, reasoning"
+        in AgentLoop(LiteLLMDriver("anthropic/claude-sonnet-4-5")).describe_markdown()
+    )
+    assert AgentLoop(LiteLLMDriver("openai/no-such-model")).describe()["modalities"] == ["text"]
+    assert AgentLoop(ScriptedDriver([reply("x")])).describe()["modalities"] == ["text"]

@@ -190,6 +190,7 @@ class LiteLLMDriver:
             "timeout": self.timeout,
             "stream": self.stream,
             "options": json.loads(self._scrub(json.dumps(options))),
+            "modalities": _modalities(self.model),
         }
 
     def __repr__(self) -> str:
@@ -361,6 +362,26 @@ class LiteLLMDriver:
         """``text`` without this driver's credentials, the environment's, or key-shaped
         words (a provider may echo a key in its error message)."""
         return scrub(text, (*self._secrets, *environment_secrets(os.environ)))
+
+
+def _modalities(model: str) -> list[str]:
+    """What ``model`` takes and gives by litellm's model list: text, and images, PDFs and
+    audio in, and reasoning out, where litellm says so (text only for a model it does not
+    know)."""
+    litellm = _litellm()
+    found = ["text"]
+    for name, check in (
+        ("image", "supports_vision"),
+        ("pdf", "supports_pdf_input"),
+        ("audio", "supports_audio_input"),
+        ("reasoning", "supports_reasoning"),
+    ):
+        try:
+            if getattr(litellm, check)(model=model):
+                found.append(name)
+        except Exception:  # litellm raises for some names it cannot map to a provider
+            continue
+    return found
 
 
 def _count(holder: Any, name: str) -> int:

@@ -23,11 +23,12 @@ MENTION: Final = '"kind":"Blob"'  # how a blob reference starts in a row's JSON
 _INSERT: Final = "INSERT INTO blobs VALUES (?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING"
 
 
-def with_blobs(plan: Plan[T], state: Any) -> Plan[T]:
+def with_blobs(plan: Plan[T], state: Any, own: Any = None) -> Plan[T]:
     """``plan`` (a write of ``state``), then the bytes of each blob its rows refer to,
     from the blobs ``state`` holds or can read, in the same transaction: no row refers to
     bytes the store does not have, and a blob with no bytes here (``BlobNotFound``) fails
-    the write before it commits."""
+    the write before it commits. A blob read from ``own`` (the store's ``blobs``, which the
+    write's transaction holds) is in the table already: it is not read again."""
     mentioned: set[str] = set()
     result: Any = None
     while True:
@@ -48,7 +49,8 @@ def with_blobs(plan: Plan[T], state: Any) -> Plan[T]:
             blob = found.get(sha)
             if blob is None:
                 raise BlobNotFound(sha, "the state refers to it and holds no such blob")
-            yield Query(_INSERT, (sha, blob.media_type, blob.size, blob.data()))
+            if own is None or not blob.reads_from(own):
+                yield Query(_INSERT, (sha, blob.media_type, blob.size, blob.data()))
     return returned
 
 

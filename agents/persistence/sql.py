@@ -126,7 +126,9 @@ def new_session(
     )
 
 
-def create_plan(session: Session, known: Known | None = None) -> Plan[Session]:
+def create_plan(
+    session: Session, known: Known | None = None, blobs: BlobStore | None = None
+) -> Plan[Session]:
     assert session.state is not None
     assert session.created_at is not None
     exists = yield Query(
@@ -140,7 +142,7 @@ def create_plan(session: Session, known: Known | None = None) -> Plan[Session]:
         (session.session_id, session.parent_session_id, now, now),
     )
     written = yield from with_blobs(
-        _write(session.session_id, session.state, 0, 0, None), session.state
+        _write(session.session_id, session.state, 0, 0, None), session.state, blobs
     )
     if known is not None:
         known.note(session.session_id, written)
@@ -148,7 +150,11 @@ def create_plan(session: Session, known: Known | None = None) -> Plan[Session]:
 
 
 def save_plan(
-    session: Session, now: datetime, for_update: str, known: Known | None = None
+    session: Session,
+    now: datetime,
+    for_update: str,
+    known: Known | None = None,
+    blobs: BlobStore | None = None,
 ) -> Plan[Session]:
     """Commit ``session.state`` if the stored version is still ``session.version``
     (``known``: what this store knows its rows hold, to spare reading them back)."""
@@ -184,6 +190,7 @@ def save_plan(
             (version + 1, encode_value(now)),
         ),
         state,
+        blobs,
     )
     if known is not None:
         known.note(session.session_id, written)

@@ -76,12 +76,12 @@ class SQLSessionStore:
         self, state: AgentState, session_id: str | None = None, parent_session_id: str | None = None
     ) -> Session:
         session = new_session(state, session_id, parent_session_id, self._clock, self._ids)
-        return self._written(create_plan(session, self._known))
+        return self._written(create_plan(session, self._known, self.blobs))
 
     def save(self, session: Session) -> Session:
         """Commit ``session.state`` if the stored version is still ``session.version`` (and,
         in the same transaction, the anchors of the audit logs attached to the store)."""
-        plan = save_plan(session, self._clock.now(), self._for_update, self._known)
+        plan = save_plan(session, self._clock.now(), self._for_update, self._known, self.blobs)
         return self._written(_with_anchors(plan, self._audit_logs))
 
     def checkpoint(self, session: Session, step_execution: StepExecution) -> Session:
@@ -102,7 +102,7 @@ class SQLSessionStore:
         if step_execution is not None:
             check_checkpoint(session, step_execution)
         plan = _with_events(
-            save_plan(session, self._clock.now(), self._for_update, self._known),
+            save_plan(session, self._clock.now(), self._for_update, self._known, self.blobs),
             session.session_id,
             events,
         )

@@ -203,6 +203,10 @@ class Blob(Record):
         data: bytes = source.get(self)
         return data
 
+    def reads_from(self, store: Any) -> bool:
+        """Whether the bytes are read from ``store`` (the blob was read from it)."""
+        return self._source is store
+
     def bound(self, store: BlobStore) -> Blob:
         """This blob, reading its bytes from ``store`` when they are not held (the blobs
         of a state read with ``blobs=``)."""
@@ -494,16 +498,14 @@ def signed_type(data: bytes) -> str | None:
     return None
 
 
+# The images a page may show as they are (no SVG: it may carry a script).
 SHOWN_IMAGES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-"""The images a page may show as they are (no SVG: it may carry a script)."""
 
 
 def shown_image(value: Any, sha256: str) -> Blob | None:
     """The blob of an image ``value`` holds by that hash (of ``SHOWN_IMAGES``), if any."""
-    for blob in blobs_in(value):
-        if blob.sha256 == sha256 and blob.media_type in SHOWN_IMAGES:
-            return blob
-    return None
+    found = (b for b in blobs_in(value) if b.sha256 == sha256 and b.media_type in SHOWN_IMAGES)
+    return next(found, None)
 
 
 def parts_of(content: Any) -> tuple[Part, ...]:

@@ -63,8 +63,9 @@ def describe(loop: Any) -> dict[str, Any]:
         }
         for item in loop.interceptors
     ]
+    driver = _driver(loop.driver)
     return {
-        "driver": _driver(loop.driver),
+        "driver": driver,
         "tools": tools,
         "hooks": hooks,
         "interceptors": interceptors,
@@ -83,6 +84,9 @@ def describe(loop: Any) -> dict[str, Any]:
         "clock": type(loop.clock).__name__ if loop.clock is not None else "SystemClock",
         "ids": type(loop.ids).__name__ if loop.ids is not None else "RandomIds",
         "listeners": [_name(listener) for listener in loop.listeners],
+        # what the model takes and gives, as its driver says (text, image, pdf, audio,
+        # reasoning), else text: a scripted or function driver answers whatever it gets
+        "modalities": list(driver.get("modalities") or ["text"]),
     }
 
 
@@ -101,6 +105,7 @@ def describe_markdown(loop: Any) -> str:
         f"- Driver: `{driver['type']}`"
         + (f", model `{driver['model']}`" if driver["model"] else ""),
         f"- Tool execution: {data['tool_execution']}; clock `{data['clock']}`, ids `{data['ids']}`",
+        f"- Modalities: {', '.join(data['modalities'])}",
         *(
             [f"- Messages: compiler `{data['message_compiler']}`"]
             if data["message_compiler"]
