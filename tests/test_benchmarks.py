@@ -64,8 +64,7 @@ def test_the_quick_run_measures_every_workload_and_writes_its_report(tmp_path):
         "| agents serve, AG-UI: runs per second at 20 clients ≥ 0.9x at one |",
         "| agents serve: the server's CPU per step (100 sessions at once) ≤ 3x the same runs "
         "in process (all at once) |",
-        "| a 100-step run holding a 5 MB image: µs a step ≤ 1.2x the same run with text "
-        "(engine) |",
+        "| a 100-step run holding a 5 MB image: µs a step ≤ 1.2x the same run with text (engine) |",
         "| the image's bytes stored once (audit log folder; SQLite session) | 1 file; 1 row |",
     ):
         assert needle in text, needle
