@@ -60,16 +60,13 @@ from agents.persistence import (
     SQLiteSessionStore,
 )
 from agents.persistence.blobs import FileBlobStore
+from agents.records.blobs import Blob, BlobStore, ContentLimits, MemoryBlobStore
 from agents.records.content import (
     AudioPart,
-    Blob,
-    BlobStore,
-    ContentLimits,
     DocumentPart,
     FilePart,
     ImagePart,
     MediaPart,
-    MemoryBlobStore,
     ReasoningPart,
     TextPart,
 )

@@ -15,7 +15,7 @@ from agents import (
     tool,
 )
 from agents.cli import main
-from agents.records.content import BlobStore
+from agents.records.blobs import BlobStore
 from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, reply
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 800  # ~200 KB

@@ -12,7 +12,7 @@ from typing import Any, Final
 from agents.audit.chain import parse_line, read_bytes
 from agents.errors import AuditLogTampered, BlobCorrupted, BlobNotFound, ContentError
 from agents.persistence.blobs import FileBlobStore
-from agents.records.content import Blob, BlobStore, blobs_in
+from agents.records.blobs import Blob, BlobStore, blobs_in
 
 __all__ = ["MENTION", "blob_store", "check_blobs", "keep_blobs"]
 
@@ -65,10 +65,12 @@ def keep_blobs(event: Any, payload: dict[str, Any], store: BlobStore) -> None:
         raise BlobNotFound(str(sha), "the record refers to it and the run holds no such blob")
 
 
-def check_blobs(path: str | os.PathLike[str], store: BlobStore) -> int:
+def check_blobs(path: str | os.PathLike[str], store: BlobStore, data: bytes | None = None) -> int:
     """``AuditLogTampered`` naming the line and the hash of the first blob a record refers
-    to that ``store`` lacks, or whose bytes do not hash to it; else how many there are."""
-    data = read_bytes(path)
+    to that ``store`` lacks, or whose bytes do not hash to it; else how many there are
+    (``data``: the log's bytes, when the caller has read them)."""
+    if data is None:
+        data = read_bytes(path)
     if MENTION not in data:
         return 0
     checked: set[str] = set()

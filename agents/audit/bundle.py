@@ -21,7 +21,7 @@ from typing import Any, Final
 from agents.audit.blobs import blob_store, check_blobs, references
 from agents.audit.chain import parse_line, read_bytes
 from agents.errors import StateDecodeError
-from agents.records.content import DEFAULT_LIMITS, Blob
+from agents.records.blobs import DEFAULT_LIMITS, Blob
 
 __all__ = ["opened", "write_bundle"]
 
@@ -37,8 +37,8 @@ def write_bundle(
     default) into the zip ``out``, replacing it whole or not at all; how many blobs. A blob
     that is missing or altered is an ``AuditLogTampered`` naming it: nothing is written."""
     store = blob_store(log, blobs)
-    check_blobs(log, store)
     data = read_bytes(log)
+    check_blobs(log, store, data)
     name = Path(log).name
     found: dict[str, Blob] = {}
     for number, raw in enumerate(data.split(b"\n"), start=1):

@@ -195,10 +195,12 @@ def verify_log(
     public_key: PublicKey | None,
     progress: Callable[[int, int], None] | None,
     anchor: Any = None,
+    data: bytes | None = None,
 ) -> Checked:
     """Check every line, the chain and (with ``public_key``) the signatures. See
-    ``AuditLog.verify``."""
-    data = read_bytes(path)
+    ``AuditLog.verify``. ``data``: the log's bytes, when the caller has read them."""
+    if data is None:
+        data = read_bytes(path)
     lines = data.split(b"\n")
     torn = lines.pop()  # what follows the last newline: b"" unless a write was cut
     previous, last_record = GENESIS, None

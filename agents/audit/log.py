@@ -18,6 +18,7 @@ from agents.audit.chain import (
     Checked,
     canonical,
     line_of,
+    read_bytes,
     verify_log,
 )
 from agents.audit.durability import Durability, GroupCommit
@@ -31,7 +32,7 @@ from agents.audit.records import (
     step_payload,
 )
 from agents.errors import AuditLogTampered, ConfigurationError, InvalidArgument
-from agents.records.content import bind_blobs
+from agents.records.blobs import bind_blobs
 from agents.records.events import Event, ExecutionCompleted, ExecutionStarted, StepCompleted
 from agents.records.inference import InferenceRequest
 from agents.records.state import AgentState
@@ -366,10 +367,11 @@ class AuditLog:
         shorter than its anchor is ``AuditLogTampered`` ("truncated"); telling also how
         many signatures were verified and how many records carry one (``Checked``)."""
         key = load_public_key(public_key) if public_key is not None else None
+        data = read_bytes(path)  # read once, for the chain and the blobs
         checked = verify_log(
-            path, complete=complete, public_key=key, progress=progress, anchor=anchor
+            path, complete=complete, public_key=key, progress=progress, anchor=anchor, data=data
         )
-        return checked._replace(blobs=check_blobs(path, blob_store(path, blobs)))
+        return checked._replace(blobs=check_blobs(path, blob_store(path, blobs), data))
 
     @staticmethod
     def read(path: str | os.PathLike[str]) -> AgentState:

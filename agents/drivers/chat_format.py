@@ -13,15 +13,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final
 
 from agents.errors import ContentError
+from agents.records.blobs import Blob
 from agents.records.codec import parse_object
-from agents.records.content import (
-    AudioPart,
-    Blob,
-    ImagePart,
-    MediaPart,
-    ReasoningPart,
-    TextPart,
-)
+from agents.records.content import AudioPart, ImagePart, MediaPart, ReasoningPart, TextPart
 from agents.records.frozen import EMPTY_MAP, deep_thaw
 from agents.records.messages import Message, Role, ToolCall
 

@@ -9,7 +9,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from agents.errors import ContentError
-from agents.records.content import DEFAULT_LIMITS, AudioPart, DocumentPart, FilePart, ImagePart
+from agents.records.blobs import DEFAULT_LIMITS
+from agents.records.content import AudioPart, DocumentPart, FilePart, ImagePart
 
 __all__ = ["parts_of"]
 

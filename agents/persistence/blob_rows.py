@@ -9,8 +9,8 @@ from typing import Any, Final
 
 from agents.errors import BlobCorrupted, BlobNotFound
 from agents.persistence.plans import Many, Plan, Query, T
+from agents.records.blobs import DEFAULT_LIMITS, Blob, ContentLimits, blobs_in, checked_bytes
 from agents.records.codec import loads
-from agents.records.content import DEFAULT_LIMITS, Blob, ContentLimits, blobs_in, checked_bytes
 
 __all__ = ["BLOBS_TABLE", "MENTION", "SQLBlobStore", "with_blobs"]
 

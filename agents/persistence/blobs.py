@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 from agents.errors import BlobCorrupted, BlobNotFound, ContentError
-from agents.records.content import DEFAULT_LIMITS, Blob, ContentLimits, checked_bytes
+from agents.records.blobs import DEFAULT_LIMITS, Blob, ContentLimits, checked_bytes
 from agents.shell.files import UnreadableFile, read_file
 
 __all__ = ["FileBlobStore"]

@@ -33,6 +33,7 @@ from agents.persistence.known import Known, Rows
 from agents.persistence.message_log import LAYOUT_KEY, Layout, Positions, log_messages, state_of
 from agents.persistence.plans import Many, Plan, Query
 from agents.persistence.session import Session, recreated, storable_id
+from agents.records.blobs import BlobStore, bind_blobs
 from agents.records.codec import (
     encode_value,
     loads,
@@ -40,7 +41,6 @@ from agents.records.codec import (
     to_dict,
 )
 from agents.records.compiled import replace_fields
-from agents.records.content import BlobStore, bind_blobs
 from agents.records.frozen import History
 from agents.records.json_text import dumps
 from agents.records.state import AgentState

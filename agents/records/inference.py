@@ -10,7 +10,7 @@ from pyrsistent.typing import PMap, PVector
 
 from agents.errors import InvalidArgument
 from agents.records.compiled import replace_fields
-from agents.records.content import Content, Part, parts_of, text_of, to_content
+from agents.records.content import Content, HasContent, to_content
 from agents.records.frozen import (
     EMPTY_MAP,
     EMPTY_VECTOR,
@@ -74,7 +74,7 @@ class InferenceRequest(Record):
 
 
 @attrs.frozen(kw_only=True)
-class InferenceResponse(Record):
+class InferenceResponse(Record, HasContent):
     """One model answer: its content (text, or parts: reasoning and text in the order the
     model gave them), tool calls, why it ended, and what it cost."""
 
@@ -84,21 +84,6 @@ class InferenceResponse(Record):
     usage: Usage = ZERO_USAGE
     model: str | None = None
     raw: Any = attrs.field(default=None, converter=deep_freeze)
-
-    @property
-    def parts(self) -> tuple[Part, ...]:
-        """The answer's parts in order (its text as one ``TextPart``)."""
-        return parts_of(self.content)
-
-    @property
-    def text(self) -> str:
-        """The answer's text (its text parts joined by newlines; reasoning left out)."""
-        return text_of(self.content)
-
-    def with_content(self, content: str | Iterable[str | Part]) -> InferenceResponse:
-        """A copy with other content."""
-        content = to_content(content)
-        return self if content == self.content else replace_fields(self, content=content)
 
     def with_tool_calls(self, tool_calls: Iterable[ToolCall]) -> InferenceResponse:
         """A copy requesting other tool calls."""

@@ -10,7 +10,7 @@ import attrs
 from pyrsistent.typing import PMap, PVector
 
 from agents.records.compiled import replace_fields
-from agents.records.content import Content, Part, parts_of, text_of, to_content
+from agents.records.content import Content, HasContent, Part, to_content
 from agents.records.frozen import EMPTY_MAP, EMPTY_VECTOR, same_value, to_pmap, to_pvector
 from agents.records.record import Record, maker
 from agents.records.registry import OPTIONAL
@@ -58,7 +58,7 @@ class ToolCall(Record):
 
 
 @attrs.frozen(kw_only=True)
-class Message(Record):
+class Message(Record, HasContent):
     """One message of the conversation, as the model sees it."""
 
     role: Role
@@ -87,21 +87,6 @@ class Message(Record):
     def tool(cls, call_id: str, name: str, content: str | Iterable[str | Part]) -> Message:
         """The result of tool call ``call_id`` as the model will read it (text, or parts)."""
         return make_message(Role.TOOL, to_content(content), EMPTY_VECTOR, call_id, name, EMPTY_MAP)
-
-    @property
-    def parts(self) -> tuple[Part, ...]:
-        """The message's parts in order (its text as one ``TextPart``)."""
-        return parts_of(self.content)
-
-    @property
-    def text(self) -> str:
-        """The message's text (its text parts joined by newlines)."""
-        return text_of(self.content)
-
-    def with_content(self, content: str | Iterable[str | Part]) -> Message:
-        """A copy with other content."""
-        content = to_content(content)
-        return self if content == self.content else replace_fields(self, content=content)
 
     def with_metadata(self, key: str, value: Any) -> Message:
         """A copy with one metadata entry set."""

@@ -11,9 +11,10 @@ from pyrsistent.typing import PMap, PVector
 
 from agents.errors import ConfigurationError, InvalidArgument, InvalidType
 from agents.records import codec
+from agents.records.blobs import BlobStore, bind_blobs
 from agents.records.codec import REFERENCES
 from agents.records.compiled import replace_fields
-from agents.records.content import PARTS, BlobStore, Part, bind_blobs
+from agents.records.content import PARTS, Part
 from agents.records.context import AgentContext, MessageStore
 from agents.records.error_info import ErrorInfo
 from agents.records.execution import ApprovalDecision, ExecutionState, ExecutionStatus

@@ -35,8 +35,8 @@ from agents.errors import (
     StoreUnavailable,
 )
 from agents.persistence.runtime import SessionRuntime
+from agents.records.blobs import shown_image
 from agents.records.codec import encode_value
-from agents.records.content import shown_image
 from agents.records.json_text import dumps
 from agents.records.state import AgentState
 from agents.serve.guard import LOOPBACK_HOSTS, Guard, is_loopback

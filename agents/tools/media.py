@@ -6,15 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from agents.errors import ContentError
+from agents.records.blobs import DEFAULT_LIMITS, ContentLimits, signed_type
 from agents.records.content import (
-    DEFAULT_LIMITS,
     AudioPart,
-    ContentLimits,
     DocumentPart,
     FilePart,
     ImagePart,
     MediaPart,
-    signed_type,
     to_content,
 )
 
