@@ -49,7 +49,7 @@ def test_read_rebuilds_the_final_state_exactly(logged):
 
 def test_records_chain_by_hash(logged):
     """Line 1 has seq 1 and a zero prev_hash; each hash covers its record; one record per
-    step between a run's start and its end (format 2)."""
+    step between a run's start and its end (format 3)."""
     path, _ = logged
     records = [json.loads(line) for line in lines_of(path)]
     assert records[0]["seq"] == 1 and records[0]["prev_hash"] == GENESIS
@@ -61,7 +61,7 @@ def test_records_chain_by_hash(logged):
     assert hashlib.sha256(canonical(body)).hexdigest() == records[3]["hash"]
     assert [r["record"] for r in records] == ["start", "step", "step", "step", "end"]
     assert [r["type"] for r in records[-2:]] == ["StepExecution", "ExecutionCompleted"]
-    assert {r["format"] for r in records} == {2}
+    assert {r["format"] for r in records} == {3}
     assert all("sig" not in r for r in records)  # unsigned
 
 
@@ -385,15 +385,17 @@ def test_a_string_seq_does_not_trouble_readers(tmp_path):
     assert_caught(forged, 4, "seq")
 
 
-V1 = __import__("pathlib").Path(__file__).parent / "data" / "audit_v1"
+DATA = __import__("pathlib").Path(__file__).parent / "data"
 
 
+@pytest.mark.parametrize("folder", ["audit_v1", "audit_v2", "golden"])
 @pytest.mark.parametrize("name", ["tool_loop", "subagent", "two_runs", "crashed"])
-def test_format_1_logs_still_verify_and_read(name):
-    """Logs written by the release before format 2 (tests/data/audit_v1/make.py) verify, and
-    read back the state their run had, byte for byte."""
-    path = V1 / f"{name}.jsonl"
-    expected = (V1 / f"{name}.state.json").read_text(encoding="utf-8").strip()
+def test_logs_of_every_format_verify_and_read(folder, name):
+    """Logs of format 1 (written by the release before format 2, tests/data/audit_v1/make.py),
+    of format 2 (the same runs, by the release before format 3) and of today's format 3
+    verify, and read back the state their run had, byte for byte."""
+    path = DATA / folder / f"{name}.jsonl"
+    expected = (DATA / folder / f"{name}.state.json").read_text(encoding="utf-8").strip()
     if name == "crashed":
         assert AuditLog.verify(path, complete=False) > 0
         with pytest.raises(AuditLogTampered, match="incomplete"):

@@ -25,8 +25,8 @@ from agents import (
     Usage,
 )
 from agents.records.codec import REDACTED, SCHEMA_VERSION, from_dict, is_secret_key, to_dict
-from agents.records.compiled import plain_init
 from agents.records.execution import ExecutionState
+from agents.records.registry import plain_init
 from agents.records.step import StepExecution
 from agents.testing import TickingClock, call, calls, fail, reply
 

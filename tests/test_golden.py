@@ -1,8 +1,9 @@
 """The JSON formats do not move: the runs of ``tests/data/audit_v1/make.py`` made by today's
-code give, byte for byte, the audit logs and final states in ``tests/data/golden/`` (written
-by the code of 0.1.0's last commit before the maintainers' clean-up). A change that alters
-them changes what users have stored: it needs a new schema version or format, not a new
-golden file."""
+code give, byte for byte, the final states in ``tests/data/golden/`` (written by the code of
+0.1.0's last commit before the maintainers' clean-up) and its audit logs of format 3 (written
+when format 3 came; those of format 2 are in ``tests/data/audit_v2/``, and every format
+still reads: ``test_audit``). A change that alters them changes what users have stored: it
+needs a new schema version or format, not a new golden file."""
 
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from typing import Any, Final, NamedTuple, TypeGuard
 
 from agents.audit.keys import PublicKey, signature_valid
 from agents.errors import AuditLogTampered, StateDecodeError
-from agents.records.json_text import canonical_object, loads, utf8_safe
+from agents.records.json_text import canonical_object, loads, sorted_json, time_text, utf8_safe
 from agents.shell.files import UnreadableFile, read_file
 
 __all__ = [
@@ -39,8 +39,8 @@ __all__ = [
 
 GENESIS: Final = "0" * 64
 """The ``prev_hash`` of a log's first line: 64 zeros."""
-FORMAT: Final = 2
-"""The audit log format this version writes (it reads format 1 too)."""
+FORMAT: Final = 3
+"""The audit log format this version writes (it reads formats 1 and 2 too)."""
 # The records a signed log signs: a run's start, every step, its end (event records, when
 # asked for, are covered by the next signature through the chain).
 BOUNDARIES: Final = frozenset({"start", "step", "end"})
@@ -75,10 +75,18 @@ class Checked(NamedTuple):
     blobs: int = 0  # the blobs the records refer to, each present and whole
 
 
-def canonical(record: dict[str, Any]) -> bytes:
+def canonical(record: dict[str, Any], *, exotic: bool = True) -> bytes:
     """Canonical JSON of a record: sorted keys, no spaces, UTF-8 (a lone surrogate as its
-    escape, ``utf8_safe``)."""
-    text = json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    escape, ``utf8_safe``). Unless the record is ``exotic`` — may hold a float that orjson
+    writes otherwise than ``json`` (``redaction.odd_float``) — orjson writes it, 10x faster
+    and byte for byte the same (what it refuses, ``json`` writes)."""
+    if not exotic:
+        written = sorted_json(record)
+        if written is not None:
+            return written
+    text = json.dumps(
+        record, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=time_text
+    )
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:

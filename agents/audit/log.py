@@ -33,6 +33,7 @@ from agents.audit.records import (
 )
 from agents.errors import AuditLogTampered, ConfigurationError, InvalidArgument
 from agents.records.blobs import bind_blobs
+from agents.records.codec import Encoding
 from agents.records.events import Event, ExecutionCompleted, ExecutionStarted, StepCompleted
 from agents.records.inference import InferenceRequest
 from agents.records.state import AgentState
@@ -173,13 +174,17 @@ class AuditLog:
             self._described[key] = event.state
             if self._events:
                 self._write("event", "StepCompleted", event, event_payload(event))
-            payload = step_payload(event.step_execution, event.state, before)
+            # Notes a float orjson writes otherwise, and leaves it the times it writes as the
+            # codec does (``canonical``).
+            encoding = Encoding(None, times=True)
+            payload = step_payload(event.step_execution, event.state, before, encoding)
             if key[2]:
                 payload["depth"] = key[2]  # a sub-agent's (its changes may not say)
             shape = self._offered(key, event.request)
             if shape is not None:
                 payload["request"] = shape
-            self._write("step", "StepExecution", event, payload, boundary=True)
+            exotic = encoding.odd or shape is not None
+            self._write("step", "StepExecution", event, payload, boundary=True, exotic=exotic)
         elif isinstance(event, ExecutionStarted):
             self._described[run_key(event, event.state)] = event.state
             payload = event_payload(event)
@@ -207,7 +212,7 @@ class AuditLog:
             return None
         parts = (request.tools, request.model, request.response_format, request.options)
         last = self._offers.get(key)
-        if last is not None and all(a is b for a, b in zip(parts, last[0], strict=True)):
+        if last is not None and parts == last[0]:  # (the same objects: a tuple checks that first)
             return None
         shape = request_shape(request)
         self._offers[key] = (parts, shape)
@@ -222,7 +227,10 @@ class AuditLog:
         *,
         boundary: bool = False,
         last: bool = False,
+        exotic: bool = True,
     ) -> None:
+        """Append a record (``exotic``: it may hold a float that orjson writes otherwise
+        than ``json``, so ``canonical`` writes it with ``json``)."""
         commit = self._commit
         with commit.lock:
             if self._handle is None:
@@ -238,7 +246,7 @@ class AuditLog:
                 "step": event.step,
                 "type": kind,
             }
-            body = canonical(entry)
+            body = canonical(entry, exotic=exotic)
             if MENTION in body:  # the bytes first: no record refers to what is not there
                 keep_blobs(event, payload, self.blobs)
             digest = hashlib.sha256(body).hexdigest()

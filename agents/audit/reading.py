@@ -1,5 +1,5 @@
 """Reading an audit log back: its runs (or the last one), stretch by stretch, and their
-states rebuilt exactly from the records (formats 1 and 2)."""
+states rebuilt exactly from the records (formats 1, 2 and 3)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 import attrs
 
 from agents.audit.chain import RECORD_START, parse_line, read_bytes
+from agents.audit.compact import thick, thick_field, thick_step
 from agents.audit.records import stub_of
 from agents.core.compaction import apply_compaction
 from agents.errors import InvalidArgument, StateDecodeError
@@ -20,10 +21,10 @@ from agents.records.codec import (
     encode_value,
     from_dict,
 )
-from agents.records.compiled import replace_fields, settable_fields
+from agents.records.compiled import replace_fields
 from agents.records.context import SECTIONS
 from agents.records.messages import Message
-from agents.records.registry import field_plan
+from agents.records.registry import field_plan, settable_fields
 from agents.records.state import AgentState
 from agents.records.step import StepExecution
 from agents.replaying import RunRecord, Segment
@@ -227,7 +228,7 @@ def _segment(
         if isinstance(payload, dict) and "changes" in payload and described is None:
             described = encode_value(stub_of(state))
         if record == "end":
-            if entry.get("format") == 2:  # what changed since the last step
+            if entry.get("format") in (2, 3):  # what changed since the last step
                 end = _changed(state, where, False, described, heads)[0]
             else:
                 end = where.decode(where.get("payload", "state"), AgentState, "payload.state")
@@ -295,6 +296,23 @@ def _patched(described: dict[str, Any], where: _Where) -> dict[str, Any]:
     return document
 
 
+def _thick_changes(before: AgentState, where: _Where) -> Any:
+    """A format-3 record's ``changes`` as format 2 writes them (``compact.thick_field``);
+    what is malformed is left for ``_applied`` to refuse."""
+    changes = where.get("payload", "changes")
+    if not isinstance(changes, list):
+        return changes
+    thick: list[Any] = []
+    for change in changes:
+        path = change[0] if isinstance(change, list) and len(change) == 2 else None
+        if isinstance(path, list) and 1 <= len(path) <= 2 and all(type(p) is str for p in path):
+            owner: Any = before if len(path) == 1 else getattr(before, path[0], None)
+            if attrs.has(owner.__class__) and path[-1] in _fields(owner.__class__):
+                change = [path, thick_field(owner.__class__, path[-1], change[1])]
+        thick.append(change)
+    return thick
+
+
 def _applied(before: AgentState, where: _Where) -> AgentState:
     """``before`` with a record's ``changes``, each field decoded alone and set through its
     record's ``__init__`` (converters, validators); any problem sends the record the
@@ -356,6 +374,8 @@ def _changed(
     if not isinstance(payload, dict):
         raise where.error("malformed record", "payload")
     if "changes" in payload:
+        if where.entry.get("format") == 3:  # their records compact: as format 2 has them
+            payload["changes"] = _thick_changes(before, where)
         stub = _applied(before, where)
     else:
         stub = where.decode(where.get("payload", "state"), AgentState, "payload.state")
@@ -367,17 +387,27 @@ def _changed(
     changes = where.get("payload", "sections")
     if not isinstance(changes, dict) or not set(changes) <= set(SECTIONS):
         raise where.error("malformed message sections", "payload.sections")
+    compact = where.entry.get("format") == 3
+    outputs_added = False  # format 3: the step's output messages, added after it is read
     for name, change in changes.items():
         field = f"payload.sections.{name}"
         keep = where.get("keep", data=change, base=field)
-        added = where.get("add", data=change, base=field)
         section = store.section(name)
         if not isinstance(keep, int) or isinstance(keep, bool) or not 0 <= keep <= len(section):
             raise where.error(f"cannot keep {keep!r} of {len(section)} messages", f"{field}.keep")
+        if compact and name == "messages" and isinstance(change, dict) and "add" not in change:
+            if not step:
+                raise where.error("malformed record", f"{field}.add")
+            outputs_added = True
+            store = store.with_section(name, section.prefix(keep))
+            continue
+        added = where.get("add", data=change, base=field)
         if not isinstance(added, list):
             raise where.error("expected an array", f"{field}.add")
         messages = [
-            _message(item, f"{field}.add[{index}]", where, document)
+            _message(
+                thick(item, Message) if compact else item, f"{field}.add[{index}]", where, document
+            )
             for index, item in enumerate(added)
         ]
         store = store.with_section(name, section.prefix(keep).extend(messages))
@@ -390,15 +420,19 @@ def _changed(
         )
         return state, described
     field = "payload.step_execution"
+    written = where.get("payload", "step_execution")
     try:
         step_execution = decode_step_execution(
-            where.get("payload", "step_execution"),
+            thick_step(written) if compact else written,
             context,
             document=document,
             head=heads.of(context),
         )
     except StateDecodeError as exc:
         raise where.error(exc.reason, field if exc.path == "$" else f"{field}.{exc.path}") from None
+    if outputs_added:
+        outputs = store.messages.extend(step_execution.step.output_messages)
+        context = context.with_store(store.with_section("messages", outputs))
     steps = execution.step_executions.append(step_execution)
     state = replace_fields(
         stub, context=context, execution=replace_fields(stub.execution, step_executions=steps)

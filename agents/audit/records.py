@@ -1,21 +1,26 @@
-"""What the audit log's records hold (format 2), built from the run's events.
+"""What the audit log's records hold (format 3), built from the run's events.
 
 A run is a ``start`` record (the state it starts from), one ``step`` record per step (the
 step as the codec writes it, its input a reference into the conversation, and what changed
 in the state since the record before) and an ``end`` record (the terminal status and what
-changed since the last step). ``event`` records, one per event, only when asked for.
+changed since the last step). ``event`` records, one per event, only when asked for. The
+step and the messages a record adds are compact (``compact``: each fact once).
 """
 
 from __future__ import annotations
 
+import functools
+import operator
+from collections.abc import Callable
 from typing import Any, Final
 
 import attrs
 
+from agents.audit.compact import compact_field, compact_step
 from agents.records.codec import (
     OMITTED,
-    encode_field,
-    encode_step_execution,
+    Encoding,
+    compact_record,
     encode_value,
     to_dict,
 )
@@ -77,52 +82,81 @@ def stub_of(state: AgentState) -> AgentState:
     )
 
 
-def state_change(state: AgentState, before: AgentState | None) -> dict[str, Any]:
+def state_change(
+    state: AgentState,
+    before: AgentState | None,
+    outputs: Any = None,
+    encoding: Encoding | None = None,
+) -> dict[str, Any]:
     """``state`` as a change from ``before``: for each section of the conversation that
-    changed, how many messages it kept and which it added (``sections``); and every other
+    changed, how many messages it kept and which it added (``sections``: compact, and
+    ``add`` left out when the conversation added exactly the step's ``outputs``, the
+    objects themselves); and every other
     field that changed, by its path (``changes``: ``[path, JSON]``, or ``[path]`` for a
     field the JSON leaves out; the whole state but its conversation and steps when there
-    is no ``before``). A reader rebuilds ``state`` exactly from ``before``, while a long
-    run's log stays O(steps) and a step's record holds what the step changed."""
+    is no ``before``; ``encoding`` notes an odd float). A reader rebuilds ``state`` exactly
+    from ``before``, while a long run's log stays O(steps) and a step's record holds what
+    the step changed."""
     assert state.execution is not None  # the records of a run describe its execution
     old = before.context.store if before is not None else _NO_SECTIONS
     new = state.context.store
-    sections = {}
-    for name in SECTIONS:
-        was, now = old.section(name), new.section(name)
-        keep = len(was) if now is was else was.common_prefix(now)
+    sections: dict[str, dict[str, Any]] = {}
+    for name in SECTIONS if new is not old else ():
+        was, now = getattr(old, name), getattr(new, name)
+        if now is was:
+            continue
+        keep = was.common_prefix(now)
         if keep == len(was) == len(now):
+            continue
+        added = list(now.items_from(keep))
+        if outputs is not None and name == "messages" and _same_objects(added, outputs):
+            sections[name] = {"keep": keep}
             continue
         sections[name] = {
             "keep": keep,
-            "add": [encode_value(message) for message in now.items_from(keep)],
+            "add": [compact_record(message, encoding) for message in added],
         }
     if before is None or before.execution is None:
-        return {"sections": sections, "state": encode_value(stub_of(state))}
-    return {"sections": sections, "changes": _changes(state, before)}
+        return {"sections": sections, "state": encode_value(stub_of(state), encoding)}
+    return {"sections": sections, "changes": _changes(state, before, encoding)}
 
 
-def _changes(state: AgentState, before: AgentState) -> list[list[Any]]:
+def _same_objects(added: Any, outputs: Any) -> bool:
+    return len(added) == len(outputs) and all(a is b for a, b in zip(added, outputs, strict=True))
+
+
+def _changes(state: AgentState, before: AgentState, encoding: Encoding | None) -> list[list[Any]]:
     """The fields of ``state`` (and of its context and execution) that are not those of
     ``before``, compared by identity (persistent records share what did not change)."""
     changes: list[list[Any]] = []
-    for name, *_ in field_plan(AgentState):
-        now, was = getattr(state, name), getattr(before, name)
+    names, values = _fields(AgentState, "")
+    for name, now, was in zip(names, values(state), values(before), strict=True):
         if now is was:
             continue
-        skipped = _NESTED.get(name)
-        if skipped is None or now is None or was is None:
-            whole = stub_of(state) if skipped is not None else state
-            changes.append(_change([name], whole, name))
+        nested = name in _NESTED
+        if not nested or now is None or was is None:
+            whole = stub_of(state) if nested else state
+            changes.append(_change([name], whole, name, encoding))
             continue
-        for field, *_ in field_plan(type(now)):
-            if field not in skipped and getattr(now, field) is not getattr(was, field):
-                changes.append(_change([name, field], now, field))
+        inner, read = _fields(now.__class__, name)
+        for field, new, old in zip(inner, read(now), read(was), strict=True):
+            if new is not old:
+                changes.append(_change([name, field], now, field, encoding))
     return changes
 
 
-def _change(path: list[str], record: Any, name: str) -> list[Any]:
-    value = encode_field(record, name)
+@functools.cache
+def _fields(cls: type, owner: str) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]:
+    """The names of ``cls``'s fields a change may name (those of ``owner``'s record less
+    what has records of its own, ``_NESTED``), and a reader of their values."""
+    skipped = _NESTED.get(owner, frozenset())
+    names = tuple(field.name for field in field_plan(cls) if field.name not in skipped)
+    read = operator.attrgetter(*names)
+    return names, (read if len(names) > 1 else lambda record: (read(record),))
+
+
+def _change(path: list[str], record: Any, name: str, encoding: Encoding | None) -> list[Any]:
+    value = compact_field(record, name, encoding)
     return [path] if value is OMITTED else [path, value]
 
 
@@ -140,11 +174,24 @@ def request_shape(request: InferenceRequest) -> dict[str, Any]:
 
 
 def step_payload(
-    step_execution: StepExecution, state: AgentState, before: AgentState | None
+    step_execution: StepExecution,
+    state: AgentState,
+    before: AgentState | None,
+    encoding: Encoding | None = None,
 ) -> dict[str, Any]:
-    """A step record: the step (its input messages as a reference into the conversation
-    where they are one, as in an encoded state) and the state after it as a change."""
-    return {
-        **state_change(state, before),
-        "step_execution": encode_step_execution(step_execution, state.context),
-    }
+    """A step record: the step, compact (its input messages as a reference into the
+    conversation where they are one, as in an encoded state), and the state after it as a
+    change (the messages it added left out when they are the step's output messages and
+    its input is in what the conversation kept: the reader adds them after the step).
+    ``encoding`` notes an odd float."""
+    if encoding is None:
+        encoding = Encoding(None)
+    written = compact_step(step_execution, state.context, encoding)
+    outputs = step_execution.step.output_messages
+    change = state_change(state, before, outputs, encoding)
+    kept = change["sections"].get("messages")
+    if kept is not None and "add" not in kept:
+        given = written["step"]["input_messages"]  # a MessagesRef's prefix, or messages
+        if type(given) is int and given > kept["keep"]:  # refers past what was kept
+            change = state_change(state, before, None, encoding)
+    return {**change, "step_execution": written}

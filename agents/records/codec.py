@@ -26,7 +26,7 @@ from agents.records.decoding import (
     from_dict,
     from_json,
 )
-from agents.records.encoding import Encoding, encode_any, encoder_of
+from agents.records.encoding import Encoding, compact_encoder_of, encode_any, encoder_of
 from agents.records.frozen import History
 from agents.records.json_text import MAX_STATES, dumps, loads, nesting_position, parse_object
 from agents.records.redaction import REDACTED, is_secret_key, redact
@@ -54,7 +54,9 @@ __all__ = [
     "REFERENCES",
     "SCHEMA_VERSION",
     "Document",
+    "Encoding",
     "Prebuilt",
+    "compact_record",
     "decode_field",
     "decode_step_execution",
     "encode_field",
@@ -76,19 +78,21 @@ __all__ = [
 ]
 
 
-def encode_value(value: Any) -> Any:
-    """Any record or value as plain JSON data (records tagged with ``kind``)."""
-    return encode_any(value, Encoding(None))
+def encode_value(value: Any, encoding: Encoding | None = None) -> Any:
+    """Any record or value as plain JSON data (records tagged with ``kind``); ``encoding``
+    notes a float that orjson writes otherwise (``Encoding.odd``), when given."""
+    return encode_any(value, Encoding(None) if encoding is None else encoding)
 
 
 OMITTED: Final = object()
 """What ``encode_field`` gives for a field the record's JSON leaves out."""
 
 
-def encode_field(record: Any, name: str) -> Any:
+def encode_field(record: Any, name: str, encoding: Encoding | None = None) -> Any:
     """Field ``name`` of ``record`` as it is written inside the record's JSON, or
     ``OMITTED`` when the record's JSON leaves it out (an optional field at
-    ``None``); for writing a record's changes field by field (the audit log)."""
+    ``None``); for writing a record's changes field by field (the audit log).
+    ``encoding``: as ``encode_value`` takes it."""
     for field, plain, optional, _ in field_plan(type(record)):
         if field == name:
             value = getattr(record, name)
@@ -96,14 +100,32 @@ def encode_field(record: Any, name: str) -> Any:
                 return value
             if optional and value is None:
                 return OMITTED
-            return encode_any(value, Encoding(None))
+            return encode_any(value, Encoding(None) if encoding is None else encoding)
     raise InvalidArgument(f"{type(record).__name__} has no field {name!r}")
 
 
-def encode_step_execution(step_execution: Any, context: Any) -> Any:
+def encode_step_execution(
+    step_execution: Any, context: Any, encoding: Encoding | None = None, compact: bool = False
+) -> Any:
     """A step execution as JSON whose input messages refer to ``context``'s conversation
-    (``MessagesRef``) when they are a prefix of it, as inside an encoded ``AgentState``."""
-    return encoder_of(type(step_execution))(step_execution, Encoding(Refs(context)))
+    (``MessagesRef``) when they are a prefix of it, as inside an encoded ``AgentState``;
+    ``encoding`` (its references are set here) notes an odd float, as ``encode_value``'s.
+    ``compact``: in the audit log's compact form (``compact_encoder_of``)."""
+    if encoding is None:
+        encoding = Encoding(Refs(context))
+    else:
+        encoding.refs = Refs(context)
+    encoders = compact_encoder_of if compact else encoder_of
+    return encoders(type(step_execution))(step_execution, encoding)
+
+
+def compact_record(record: Any, encoding: Encoding | None = None) -> Any:
+    """A record as JSON in the audit log's compact form: without ``kind`` (the reader
+    knows the class) and without the fields at their defaults; ``encoding`` as
+    ``encode_value`` takes it."""
+    return compact_encoder_of(type(record))(
+        record, Encoding(None) if encoding is None else encoding
+    )
 
 
 def step_row_json(step_execution: Any, input_messages: Any) -> str:

@@ -1,6 +1,6 @@
 """All code generated for record classes, as attrs keeps its generators in ``_make.py``
 and for the same reason, speed: constructors that skip ``__init__`` for values already
-converted (``maker``, ``updater``, ``replace_fields``; ``settable_fields``), and the source
+converted (``maker``, ``updater``, ``replace_fields``; ``registry.settable_fields``), and the source
 of the codec's per-class encoders, checkers and decoders (``encoder_source``, ``checker_source``,
 ``DecoderSource``; ``encoding`` and ``decoding`` compile them with their own helpers in the
 namespace), straight-line code instead of a loop over fields. Generated source is
@@ -11,7 +11,6 @@ compiles it.
 from __future__ import annotations
 
 import enum
-import functools
 import itertools
 import linecache
 import typing
@@ -20,25 +19,21 @@ from datetime import datetime
 from typing import Any, Final, TypeVar, cast
 
 import attrs
-from pyrsistent import PMap, pvector
+from pyrsistent import PMap, PVector, pvector
 
 from agents.errors import InvalidType
 from agents.records.frozen import (
     EMPTY_MAP,
     EMPTY_VECTOR,
     History,
-    deep_freeze,
-    to_float,
     to_history,
-    to_optional_pvector,
-    to_pmap,
-    to_pvector,
 )
 from agents.records.json_text import exact_or_refuse
 from agents.records.registry import (
     RECORD,
     RECORDS_BY_TYPE,
     SHARED,
+    compact_class,
     data_fields,
     element_of,
     field_plan,
@@ -46,22 +41,19 @@ from agents.records.registry import (
     is_pvector,
     optional_of,
     parts_of_content,
+    plain_init,
     scope,
     value_kind,
 )
 
 __all__ = [
-    "IDEMPOTENT",
     "DecoderSource",
     "checker_source",
     "compiled",
     "encoder_source",
-    "idempotent",
     "make_evolve",
     "maker",
-    "plain_init",
     "replace_fields",
-    "settable_fields",
     "slot_setter",
     "updater",
 ]
@@ -196,7 +188,7 @@ _ENCODED: Final = {  # each value_kind's expression writing ``v`` (of field ``{n
         "_item(_cls, {name!r}, i, _t_{name}) for i in v]"  # (not ``record``: a cell)
     ),
     "map": "(_redact(v, ctx) if v else {{}})",
-    "content": "(v if v.__class__ is str else [_ENC[i.__class__](i, ctx) for i in v])",
+    "content": "(v if v.__class__ is str else [_FULL[i.__class__](i, ctx) for i in v])",
     "any": "_any(v, ctx)",
 }
 
@@ -243,55 +235,73 @@ def _checked(name: str, annotation: Any, namespace: dict[str, Any]) -> list[str]
     return [f"    if {test}:", f"        v = _plain(record, {name!r}, v, _t_{name}, {declared!r})"]
 
 
-def encoder_source(cls: type, annotations: dict[str, Any], namespace: dict[str, Any]) -> str:
+def encoder_source(
+    cls: type, annotations: dict[str, Any], namespace: dict[str, Any], compact: bool = False
+) -> str:
     """The source of ``encode(record, ctx)`` for record class ``cls``, whose fields are
     written as ``annotations`` say: straight-line code, a field at a time, along the field
     plan. The caller's ``namespace`` holds what the code calls (``_ENC``, the encoders by
-    class; ``_Encoding``, ``_Refs``, ``_any``, ``_redact``, ``_timestamp``, ``_UTC``,
-    ``_datetime``, ``_odd``, ``_plain``, ``_wrong``, ``_item``, ``_cls``); the types the
-    checks test are put there."""
+    class; ``_FULL``, those that write ``kind``; ``_Encoding``, ``_Refs``, ``_any``,
+    ``_redact``, ``_timestamp``, ``_UTC``, ``_datetime``, ``_odd``, ``_plain``, ``_wrong``,
+    ``_item``, ``_cls``); the types the checks test are put there. ``compact``: the audit
+    log's form (docs/design/auditing.md): no ``kind``, no field at its default, a
+    ``MessagesRef`` as its prefix alone, and ``_ENC`` the compact encoders, used where
+    ``compact_class`` says."""
     state_scope = scope(cls)
     lines = ["def encode(record, ctx):"]
-    if cls.__name__ in SHARED:  # encoded once per state, by identity
+    start = "{}" if compact else f"{{'kind': {cls.__name__!r}}}"
+    if cls.__name__ in SHARED:  # encoded once per state, by identity (compact: by ~id)
+        key = "~id(record)" if compact else "id(record)"
         lines += [
             "    refs = ctx.refs",
             "    if refs is not None:",
-            "        done = refs.encoded.get(id(record))",
+            f"        done = refs.encoded.get({key})",
             "        if done is not None:",
             "            return done",
-            f"    out = {{'kind': {cls.__name__!r}}}",
+            f"    out = {start}",
             "    if refs is not None:",
-            "        refs.encoded[id(record)] = out",
+            f"        refs.encoded[{key}] = out",
         ]
     else:
-        lines.append(f"    out = {{'kind': {cls.__name__!r}}}")
+        lines.append(f"    out = {start}")
     if state_scope is not None:  # a document of its own: the steps inside refer to its context
         lines.append(f"    v = record.{state_scope}")
         lines += _checked(state_scope, annotations[state_scope], namespace)
         lines += ["    outer = ctx", "    ctx = _Encoding(_Refs(v), outer.times)"]
+    fields = attrs.fields_dict(cls)
     for name, plain, optional, messages_ref in field_plan(cls):
         annotation = annotations[name]
         lines.append(f"    v = record.{name}")
         if name != state_scope:  # (checked above)
             lines += _checked(name, annotation, namespace)
+        indent = "    "
+        if compact and _blank_record(fields[name]):  # left out when its form is empty
+            namespace[f"_default_{name}"] = fields[name].default
+            code = _value_code(name, annotation, namespace)
+            lines += [
+                f"    if v is not _default_{name}:",
+                f"        w = {code}",
+                "        if w:",
+                f"            out[{name!r}] = w",
+            ]
+            continue
+        if optional or (compact and fields[name].default is not attrs.NOTHING):
+            lines.append(f"    if {_not_default(fields[name], namespace)}:")
+            indent = "        "
         if plain:
-            lines.append(f"    out[{name!r}] = v")
+            lines.append(f"{indent}out[{name!r}] = v")
             if annotation in (float, float | None):
-                lines.append("    if v.__class__ is float and _odd(v):\n        ctx.odd = True")
+                lines.append(f"{indent}if v.__class__ is float and _odd(v):")
+                lines.append(f"{indent}    ctx.odd = True")
             continue
         code = _value_code(name, annotation, namespace)
-        indent = "    "
-        if optional:  # written when it is not its default
-            default = attrs.fields_dict(cls)[name].default
-            namespace[f"_default_{name}"] = default
-            condition = "v is not None" if default is None else f"v != _default_{name}"
-            lines.append(f"    if {condition}:")
-            indent = "        "
-        if messages_ref:
+        if compact and compact_class(annotation) is None:
+            code = code.replace("_ENC[", "_FULL[")
+        if messages_ref:  # (compact: the prefix alone)
+            ref = "prefix" if compact else "{'kind': 'MessagesRef', 'prefix': prefix}"
             lines += [
                 f"{indent}prefix = None if ctx.refs is None else ctx.refs.prefix_of(v)",
-                f"{indent}out[{name!r}] = ("
-                f"{{'kind': 'MessagesRef', 'prefix': prefix}} if prefix is not None else {code})",
+                f"{indent}out[{name!r}] = ({ref} if prefix is not None else {code})",
             ]
         else:
             lines.append(f"{indent}out[{name!r}] = {code}")
@@ -299,6 +309,37 @@ def encoder_source(cls: type, annotations: dict[str, Any], namespace: dict[str, 
         lines += ["    if ctx.odd:", "        outer.odd = True"]
     lines.append("    return out")
     return "\n".join(lines)
+
+
+def _blank_record(field: Any) -> bool:
+    """Whether ``field``'s default is a record with each field at its default, whose
+    compact form is ``{}``: a value is left out when its compact form is too (a record's
+    ``==`` would call ``0.0`` and ``-0.0``, or ``0`` and ``false``, the same)."""
+    default = field.default
+    if type(default) not in RECORDS_BY_TYPE:
+        return False
+    try:
+        return bool(type(default)() == default)
+    except TypeError:  # a field without a default: not blank
+        return False
+
+
+def _not_default(field: Any, namespace: dict[str, Any]) -> str:
+    """A test that ``v`` is not ``field``'s default, exactly (``0`` is not ``false``, nor
+    ``-0.0`` ``0.0``)."""
+    default: Any = field.default
+    if isinstance(default, cast(type, attrs.Factory)):
+        default = cast(Any, default).factory()
+    if field.converter is not None:
+        default = field.converter(default)
+    if default is None or type(default) is bool:
+        return f"v is not {default!r}"
+    if not default and isinstance(default, str | tuple | PMap | PVector | History):
+        return "v"  # an empty one (or "")
+    namespace[f"_default_{field.name}"] = default
+    if type(default) is float:
+        return f"(v != _default_{field.name} or repr(v) != {repr(default)!r})"
+    return f"(v.__class__ is not _default_{field.name}.__class__ or v != _default_{field.name})"
 
 
 def checker_source(cls: type, annotations: dict[str, Any], namespace: dict[str, Any]) -> str:
@@ -335,60 +376,6 @@ def checker_source(cls: type, annotations: dict[str, Any], namespace: dict[str, 
 
 
 # -- decoders -----------------------------------------------------------------------------------
-
-IDEMPOTENT: Final[set[Callable[[Any], Any]]] = {
-    to_pmap,
-    to_pvector,
-    to_optional_pvector,
-    to_history,
-    deep_freeze,
-    to_float,
-}
-"""Converters that give back what the field decoders give them (already converted);
-a records module adds its own with ``idempotent``."""
-
-
-def idempotent(converter: Callable[[Any], Any]) -> None:
-    """Declare ``converter`` one of ``IDEMPOTENT``."""
-    IDEMPOTENT.add(converter)
-
-
-def plain_init(cls: type) -> tuple[dict[str, Any], list[Any]] | None:
-    """Each field's default (converted) and the fields with validators, when
-    ``cls.__init__`` does nothing to decoded values but set them and validate them — no
-    ``__attrs_post_init__``, no factories, converters that leave them as they are — so a
-    decoder may build the record without it; else ``None``."""
-    if hasattr(cls, "__attrs_post_init__"):
-        return None
-    defaults: dict[str, Any] = {}
-    validated = []
-    for field in attrs.fields(cls):
-        if isinstance(field.default, cast(type, attrs.Factory)):
-            return None
-        if field.converter is not None and field.converter not in IDEMPOTENT:
-            return None
-        default = field.default
-        if default is not attrs.NOTHING and field.converter is not None:
-            default = field.converter(default)
-        defaults[field.name] = default
-        if field.validator is not None:
-            validated.append(field)
-    return defaults, validated
-
-
-@functools.cache
-def settable_fields(cls: type) -> dict[str, Any]:
-    """The fields of ``cls`` that ``__init__`` would only check (no post-init, a converter
-    that gives back what the field decoder gives), each with itself when it has a validator
-    (else ``None``): a copy may set them without ``__init__`` (``make_evolve``), then run the
-    validator."""
-    if hasattr(cls, "__attrs_post_init__"):
-        return {}
-    return {
-        field.name: field if field.validator is not None else None
-        for field in attrs.fields(cls)
-        if field.converter is None or field.converter in IDEMPOTENT
-    }
 
 
 class DecoderSource:

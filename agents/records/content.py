@@ -22,10 +22,10 @@ from pyrsistent.typing import PVector
 
 from agents.errors import ContentError
 from agents.records.blobs import DEFAULT_LIMITS, Blob, ContentLimits, check_media_type
-from agents.records.compiled import idempotent, replace_fields
+from agents.records.compiled import replace_fields
 from agents.records.frozen import to_pvector
 from agents.records.record import Record
-from agents.records.registry import OPTIONAL
+from agents.records.registry import OPTIONAL, idempotent
 
 __all__ = [
     "MEDIA_PARTS",

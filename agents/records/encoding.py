@@ -31,7 +31,15 @@ from agents.records.registry import (
     hints,
 )
 
-__all__ = ["Encoder", "Encoding", "check_changes", "encode_any", "encoder_of", "unrecordable"]
+__all__ = [
+    "Encoder",
+    "Encoding",
+    "check_changes",
+    "compact_encoder_of",
+    "encode_any",
+    "encoder_of",
+    "unrecordable",
+]
 
 
 class Encoding:
@@ -54,16 +62,22 @@ Encoder = Callable[[Any, Encoding], Any]
 
 class _Encoders(dict[type, Encoder]):
     """Each class's encoder, compiled when first asked for (generated code looks encoders
-    up here by the class a field holds: one dict lookup)."""
+    up here by the class a field holds: one dict lookup); ``compact``: the audit log's
+    form (``compiled.encoder_source``)."""
+
+    def __init__(self, compact: bool = False) -> None:
+        super().__init__()
+        self.compact = compact
 
     def __missing__(self, cls: type) -> Encoder:
         if cls not in RECORDS_BY_TYPE:
             return encode_any
-        found = self[cls] = _compile_encoder(cls)
+        found = self[cls] = _compile_encoder(cls, self.compact)
         return found
 
 
 _ENCODERS: Final = _Encoders()
+_COMPACT: Final = _Encoders(compact=True)
 
 
 def encoder_of(cls: type) -> Encoder:
@@ -71,6 +85,12 @@ def encoder_of(cls: type) -> Encoder:
     (for any other type, ``encode_any``: a field may hold what its annotation does not say,
     and is written by what it holds, as the general encoder does)."""
     return _ENCODERS[cls]
+
+
+def compact_encoder_of(cls: type) -> Encoder:
+    """``encoder_of``, for the audit log's compact form: without ``kind`` (the reader
+    knows the class) and without the fields at their defaults (docs/design/auditing.md)."""
+    return _COMPACT[cls]
 
 
 _EXACT: Final[dict[type, Callable[[Any], Any]]] = {
@@ -133,9 +153,10 @@ def _written(cls: type) -> dict[str, Any]:
     return annotations
 
 
-def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
+def _compile_encoder(cls: type, compact: bool) -> Callable[[Any, Encoding], dict[str, Any]]:
     namespace: dict[str, Any] = {
-        "_ENC": _ENCODERS,
+        "_ENC": _COMPACT if compact else _ENCODERS,
+        "_FULL": _ENCODERS,
         "_Encoding": Encoding,
         "_Refs": Refs,
         "_any": encode_any,
@@ -150,8 +171,11 @@ def _compile_encoder(cls: type) -> Callable[[Any, Encoding], dict[str, Any]]:
         "_item": _item,
         "_cls": cls,
     }
-    source = encoder_source(cls, _written(cls), namespace)
-    encode: Callable[[Any, Encoding], dict[str, Any]] = compiled(source, namespace, cls, "encode")
+    source = encoder_source(cls, _written(cls), namespace, compact)
+    title = "compact encode" if compact else "encode"
+    encode: Callable[[Any, Encoding], dict[str, Any]] = compiled(
+        source, namespace, cls, "encode", title
+    )
     return encode
 
 

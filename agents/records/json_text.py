@@ -35,6 +35,8 @@ __all__ = [
     "nesting_position",
     "parse_object",
     "replace_lone_surrogates",
+    "sorted_json",
+    "time_text",
     "timestamp",
     "utf8_safe",
 ]
@@ -103,12 +105,14 @@ def dumps(data: Any, *, exotic: bool = False) -> str:
         except orjson.JSONEncodeError:
             pass
     text = json.dumps(
-        data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_time_text
+        data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=time_text
     )
     return utf8_safe(text)
 
 
-def _time_text(value: Any) -> str:
+def time_text(value: Any) -> str:
+    """An aware ``datetime`` the encoders left for orjson (``Encoding.times``) as
+    ``timestamp`` writes it, for ``json.dumps``'s ``default``; anything else refused."""
     if type(value) is datetime and value.tzinfo is not None:
         return timestamp(value)
     raise InvalidType(f"Object of type {type(value).__name__} is not JSON serializable")
@@ -160,6 +164,17 @@ def canonical_object(text: bytes, canonical: Callable[[dict[str, Any]], bytes]) 
     except (UnicodeDecodeError, StateDecodeError):
         return None
     return data if type(data) is dict and canonical(data) == text else None
+
+
+def sorted_json(data: dict[str, Any]) -> bytes | None:
+    """Plain JSON data as compact UTF-8 with sorted keys, by orjson: what ``json.dumps(data,
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False)`` writes when the data holds
+    no float the two write otherwise (``redaction.odd_float``: the caller knows); ``None``
+    for data orjson refuses (integers past 64 bits, lone surrogates)."""
+    try:
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        return None
 
 
 exact_or_refuse: Final = orjson.dumps

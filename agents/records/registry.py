@@ -5,20 +5,31 @@ written and read (its field plan), and what step inputs may refer to (``Refs``).
 from __future__ import annotations
 
 import enum
+import functools
 import itertools
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any, Final, NamedTuple, TypeVar, Union
+from typing import Any, Final, NamedTuple, TypeVar, Union, cast
 
 import attrs
 from pyrsistent import PMap, PVector
 
 from agents.errors import InvalidType
-from agents.records.frozen import History
+from agents.records.frozen import (
+    History,
+    deep_freeze,
+    to_float,
+    to_history,
+    to_optional_pvector,
+    to_pmap,
+    to_pvector,
+)
 
 __all__ = [
+    "IDEMPOTENT",
+    "KINDED",
     "MESSAGES_REF",
     "OPTIONAL",
     "PLAIN",
@@ -30,16 +41,20 @@ __all__ = [
     "SHARED",
     "Field",
     "Refs",
+    "compact_class",
     "data_fields",
     "element_of",
     "field_plan",
     "hints",
+    "idempotent",
     "is_pvector",
     "is_record",
     "optional_of",
     "parts_of_content",
+    "plain_init",
     "register",
     "scope",
+    "settable_fields",
     "value_kind",
 ]
 
@@ -67,6 +82,10 @@ SHARED: Final = frozenset({"Message", "ToolCall"})
 tool call sits in its response, its message and its execution — and which refer to nothing
 outside themselves: encoded once per state (by identity) and decoded once per document (by
 their exact JSON), then shared."""
+
+KINDED: Final = frozenset({"Blob"})
+"""Records whose ``kind`` is written even where the field says their class (the audit
+log's compact form, ``compact_class``): a blob reference is found by it."""
 
 RECORDS: Final[dict[str, type[Any]]] = {}
 """Record classes by name (their ``kind``), filled as record classes are defined."""
@@ -200,6 +219,17 @@ def element_of(annotation: Any) -> Any:
     return None
 
 
+def compact_class(annotation: Any) -> Any:
+    """The record class a field of ``annotation`` holds, when the audit log's compact form
+    (format 3, docs/design/auditing.md) writes it without its ``kind``: one class, or a
+    sequence of one, neither a state (a document of its own) nor ``KINDED``; else ``None``."""
+    held = optional_of(annotation) or annotation
+    held = element_of(held) or held
+    if held in RECORDS_BY_TYPE and scope(held) is None and held.__name__ not in KINDED:
+        return held
+    return None
+
+
 def optional_of(annotation: Any) -> Any:
     origin, args = typing.get_origin(annotation), typing.get_args(annotation)
     if origin in (Union, types.UnionType) and len(args) == 2 and type(None) in args:
@@ -243,3 +273,60 @@ def parts_of_content(annotation: Any) -> tuple[type, ...] | None:
     if not classes or not all(cls in RECORDS_BY_TYPE for cls in classes):
         return None
     return classes
+
+
+# -- what decoders may set without ``__init__`` -------------------------------------------------
+
+IDEMPOTENT: Final[set[Callable[[Any], Any]]] = {
+    to_pmap,
+    to_pvector,
+    to_optional_pvector,
+    to_history,
+    deep_freeze,
+    to_float,
+}
+"""Converters that give back what the field decoders give them (already converted);
+a records module adds its own with ``idempotent``."""
+
+
+def idempotent(converter: Callable[[Any], Any]) -> None:
+    """Declare ``converter`` one of ``IDEMPOTENT``."""
+    IDEMPOTENT.add(converter)
+
+
+def plain_init(cls: type) -> tuple[dict[str, Any], list[Any]] | None:
+    """Each field's default (converted) and the fields with validators, when
+    ``cls.__init__`` does nothing to decoded values but set them and validate them — no
+    ``__attrs_post_init__``, no factories, converters that leave them as they are — so a
+    decoder may build the record without it; else ``None``."""
+    if hasattr(cls, "__attrs_post_init__"):
+        return None
+    defaults: dict[str, Any] = {}
+    validated = []
+    for field in attrs.fields(cls):
+        if isinstance(field.default, cast(type, attrs.Factory)):
+            return None
+        if field.converter is not None and field.converter not in IDEMPOTENT:
+            return None
+        default = field.default
+        if default is not attrs.NOTHING and field.converter is not None:
+            default = field.converter(default)
+        defaults[field.name] = default
+        if field.validator is not None:
+            validated.append(field)
+    return defaults, validated
+
+
+@functools.cache
+def settable_fields(cls: type) -> dict[str, Any]:
+    """The fields of ``cls`` that ``__init__`` would only check (no post-init, a converter
+    that gives back what the field decoder gives), each with itself when it has a validator
+    (else ``None``): a copy may set them without ``__init__`` (``make_evolve``), then run the
+    validator."""
+    if hasattr(cls, "__attrs_post_init__"):
+        return {}
+    return {
+        field.name: field if field.validator is not None else None
+        for field in attrs.fields(cls)
+        if field.converter is None or field.converter in IDEMPOTENT
+    }

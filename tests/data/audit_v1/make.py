@@ -5,7 +5,8 @@ after its last recorded step), which ``AuditLog.read`` must rebuild byte for byt
 
 Run from the repository root with that release installed: ``python tests/data/audit_v1/make.py``.
 The same runs made by today's code, into another folder, are ``tests/data/golden/``
-(``tests/test_golden.py``).
+(``tests/test_golden.py``); made by the release before format 3 (commit 467c220), they are
+the format-2 logs in ``tests/data/audit_v2/``.
 """
 
 from __future__ import annotations

@@ -1,0 +1,244 @@
+"""Format 3's compact records: each fact once, defaults left out (docs/design/auditing.md).
+
+A step record of format 2 wrote a tool call four times (in the messages it added, the
+step's output messages, the response and the tool execution), the output messages twice,
+and every field at its default. Format 3 writes the step and the messages a record adds
+with three rules (the codec's compact encoders, ``codec.compact_record``, and
+``compact_step``), and ``thick`` reads them back to the JSON the codec writes before the codec
+decodes it:
+
+- a field at its default is left out (a JSON value equal to the default's, of its type),
+  and a step's input that refers to the conversation (``MessagesRef``) is its prefix alone;
+- ``kind`` is left out where the field says which record it holds (``compact_class``: one
+  record class, or a sequence of one); a ``Blob`` reference keeps it, so that blobs are
+  found by it;
+- in a step, the assistant's output message that is its response as it came
+  (``InferenceResponse.to_message``) is the text ``"response"``, and a tool execution's
+  call that is the response's call of that id is the id's text.
+
+A record whose messages section adds exactly the step's output messages leaves ``add``
+out (``records.step_payload``); the changes of the state it lists hold their records
+compact too (``compact_field``). Values the codec writes otherwise (texts, parts, maps,
+a sub-agent's state) are as format 2 writes them.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import itertools
+from collections.abc import Callable
+from typing import Any, Final, NamedTuple, cast
+
+import attrs
+
+from agents.records.codec import (
+    RECORD,
+    Encoding,
+    encode_field,
+    encode_step_execution,
+    encode_value,
+)
+from agents.records.compiled import replace_fields
+from agents.records.encoding import compact_encoder_of
+from agents.records.messages import Message
+from agents.records.registry import (
+    compact_class,
+    data_fields,
+    element_of,
+    field_plan,
+    hints,
+    optional_of,
+)
+from agents.records.step import StepExecution
+
+__all__ = ["RESPONSE", "compact_field", "compact_step", "thick", "thick_field", "thick_step"]
+
+RESPONSE: Final = "response"
+"""An output message written as the step's response (``InferenceResponse.to_message``)."""
+
+_REQUIRED: Final = object()
+
+
+class _Field(NamedTuple):
+    name: str
+    fresh: Callable[[], Any] | None  # the default's JSON (new), when the reader fills it in
+    inner: type | None  # the one record class the field holds, when it says which
+    many: bool  # a sequence of them
+    ref: bool  # messages that may be a reference into the conversation (``MESSAGES_REF``)
+
+
+@functools.cache
+def _plan(cls: type) -> tuple[_Field, ...]:
+    """How ``thick`` reads each field of ``cls`` (an optional field, ``OPTIONAL``, is read
+    without it as it is)."""
+    annotations = hints(cls)
+    optional = {field.name for field in field_plan(cls) if field.optional}
+    refs = {field.name for field in field_plan(cls) if field.messages_ref}
+    plan = []
+    for field in data_fields(cls):
+        default = _default_json(field)
+        fresh = None
+        if default is not _REQUIRED and field.name not in optional:
+            fresh = _maker(default)
+        inner, many = None, False
+        if field.metadata.get(RECORD) is None:  # (else a sub-agent's state: kind written)
+            annotation = annotations[field.name]
+            inner = compact_class(annotation)
+            many = element_of(optional_of(annotation) or annotation) is not None
+        plan.append(_Field(field.name, fresh, inner, many, field.name in refs))
+    return tuple(plan)
+
+
+def _default_json(field: Any) -> Any:
+    default: Any = field.default
+    if default is attrs.NOTHING:
+        return _REQUIRED
+    if isinstance(default, cast(type, attrs.Factory)):
+        default = cast(Any, default).factory()
+    return encode_value(field.converter(default) if field.converter is not None else default)
+
+
+def _maker(default: Any) -> Callable[[], Any]:
+    """A maker of ``default`` (JSON): itself when it is a scalar, else a new copy."""
+    if default == [] or default == {}:
+        return type(default)
+    if isinstance(default, list | dict):
+        return functools.partial(copy.deepcopy, default)
+    return itertools.repeat(default).__next__
+
+
+def thick(data: Any, cls: type) -> Any:
+    """The JSON the codec writes for the record ``data`` is the compact form of (the
+    compact encoders' inverse): a new object with its ``kind``, its defaults and the
+    records it holds. What is no object, and keys no field has, are left for the decoder
+    to refuse."""
+    if type(data) is not dict:
+        return data
+    out: dict[str, Any] = {"kind": cls.__name__}
+    for name, fresh, inner, many, ref in _plan(cls):
+        if name in data:
+            value = data[name]
+            if ref and type(value) is int:  # the prefix of a ``MessagesRef``
+                value = {"kind": "MessagesRef", "prefix": value}
+            elif inner is not None:
+                if many:
+                    if type(value) is list:
+                        value = [thick(item, inner) for item in value]
+                else:
+                    value = thick(value, inner)
+            out[name] = value
+        elif fresh is not None:
+            out[name] = fresh()
+    if len(out) - 1 != len(data):  # a key of no field (or ``kind``): the decoder says so
+        out.update((key, value) for key, value in data.items() if key not in out)
+    return out
+
+
+def compact_field(record: Any, name: str, encoding: Encoding | None) -> Any:
+    """Field ``name`` of ``record`` as ``codec.encode_field`` writes it (a change of the
+    state, field by field), the records it holds compact where the field says their
+    class."""
+    held = _held(record.__class__, name)
+    value = getattr(record, name)
+    if held is None or value is None:
+        return encode_field(record, name, encoding)
+    inner, many = held
+    items = value if many else (value,)
+    if not all(type(item) is inner for item in items):  # the full encoder says what is wrong
+        return encode_field(record, name, encoding)
+    encode = compact_encoder_of(inner)
+    encoding = Encoding(None) if encoding is None else encoding
+    return [encode(item, encoding) for item in value] if many else encode(value, encoding)
+
+
+def thick_field(cls: type, name: str, data: Any) -> Any:
+    """The JSON ``encode_field`` writes for field ``name`` of a ``cls`` record, from what
+    ``compact_field`` wrote."""
+    held = _held(cls, name)
+    if held is None or data is None:
+        return data
+    inner, many = held
+    if many:
+        return [thick(item, inner) for item in data] if type(data) is list else data
+    return thick(data, inner)
+
+
+@functools.cache
+def _held(cls: type, name: str) -> tuple[type, bool] | None:
+    for field in _plan(cls):
+        if field.name == name:
+            return None if field.inner is None else (field.inner, field.many)
+    return None
+
+
+def compact_step(step_execution: StepExecution, context: Any, encoding: Encoding) -> Any:
+    """A step execution's compact JSON (``encode_step_execution(..., compact=True)``, its
+    input referring to ``context``'s conversation) with what the step's response says
+    written as a reference to it."""
+    step = step_execution.step
+    response, outputs = step.response, step.output_messages
+    if response is None:
+        return encode_step_execution(step_execution, context, encoding, compact=True)
+    answered = bool(outputs) and _is_response(outputs[0], response)
+    if answered:  # not encoded at all
+        bare = replace_fields(step, output_messages=outputs[1:])
+        step_execution = replace_fields(step_execution, step=bare)
+    out = encode_step_execution(step_execution, context, encoding, compact=True)
+    written = out["step"]
+    if answered:
+        written["output_messages"] = [RESPONSE, *written.get("output_messages", ())]
+    calls: dict[str, Any] = {}
+    for call in response.tool_calls:
+        calls.setdefault(call.id, call)  # a repeated id: its first call only
+    for index, execution in enumerate(step.tool_executions):
+        call = execution.tool_call
+        if calls.get(call.id) is call:
+            written["tool_executions"][index]["tool_call"] = call.id
+    return out
+
+
+def _is_response(message: Any, response: Any) -> bool:
+    """Whether ``message`` is ``response.to_message()`` exactly (its content and calls the
+    response's own objects: equal values of other types, ``0`` and ``false``, differ)."""
+    return (
+        message.content is response.content
+        and message.tool_calls is response.tool_calls
+        and message == response.to_message()
+    )
+
+
+def thick_step(data: Any) -> Any:
+    """The step execution JSON that ``compact_step`` made ``data`` from."""
+    out = thick(data, StepExecution)
+    step = out.get("step") if type(out) is dict else None
+    if type(step) is not dict:
+        return out
+    response = step.get("response")
+    if type(response) is not dict:
+        return out
+    outputs = step.get("output_messages")
+    if type(outputs) is list and RESPONSE in outputs:
+        message = thick(
+            {
+                "role": "assistant",
+                "content": response.get("content"),
+                "tool_calls": response.get("tool_calls"),
+                "tool_call_id": None,
+                "name": None,
+                "metadata": {},
+            },
+            Message,
+        )
+        step["output_messages"] = [message if item == RESPONSE else item for item in outputs]
+    executions = step.get("tool_executions")
+    calls = response.get("tool_calls")
+    if type(executions) is list and type(calls) is list:
+        by_id: dict[Any, Any] = {}
+        for call in calls:
+            if type(call) is dict and type(call.get("id")) is str:
+                by_id.setdefault(call["id"], call)
+        for execution in executions:
+            if type(execution) is dict and type(execution.get("tool_call")) is str:
+                execution["tool_call"] = by_id.get(execution["tool_call"], execution["tool_call"])
+    return out

@@ -1,0 +1,197 @@
+"""The audit log's format 3 (docs/design/auditing.md): each fact once, defaults left out, and
+read back to exactly what the codec writes."""
+
+from __future__ import annotations
+
+import json
+import runpy
+from pathlib import Path
+
+import pytest
+from helpers import add, initial, make_loop
+from hypothesis import HealthCheck, given, settings
+
+from agents import (
+    AgentState,
+    AuditLog,
+    HookContext,
+    HookTrigger,
+    Message,
+    StateDecodeError,
+    ToolCall,
+    hook,
+)
+from agents.audit.compact import compact_field, compact_step, thick, thick_field, thick_step
+from agents.records.codec import (
+    OMITTED,
+    Encoding,
+    compact_record,
+    encode_field,
+    encode_step_execution,
+    encode_value,
+)
+from agents.records.compiled import replace_fields
+from agents.records.registry import field_plan
+from agents.testing import call, calls, reply
+from agents.testing.strategies import agent_states
+
+DATA = Path(__file__).parent / "data"
+
+
+def _round_trips(step_execution, context) -> None:
+    """The compact form of a step reads back to the codec's JSON of it, exactly."""
+    full = encode_step_execution(step_execution, context)
+    compact = compact_step(step_execution, context, Encoding(None))
+    assert json.dumps(thick_step(json.loads(json.dumps(compact)))) == json.dumps(full)
+    for message in step_execution.step.output_messages:
+        written = json.loads(json.dumps(compact_record(message)))
+        assert json.dumps(thick(written, Message)) == json.dumps(encode_value(message))
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
+@given(agent_states(with_parts=True))
+def test_every_generated_step_reads_back_to_what_the_codec_writes(state):
+    for step_execution in state.step_executions:
+        _round_trips(step_execution, state.context)
+    for record in (state, state.context, state.execution):
+        for field in field_plan(type(record)):
+            full = encode_field(record, field.name)
+            if full is OMITTED:
+                continue
+            written = json.loads(json.dumps(compact_field(record, field.name, None)))
+            read = thick_field(type(record), field.name, written)
+            assert json.dumps(read) == json.dumps(full), field.name
+
+
+def _one_step() -> AgentState:
+    loop = make_loop(calls(call("add", a=0, b=1), call("add", a=2, b=3)), reply("done"))
+    return loop.run(initial())
+
+
+def test_a_step_told_otherwise_than_its_response_is_written_whole():
+    """An output message equal to the response's but not made from it, a tool call of the
+    same id holding other values (``0`` and ``false`` are equal in Python, not in JSON), a
+    repeated call id and a cost of ``-0.0``: each is written as it is and read back so."""
+    state = _one_step()
+    step_execution = state.step_executions[0]
+    step, response = step_execution.step, step_execution.step.response
+    assert response is not None
+    first, second = response.tool_calls
+    copied = ToolCall(id=first.id, name=first.name, arguments=dict(first.arguments))
+    rebuilt = Message.assistant(response.content, [copied, second])
+    other = ToolCall(id=first.id, name="add", arguments={"a": False, "b": 1})
+    variants = [
+        replace_fields(step, output_messages=[rebuilt, *step.output_messages[1:]]),
+        replace_fields(
+            step,
+            tool_executions=[
+                replace_fields(step.tool_executions[0], tool_call=other),
+                step.tool_executions[1],
+            ],
+        ),
+        replace_fields(step, response=response.with_tool_calls([first, first])),
+        replace_fields(
+            step,
+            response=replace_fields(response, usage=replace_fields(response.usage, cost=-0.0)),
+        ),
+    ]
+    for variant in variants:
+        _round_trips(replace_fields(step_execution, step=variant), state.context)
+    compact = compact_step(
+        replace_fields(step_execution, step=variants[1]), state.context, Encoding(None)
+    )
+    assert compact["step"]["tool_executions"][0]["tool_call"]["arguments"] == {"a": False, "b": 1}
+
+
+def _step_records(path: Path) -> list[str]:
+    return [line for line in path.read_text().splitlines() if '"record":"step"' in line]
+
+
+def test_a_step_record_states_its_tool_call_once(tmp_path):
+    """The tool call is in the response only: the assistant's message is ``"response"``,
+    the execution names the call by id, and the conversation adds the step's outputs."""
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        final = make_loop(call("add", a=40, b=2), reply("42"), listeners=[log]).run(initial())
+    (record,) = [json.loads(line) for line in _step_records(path)[:1]]
+    step = record["payload"]["step_execution"]["step"]
+    assert json.dumps(record).count('"a": 40') == 1
+    assert step["output_messages"][0] == "response"
+    assert step["tool_executions"][0]["tool_call"] == step["response"]["tool_calls"][0]["id"]
+    assert record["payload"]["sections"] == {"messages": {"keep": 1}}
+    assert AuditLog.read(path).to_json() == final.to_json()
+
+
+def test_a_plain_tool_loops_steps_take_at_most_half_the_bytes_of_format_2(tmp_path):
+    """The run of ``tests/data/audit_v2/make.py`` (one ``add`` call a step), written today
+    and by the release before format 3: its step records take at most half the bytes
+    (their first, which says more of the state's changes, a little over); the old log still
+    reads back to the run's state, and so does the new one."""
+    make = runpy.run_path(str(DATA / "audit_v2" / "make.py"))
+    make["add_loop"](tmp_path)
+    old_log, new_log = DATA / "audit_v2" / "add_loop.jsonl", tmp_path / "add_loop.jsonl"
+    old, new = _step_records(old_log), _step_records(new_log)
+    assert len(old) == len(new) == make["STEPS"]
+    assert sum(map(len, new)) <= sum(map(len, old)) / 2
+    assert all(len(b) <= len(a) / 2 for a, b in zip(old[1:], new[1:], strict=True))
+    expected = (DATA / "audit_v2" / "add_loop.state.json").read_text().strip()
+    assert (tmp_path / "add_loop.state.json").read_text().strip() == expected
+    assert AuditLog.read(old_log).to_json() == AuditLog.read(new_log).to_json() == expected
+
+
+def test_changed_conversations_and_rewritten_calls_read_back_exactly(tmp_path):
+    """A hook that rewrites a tool call before it runs, and one that edits the model's
+    message in the conversation: the record writes what differs in full."""
+
+    @hook(HookTrigger.BEFORE_TOOL_USE, name="double")
+    def double(context: HookContext) -> HookContext:
+        assert context.tool_call is not None
+        arguments = {**context.tool_call.arguments, "a": context.tool_call.arguments["a"] * 2}
+        called = context.tool_call
+        return context.with_tool_call(ToolCall(id=called.id, name=called.name, arguments=arguments))
+
+    @hook(HookTrigger.BEFORE_STEP, name="copy")
+    def copy(context: HookContext) -> HookContext:
+        messages = list(context.state.messages)
+        if len(messages) < 3:
+            return context
+        messages[-2] = Message.assistant("(edited)", list(messages[-2].tool_calls))
+        return context.with_state(context.state.with_messages(messages))
+
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        loop = make_loop(call("add", a=1, b=2), reply("6"), tools=[add], listeners=[log])
+        final = loop.with_hooks(double, copy).run(initial())
+    assert final.step_executions[0].step.tool_executions[0].value == 4
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    assert any("add" in r["payload"].get("sections", {}).get("messages", {}) for r in records)
+    assert AuditLog.verify(path) == 4
+    assert AuditLog.read(path).to_json() == final.to_json()
+
+
+def test_a_float_json_writes_otherwise_is_written_as_json_writes_it(tmp_path):
+    """``1e-05`` (orjson would write ``1e-5``): the record is the canonical JSON."""
+
+    def tiny() -> float:
+        """A tiny number."""
+        return 1e-05
+
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        make_loop(call("tiny"), reply("ok"), tools=[tiny], listeners=[log]).run(initial())
+    (line,) = _step_records(path)[:1]
+    assert '"value":1e-05' in line
+    assert AuditLog.verify(path) == 4
+
+
+def test_a_forged_reference_is_a_typed_error_naming_the_line(tmp_path):
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        make_loop(call("add", a=1, b=2), reply("3"), listeners=[log]).run(initial())
+    lines = path.read_text().splitlines(keepends=True)
+    record = json.loads(lines[1])
+    record["payload"]["step_execution"]["step"]["tool_executions"][0]["tool_call"] = "nope"
+    lines[1] = json.dumps(record) + "\n"
+    path.write_text("".join(lines))
+    with pytest.raises(StateDecodeError, match="line 2"):
+        AuditLog.read(path)
