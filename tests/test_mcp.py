@@ -1147,3 +1147,59 @@ def test_an_mcp_image_and_an_embedded_pdf_become_parts():
     assert type(pdf) is DocumentPart and pdf.name == "file:///report.pdf"
     assert lying.error is not None and "lack its signature" in lying.error.message
     assert final.final_response == "done"
+
+
+PICTURE_AGENT = """
+from agents import AgentLoop, ImagePart, InferenceResponse, DocumentPart
+from agents.testing import FunctionDriver
+
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000") + bytes(20)
+PDF = b"%PDF-1.4 a document"
+
+def answer(request):
+    return InferenceResponse(content=[
+        "Here is the chart.",
+        ImagePart.from_bytes(PNG, "image/png"),
+        DocumentPart.from_bytes(PDF, "application/pdf"),
+    ])
+
+loop = AgentLoop(FunctionDriver(answer))
+"""
+
+
+def test_mcp_serve_answers_with_the_images_and_documents_of_the_final_response(tmp_path):
+    """A final response holding an image and a PDF: the official client gets the text, an
+    ``ImageContent`` and an embedded resource with the bytes; the audit log keeps them as
+    blobs beside it."""
+    import base64
+
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    (tmp_path / "picture_agent.py").write_text(PICTURE_AGENT)
+    parameters = StdioServerParameters(
+        command=sys.executable,
+        args=[
+            *("-m", "agents", "mcp-serve", "picture_agent:loop", "--name", "painter"),
+            *("--audit-log", str(tmp_path / "served.jsonl")),
+        ],
+        cwd=str(tmp_path),
+        env={"PYTHONPATH": str(tmp_path), "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+
+    async def main() -> Any:
+        async with Client(parameters, read_timeout_seconds=30) as client:
+            return await client.call_tool("painter", {"message": "draw"})
+
+    result = asyncio.run(main())
+    assert not result.is_error, result
+    text, image, document = result.content
+    assert (text.type, text.text) == ("text", "Here is the chart.")
+    assert (image.type, image.mime_type) == ("image", "image/png")
+    assert base64.b64decode(image.data).startswith(bytes.fromhex("89504e47"))
+    assert document.type == "resource"
+    assert base64.b64decode(document.resource.blob) == b"%PDF-1.4 a document"
+    assert str(document.resource.uri).startswith("urn:sha256:")
+    final = AuditLog.read(tmp_path / "served.jsonl")
+    assert final.last_step.response.parts[1].data().startswith(bytes.fromhex("89504e47"))
+    assert AuditLog.verify(tmp_path / "served.jsonl") == 3

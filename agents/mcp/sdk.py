@@ -4,6 +4,7 @@ plain data, and an MCP server for an agent."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sys
@@ -24,17 +25,23 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
+    AudioContent,
+    BlobResourceContents,
     CreateMessageResult,
     ElicitRequest,
     ElicitRequestFormParams,
     ElicitResult,
+    EmbeddedResource,
     ErrorData,
+    ImageContent,
     InputRequiredResult,
+    ResourceLink,
     TextContent,
 )
 
 from agents.errors import AgentError
 from agents.mcp.parts import parts_of
+from agents.records.content import AudioPart, ImagePart
 
 SESSION_HEADER: Final = "mcp-session-id"
 
@@ -48,6 +55,7 @@ __all__ = [
     "ToolInfo",
     "agent_server",
     "answer_of",
+    "content_blocks",
     "http_client",
     "list_tools",
     "protocol_of",
@@ -444,13 +452,13 @@ def agent_server(name: str, description: str, ask: Ask) -> SDKServer:
         session: str = "",
         approvals: dict[str, bool] | None = None,
         answers: dict[str, dict[str, Any] | None] | None = None,
-    ) -> str | InputRequiredResult:
+    ) -> str | list[Any] | InputRequiredResult:
         elicited = _responses(ctx.input_responses)
         if ctx.request_state:  # a retry with the answers: the run it asked for goes on
             message, session, approvals, answers = "", ctx.request_state, None, None
         try:
             result = await ask(message, session, approvals or {}, answers or {}, elicited)
-            while not isinstance(result, str) and result.questions and _elicits(ctx):
+            while not isinstance(result, str | list) and result.questions and _elicits(ctx):
                 if (ctx.protocol_version or "") >= _ROUNDS:
                     requests: dict[str, Any] = {
                         key: ElicitRequest(
@@ -470,6 +478,8 @@ def agent_server(name: str, description: str, ask: Ask) -> SDKServer:
                 result = await ask("", result.session, {}, {}, elicited)
         except AgentError as exc:  # the client reads why (an error of ours, not a crash)
             raise ToolError(str(exc)) from None
+        if isinstance(result, list):
+            return content_blocks(result)
         return result if isinstance(result, str) else str(result.text)
 
     server.add_tool(
@@ -485,6 +495,35 @@ _CONTINUING: Final = (
     " A run that waits for a human (an approval, a question) answers with its session: "
     "call again with session and approvals {call id: true/false} or answers {call id: {...}}."
 )
+
+
+def content_blocks(answer: list[Any]) -> list[Any]:
+    """A served agent's answer — text and parts — as MCP content blocks: text, images and
+    audio as themselves, other bytes as embedded resources (``urn:sha256:<hash>``), a part
+    known by its URL only as a link to it."""
+    blocks: list[Any] = []
+    for item in answer:
+        if isinstance(item, str):
+            blocks.append(TextContent(type="text", text=item))
+            continue
+        if item.blob is None:
+            name = item.name or item.url
+            blocks.append(
+                ResourceLink(
+                    type="resource_link", uri=item.url, name=name, mime_type=item.media_type
+                )
+            )
+            continue
+        data = base64.b64encode(item.data()).decode("ascii")
+        if isinstance(item, ImagePart):
+            blocks.append(ImageContent(type="image", data=data, mime_type=item.media_type))
+        elif isinstance(item, AudioPart):
+            blocks.append(AudioContent(type="audio", data=data, mime_type=item.media_type))
+        else:
+            uri = f"urn:sha256:{item.blob.sha256}"
+            resource = BlobResourceContents(uri=uri, mime_type=item.media_type, blob=data)
+            blocks.append(EmbeddedResource(type="resource", resource=resource))
+    return blocks
 
 
 def _elicits(ctx: Any) -> bool:

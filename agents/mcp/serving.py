@@ -11,7 +11,9 @@ versions, by input-required rounds on 2026-07-28). Otherwise the answer says wha
 waits for and how to continue: the tool called again with ``session`` (the run's id) and
 ``approvals`` (``{call id: true or false}``) or ``answers`` (``{call id: {...}}``, ``null``
 to decline) continues the run, which the server keeps until then (``KEPT`` runs at most,
-the oldest forgotten first).
+the oldest forgotten first). A final response holding images, audio or documents
+answers with them as MCP content (text, image, audio, embedded resources), its text
+beside them.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import attrs
 from agents.audit import AuditLog
 from agents.errors import AgentError, InvalidArgument
 from agents.mcp import sdk
+from agents.records.content import MediaPart, ReasoningPart, TextPart
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import deep_thaw
 from agents.records.json_text import replace_lone_surrogates
@@ -119,9 +122,11 @@ class ServedAgent:
         approvals: Mapping[str, Any],
         answers: Mapping[str, Any],
         elicited: Mapping[str, tuple[str, Any]] | None = None,
-    ) -> str | Waiting:
-        """The run's answer as text, or ``Waiting``. ``session`` continues a waiting run
-        with the decisions in ``approvals`` and ``answers``, or ``elicited``: the client's
+    ) -> str | list[Any] | Waiting:
+        """The run's answer as text (text and parts, when it holds an image, audio or a
+        document: ``sdk.content_blocks`` sends them as MCP content), or ``Waiting``.
+        ``session`` continues a waiting run with the decisions in ``approvals`` and
+        ``answers``, or ``elicited``: the client's
         answers to the last ``Waiting``'s questions, by key. (MCP's own types refuse a
         lone surrogate, text that is not Unicode: the answer shows U+FFFD for one, the
         audit log keeps the text.)"""
@@ -149,7 +154,7 @@ class ServedAgent:
             described = error.describe() if error is not None else "the run failed"
             raise AgentError(replace_lone_surrogates(described))
         if final.status is not ExecutionStatus.SUSPENDED:
-            return replace_lone_surrogates(_final_answer(final))
+            return _final_parts(final) or replace_lone_surrogates(_final_answer(final))
         session = self._keep(final)
         text = replace_lone_surrogates(_waiting_text(final, session, self._name))
         return Waiting(session=session, questions=() if dismissed else _questions(final), text=text)
@@ -261,6 +266,19 @@ def _call_text(call: Any) -> str:
     """A call as a human reads it: ``name({"argument": value, ...})``."""
     arguments = json.dumps(deep_thaw(call.arguments), sort_keys=True, ensure_ascii=False)
     return f"{call.name}({arguments})"
+
+
+def _final_parts(final: AgentState) -> list[Any] | None:
+    """The final response's text and media, when it holds any (its reasoning is the
+    agent's own: not sent)."""
+    step = final.last_step
+    response = step.response if step is not None and final.final_response is not None else None
+    if response is None or isinstance(response.content, str):
+        return None
+    parts = [part for part in response.parts if not isinstance(part, ReasoningPart)]
+    if not any(isinstance(part, MediaPart) for part in parts):
+        return None
+    return [replace_lone_surrogates(p.text) if isinstance(p, TextPart) else p for p in parts]
 
 
 def _final_answer(final: AgentState) -> str:
