@@ -304,3 +304,13 @@ def test_token_estimates_count_media_and_reasoning():
     assert estimate_tokens(Message.user(["abcdefgh", audio])) == text + len(WAV) // 500
     thought = Message(role=Role.ASSISTANT, content=[ReasoningPart(text="x" * 40), "abcdefgh"])
     assert estimate_tokens(thought) == text + 10
+
+
+def test_text_and_reasoning_parts_take_their_fields_by_position():
+    """``TextPart(text)`` and ``ReasoningPart(text, signature=None, redacted=None)``, as the
+    reference names them (by name too)."""
+    from agents import ReasoningPart, TextPart
+
+    assert TextPart("hi") == TextPart(text="hi")
+    assert ReasoningPart("thought", "sig") == ReasoningPart(text="thought", signature="sig")
+    assert ReasoningPart("", None, "opaque").redacted == "opaque"

@@ -85,3 +85,54 @@ def test_an_incomplete_run_is_shown_as_incomplete(tmp_path):
     assert 'id="incomplete"' in dom and "incomplete" in dom
     assert 'id="status" class="warn">in_progress<' in dom
     assert 'class="ok">in_progress' not in dom
+
+
+def test_a_tools_image_is_a_thumbnail_and_reasoning_is_folded(tmp_path):
+    """A run whose tool returns a screenshot and whose model reasons before answering: the
+    report embeds the image (decoded by the browser at its size), folds the reasoning, and
+    names a document by its type instead of showing it."""
+    from helpers import Browser
+    from serve_agent import PNG
+
+    from agents import DocumentPart, InferenceResponse, ReasoningPart, ToolCall
+    from agents.testing import FunctionDriver
+
+    def screenshot() -> bytes:
+        """A screenshot."""
+        return PNG
+
+    def model(request):
+        if len(request.messages) < 3:
+            return InferenceResponse(tool_calls=[ToolCall(id="s", name="screenshot", arguments={})])
+        return InferenceResponse(
+            content=[
+                ReasoningPart("The screen is red."),
+                "It is red.",
+                DocumentPart.from_bytes(b"%PDF-1.4 notes", "application/pdf"),
+            ]
+        )
+
+    log = tmp_path / "run.jsonl"
+    with AuditLog.open(log) as audit:
+        make_loop(tools=[screenshot], listeners=[audit]).with_options(
+            driver=FunctionDriver(model)
+        ).run(initial())
+    page = tmp_path / "report.html"
+    page.write_text(render_report(AuditLog.read(log), str(log)), encoding="utf-8")
+    browser = Browser(page.as_uri(), tmp_path / "profile")
+    try:
+        size = browser.wait_for(
+            "(() => { const i = document.querySelector('img.thumb');"
+            " return i && i.complete && i.naturalWidth ? [i.naturalWidth, i.naturalHeight] : null;"
+            " })()"
+        )
+        assert size == [40, 30]
+        folded = browser.evaluate(
+            "(() => { const d = document.querySelector('details.reasoning');"
+            " return [d.open, d.querySelector('pre').textContent]; })()"
+        )
+        assert folded == [False, "The screen is red."]
+        named = browser.evaluate("document.querySelector('p.media').textContent")
+        assert named.startswith("application/pdf, 14 bytes, sha256:")
+    finally:
+        browser.close()

@@ -20,6 +20,7 @@ from typing import Any
 
 import httpx
 import pytest
+from helpers import Browser
 
 TESTS = Path(__file__).parent
 TOKEN = "tok-serve-secret-0123"
@@ -788,80 +789,6 @@ def test_ag_ui_questions_are_interrupts_answered_by_a_resume(server):
 
 
 # -- the page, in headless Chromium -------------------------------------------------------------
-
-
-class Browser:
-    """Headless Chromium driven over the DevTools protocol (its own websocket)."""
-
-    def __init__(self, url: str, profile: Path) -> None:
-        from helpers import CHROMIUM, CHROMIUM_FLAGS
-
-        assert CHROMIUM is not None
-        self.process = subprocess.Popen(
-            [
-                CHROMIUM,
-                *CHROMIUM_FLAGS,
-                f"--user-data-dir={profile}",
-                "--remote-debugging-port=0",
-                "--window-size=1000,900",
-                url,
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        assert self.process.stderr is not None
-        for line in self.process.stderr:
-            if "DevTools listening on" in line:
-                port = int(line.split("127.0.0.1:")[1].split("/")[0])
-                break
-        else:
-            raise AssertionError("Chromium did not start its DevTools server")
-        deadline = time.monotonic() + 20
-        target = None
-        while target is None and time.monotonic() < deadline:
-            pages = httpx.get(f"http://127.0.0.1:{port}/json").json()
-            target = next((p for p in pages if p.get("type") == "page"), None)
-            time.sleep(0.1)
-        assert target is not None
-        from websockets.sync.client import connect
-
-        self._stack = contextlib.ExitStack()
-        self.socket = self._stack.enter_context(
-            connect(target["webSocketDebuggerUrl"], max_size=None)
-        )
-        self.sent = 0
-
-    def call(self, method: str, **params: Any) -> Any:
-        self.sent += 1
-        self.socket.send(json.dumps({"id": self.sent, "method": method, "params": params}))
-        while True:
-            answer = json.loads(self.socket.recv(timeout=30))
-            if answer.get("id") == self.sent:
-                assert "error" not in answer, answer
-                return answer.get("result")
-
-    def evaluate(self, expression: str) -> Any:
-        result = self.call(
-            "Runtime.evaluate", expression=expression, awaitPromise=True, returnByValue=True
-        )
-        return result["result"].get("value")
-
-    def wait_for(self, expression: str, seconds: float = 30) -> Any:
-        deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            value = self.evaluate(expression)
-            if value:
-                return value
-            time.sleep(0.1)
-        raise AssertionError(f"never true: {expression}")
-
-    def close(self) -> None:
-        self._stack.close()
-        self.process.terminate()
-        self.process.wait(10)
-        if self.process.stderr is not None:
-            self.process.stderr.close()
 
 
 @pytest.mark.skipif(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import html
 import json
 import re
@@ -9,12 +11,15 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from agents.cli.labels import call_labels, waiting_for
+from agents.errors import ContentError
+from agents.records.blobs import SHOWN_IMAGES
+from agents.records.content import ImagePart, ReasoningPart, TextPart
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import deep_thaw
 from agents.records.state import AgentState
 from agents.records.step import StepType
 
-__all__ = ["render_report"]
+__all__ = ["THUMBNAIL_BYTES", "render_report"]
 
 _STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem auto; max-width: 70rem;
@@ -32,6 +37,8 @@ details.step.error-step { border-color: #a4161a; }
 pre { background: #f6f8fa; padding: .5rem; overflow-x: auto; white-space: pre-wrap; }
 .summary span { display: inline-block; margin-right: 1.5rem; }
 svg text { font-size: 10px; fill: #444; }
+img.thumb { max-width: 12rem; max-height: 12rem; border: 1px solid #dde2e7; display: block; }
+details.reasoning { color: #555; } .media { color: #555; font-style: italic; }
 """
 
 
@@ -143,9 +150,36 @@ def _message(message: Any) -> str:
     )
     extra = f" &rarr; {_e(message.tool_call_id)}" if message.tool_call_id else ""
     return (
-        f"<li><b>{_e(message.role.value)}</b>{extra}: <pre>{_e(message.text)}</pre>"
+        f"<li><b>{_e(message.role.value)}</b>{extra}: {''.join(map(_part, message.parts))}"
         f"{'<ul>' + calls + '</ul>' if calls else ''}</li>"
     )
+
+
+THUMBNAIL_BYTES: Final = 2_000_000
+"""The largest image the page embeds as a thumbnail (a larger one is named, not shown)."""
+
+
+def _part(part: Any) -> str:
+    """A part as the page shows it: text as it is, reasoning folded, an image (PNG, JPEG,
+    GIF or WebP whose bytes are at hand) as a thumbnail embedded in the page, any other
+    media by its type, size and hash."""
+    if isinstance(part, TextPart):
+        return f"<pre>{_e(part.text)}</pre>"
+    if isinstance(part, ReasoningPart):
+        said = "(withheld by the provider)" if part.redacted and not part.text else part.text
+        folded = f"<summary>reasoning</summary><pre>{_e(said)}</pre>"
+        return f'<details class="reasoning">{folded}</details>'
+    blob = part.blob
+    if blob is None:
+        return f'<p class="media">{_e(part.media_type)} at <code>{_e(part.url)}</code></p>'
+    named = f"{blob.media_type}, {blob.size:,} bytes, sha256:{blob.sha256[:12]}"
+    shown = isinstance(part, ImagePart) and blob.media_type in SHOWN_IMAGES
+    if shown and blob.size <= THUMBNAIL_BYTES:
+        with contextlib.suppress(ContentError):  # bytes not at hand: named only
+            data = base64.b64encode(blob.data()).decode("ascii")
+            source = f"data:{blob.media_type};base64,{data}"
+            return f'<img class="thumb" src="{source}" alt="{_e(named)}" title="{_e(named)}">'
+    return f'<p class="media">{_e(named)}</p>'
 
 
 def _child(execution: Any, prefix: str) -> str:
@@ -205,6 +239,8 @@ def _step(state: AgentState, index: int, prefix: str = "", css_class: str = "ste
             outcome = f'<span class="error">{_e(execution.error.describe())}</span>'
         elif execution.stop_signal is not None:
             outcome = f"stopped: {_e(execution.stop_signal.message)}"
+        elif not isinstance(execution.content, str):  # its images, audio, documents
+            outcome = f'<span class="ok">ok</span> {"".join(map(_part, execution.content))}'
         else:
             outcome = f'<span class="ok">ok</span> <pre>{_json(execution.value)}</pre>'
         executions.append(
@@ -219,7 +255,7 @@ def _step(state: AgentState, index: int, prefix: str = "", css_class: str = "ste
         if response is None
         else f"<p>finish reason <code>{_e(response.finish_reason)}</code>"
         f"{f', model <code>{_e(response.model)}</code>' if response.model else ''}</p>"
-        f"<pre>{_e(response.text)}</pre>"
+        f"{''.join(map(_part, response.parts))}"
     )
     usage = step.usage
     inputs = "".join(_message(m) for m in step.input_messages)

@@ -73,14 +73,14 @@ _SUFFIXES: Final = {
 # -- parts ------------------------------------------------------------------------------------
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen  # TextPart("...") as well as TextPart(text="...")
 class TextPart(Record):
     """Text, beside other parts of a message."""
 
     text: str
 
 
-@attrs.frozen(kw_only=True)
+@attrs.frozen  # ReasoningPart(text, signature, redacted), by position or by name
 class ReasoningPart(Record):
     """The model's reasoning, as the provider gave it: ``text`` (its thinking, or a
     summary), ``signature`` (what some providers need sent back unchanged) and
