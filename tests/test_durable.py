@@ -33,9 +33,13 @@ from agents import (
     AgentError,
     AgentLoop,
     AgentState,
+    BlobNotFound,
+    ConfigurationError,
     ExecutionStatus,
+    ImagePart,
     InferenceRequest,
     InferenceResponse,
+    MemoryBlobStore,
     Role,
     Summarization,
     ToolCall,
@@ -51,6 +55,7 @@ from agents.durable.dbos import (
     shutdown,
 )
 from agents.persistence import InMemorySessionStore, SQLiteSessionStore
+from agents.records.blobs import keep_in
 from agents.testing import FunctionDriver, capture_events
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,6 +168,24 @@ def asking_model(request: InferenceRequest) -> list[ToolCall] | str:
 
 
 ASKING = AgentLoop(FunctionDriver(asking_model), tools=[slow_echo, ask_name])
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000") + bytes(20)
+
+
+def screenshot() -> ImagePart:
+    """A screenshot of the screen."""
+    return ImagePart.from_bytes(PNG + b"screen", "image/png")
+
+
+def seeing_model(request: InferenceRequest) -> list[ToolCall] | str:
+    """Takes a screenshot, then says how many images it was shown."""
+    if len(request.messages) < 3:
+        return [ToolCall(id="s1", name="screenshot", arguments={})]
+    shown = [p for m in request.messages for p in m.parts if isinstance(p, ImagePart)]
+    return f"saw {len(shown)} images of {sum(len(p.data()) for p in shown)} bytes"
+
+
+SEEING = AgentLoop(FunctionDriver(seeing_model), tools=[screenshot])
+SEEN_BLOBS = MemoryBlobStore()
 CLOCK = StepOnlyClock()
 STORE = InMemorySessionStore()
 LOOP = AgentLoop(FunctionDriver(echo_model), tools=[slow_echo], clock=CLOCK, max_steps=6)
@@ -178,6 +201,8 @@ def durable(tmp_path_factory):
         "compacting": DurableAgent(COMPACTING, f"compacting-{name}"),
         "delegating": DurableAgent(DELEGATING, f"delegating-{name}"),
         "asking": DurableAgent(ASKING, f"asking-{name}"),
+        "seeing": DurableAgent(SEEING, f"seeing-{name}", blobs=SEEN_BLOBS),
+        "blind": DurableAgent(SEEING, f"blind-{name}"),
     }
     database = tmp_path_factory.mktemp("dbos") / "system.sqlite"
     launch(f"sqlite:///{database}")
@@ -307,6 +332,31 @@ def test_what_dbos_stores_is_our_json(durable):
     assert {s for _, s in steps} == {"agents_json"}
     for text, _ in steps:
         json.loads(text)
+
+
+def test_images_live_in_the_blob_store_before_dbos_records_what_refers_to_them(durable):
+    """A run started with an image, whose tool returns a screenshot: DBOS's records hold
+    references (read back from them, the bytes come from the agent's blob store, where
+    they were put before each record); an agent without a blob store refuses such a run."""
+    agents, database = durable
+    start = AgentState.initial(messages=["look", ImagePart.from_bytes(PNG, "image/png")])
+    handle = agents["seeing"].start(start)
+    final = handle.result()
+    assert final.final_response == f"saw 2 images of {2 * len(PNG) + 6} bytes"
+    with sqlite3.connect(database) as db:
+        steps = db.execute(
+            "SELECT output FROM operation_outputs WHERE workflow_uuid = ?", (handle.workflow_id,)
+        ).fetchall()
+    assert steps and all("iVBORw0KGgo" not in (text or "") for (text,) in steps)  # no PNG
+    recorded = CodecSerializer().deserialize(json.dumps(json.loads(final.to_json())))
+    held = [p for m in recorded.messages for p in m.parts if isinstance(p, ImagePart)]
+    with pytest.raises(BlobNotFound):
+        held[0].data()
+    keep_in(recorded, SEEN_BLOBS)  # what a worker does with what it reads
+    assert [p.data() for p in held] == [PNG, PNG + b"screen"]
+    assert SEEN_BLOBS.get(held[1].blob) == PNG + b"screen"
+    with pytest.raises(ConfigurationError, match="blob store"):
+        agents["blind"].start(start)
 
 
 def test_the_final_state_lands_in_the_session_store(durable):

@@ -26,7 +26,7 @@ import math
 import sys
 import threading
 from collections.abc import Iterable
-from typing import Any, Final, cast
+from typing import Any, Final, TypeVar, cast
 
 import attrs
 from dbos import DBOS, Queue, Serializer, SetWorkflowID, WorkflowHandle
@@ -35,6 +35,7 @@ from agents.core.clock import Clock, RandomIds, SystemClock
 from agents.durable.workflow import RecordedClock, WorkflowIds, at, reading
 from agents.errors import AgentError, ConfigurationError, InvalidType, SessionNotFound
 from agents.persistence.session import SessionStore
+from agents.records.blobs import BlobStore, blobs_in, keep_in
 from agents.records.codec import RECORDS, from_dict, to_dict
 from agents.records.effects import Failed, Infer, InvokeTools, ToolInvocation
 from agents.records.frozen import deep_thaw
@@ -46,6 +47,8 @@ from agents.shell.driving import drive
 from agents.shell.loop import SOURCES_KEY, AgentLoop
 from agents.shell.perform import BlockingPerformer, SyncTools
 from agents.shell.reporting import forwarding
+
+T = TypeVar("T")
 
 __all__ = [
     "CodecSerializer",
@@ -116,18 +119,23 @@ def _decode(value: Any) -> Any:
 # -- the steps --------------------------------------------------------------------------------
 
 
-def _infer_step(performer: BlockingPerformer, effect: Infer, clock: Clock) -> dict[str, Any]:
-    outcome = performer.infer(effect)
+def _kept(record: T, blobs: BlobStore | None) -> T:
+    """``record``, its blobs' bytes in ``blobs`` before DBOS records it (and read there)."""
+    return record if blobs is None else keep_in(record, blobs)
+
+
+def _infer_step(run: BlockingPerformer, effect: Infer, clock: Clock, blobs: Any) -> dict[str, Any]:
+    outcome = run.infer(effect)
     if type(outcome) is Failed:
         return {"failed": outcome.error, "at": reading(clock)}
-    return {"response": outcome, "at": reading(clock)}
+    return _kept({"response": outcome, "at": reading(clock)}, blobs)
 
 
-def _tool_step(tools: SyncTools, invocation: ToolInvocation, clock: Clock) -> dict[str, Any]:
-    outcome = tools.perform(InvokeTools((invocation,), True))  # stamps with the real clock
+def _tool_step(tools: SyncTools, call: ToolInvocation, clock: Clock, blobs: Any) -> dict[str, Any]:
+    outcome = tools.perform(InvokeTools((call,), True))  # stamps with the real clock
     if type(outcome) is Failed:
         return {"executions": [], "failed": outcome.error, "at": reading(clock)}
-    return {"executions": list(outcome), "at": reading(clock)}
+    return _kept({"executions": list(outcome), "at": reading(clock)}, blobs)
 
 
 def _save_step(store: SessionStore, state: AgentState) -> int:
@@ -191,9 +199,19 @@ class DurableAgent:
     Create every ``DurableAgent`` before ``launch`` (DBOS recovers pending runs while it
     launches, and a worker must know the workflow to run it). With ``store``, each run's
     final state is written, in a last DBOS step, to the session named by its agent id.
+    ``blobs`` (``store.blobs`` by default): where the bytes of the images, audio and
+    documents a run holds are kept for any worker to read, each before DBOS records what
+    refers to it; a run holding such bytes needs one.
     """
 
-    def __init__(self, loop: AgentLoop, name: str, *, store: SessionStore | None = None) -> None:
+    def __init__(
+        self,
+        loop: AgentLoop,
+        name: str,
+        *,
+        store: SessionStore | None = None,
+        blobs: BlobStore | None = None,
+    ) -> None:
         if not isinstance(loop, AgentLoop):
             raise ConfigurationError(f"DurableAgent needs an AgentLoop, got {loop!r}")
         if not isinstance(name, str) or not name:
@@ -203,6 +221,7 @@ class DurableAgent:
         self.loop = loop
         self.name = name
         self.store = store
+        self.blobs = blobs if blobs is not None else getattr(store, "blobs", None)
         self._clock: Clock = loop.clock if loop.clock is not None else SystemClock()
         with _AGENTS_LOCK:
             if name in _AGENTS:
@@ -229,7 +248,7 @@ class DurableAgent:
     def start(self, state: AgentState, workflow_id: str | None = None) -> DurableHandle:
         """Start ``state`` as a workflow in this process. A ``workflow_id`` that was used
         before gives that workflow back instead of a new run (DBOS's idempotency)."""
-        self._check(state)
+        state = self._check(state)
         with SetWorkflowID(workflow_id or _new_workflow_id()):
             return DurableHandle(DBOS.start_workflow(self._workflow, state))
 
@@ -238,7 +257,7 @@ class DurableAgent:
     ) -> DurableHandle:
         """Put ``state`` on a DBOS queue (a name, registered with defaults when unknown, or
         a ``Queue``); a worker listening on it runs it."""
-        self._check(state)
+        state = self._check(state)
         target = _queue(queue)
         with SetWorkflowID(workflow_id or _new_workflow_id()):
             return DurableHandle(target.enqueue(self._workflow, state))
@@ -285,16 +304,21 @@ class DurableAgent:
 
     # -- the workflow -----------------------------------------------------------------------
 
-    @staticmethod
-    def _check(state: AgentState) -> None:
+    def _check(self, state: AgentState) -> AgentState:
         if not isinstance(state, AgentState):
             raise ConfigurationError(
                 f"a durable run needs an AgentState, got {type(state).__name__}"
             )
+        if self.blobs is None and next(blobs_in(state), None) is not None:
+            raise ConfigurationError(
+                "a durable run holding images, audio or documents needs a blob store for its "
+                "workers to read them: DurableAgent(..., blobs=) or a store with blobs"
+            )
+        return _kept(state, self.blobs)
 
     def _execute(self, state: AgentState) -> AgentState:
         """The workflow body: the step machine, its effects performed as DBOS steps."""
-        real = self._clock
+        real, state = self._clock, _kept(state, self.blobs)  # (read back from JSON)
         clock = RecordedClock(at(DBOS.run_step({"name": f"{_PREFIX}start"}, reading, real)))
         ids = WorkflowIds(DBOS.workflow_id or "")
         base, release = self.loop, _nothing
@@ -303,7 +327,8 @@ class DurableAgent:
         try:
             loop = base.with_options(clock=clock, ids=ids)
             machine, emit = loop.machine_for(state, progress=False)
-            performer = _DurablePerformer(base.blocking_performer(emit, now=real.now), real, clock)
+            inner = base.blocking_performer(emit, now=real.now)
+            performer = _DurablePerformer(inner, real, clock, self.blobs)
             final = state
             for final in drive(machine, performer, progress=False):  # noqa: B007
                 pass  # the loop keeps the last state
@@ -345,18 +370,16 @@ class _DurablePerformer:
     tool call a DBOS step of its own (``_Batch``); the recorded clock moves on to the time
     each step recorded."""
 
-    __slots__ = ("_batch", "_clock", "_inner", "_real")
+    __slots__ = ("_batch", "_blobs", "_clock", "_inner", "_real")
 
-    def __init__(self, inner: BlockingPerformer, real: Clock, clock: RecordedClock) -> None:
-        self._inner = inner
-        self._real = real
-        self._clock = clock
-        self._batch = _Batch(inner.tools, real, clock)
+    def __init__(self, inner: BlockingPerformer, real: Clock, clock: RecordedClock, blobs: Any):
+        self._inner, self._real, self._clock, self._blobs = inner, real, clock, blobs
+        self._batch = _Batch(inner.tools, real, clock, blobs)
 
     def infer(self, effect: Infer) -> Any:
-        record = DBOS.run_step(
-            {"name": f"{_PREFIX}infer:{effect.step}"}, _infer_step, self._inner, effect, self._real
-        )
+        name, inner = f"{_PREFIX}infer:{effect.step}", self._inner
+        record = DBOS.run_step({"name": name}, _infer_step, inner, effect, self._real, self._blobs)
+        record = _kept(record, self._blobs)
         self._clock.advance(at(record["at"]))
         return record["response"] if "response" in record else Failed(record["failed"])
 
@@ -375,12 +398,10 @@ class _Batch:
     """Performs ``InvokeTools`` inside a workflow: one DBOS step per call; a parallel batch
     reserves its step ids in call order and runs them on threads; results in call order."""
 
-    __slots__ = ("_clock", "_pool", "_real", "_tools")
+    __slots__ = ("_blobs", "_clock", "_pool", "_real", "_tools")
 
-    def __init__(self, tools: SyncTools, real: Clock, clock: RecordedClock) -> None:
-        self._tools = tools
-        self._real = real
-        self._clock = clock
+    def __init__(self, tools: SyncTools, real: Clock, clock: RecordedClock, blobs: Any) -> None:
+        self._tools, self._real, self._clock, self._blobs = tools, real, clock, blobs
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
 
     def perform(self, effect: InvokeTools) -> tuple[ToolExecution, ...] | Failed:
@@ -394,6 +415,7 @@ class _Batch:
                     self._tools,
                     invocation,
                     self._real,
+                    self._blobs,
                 )
                 records.append(record)
                 if "failed" in record:
@@ -417,6 +439,7 @@ class _Batch:
             ]
             records = [future.result() for future in futures]
         for record in records:
+            _kept(record, self._blobs)
             self._clock.advance(at(record["at"]))
         finished = tuple(execution for record in records for execution in record["executions"])
         failed = next((record["failed"] for record in records if "failed" in record), None)
@@ -431,6 +454,7 @@ class _Batch:
                 self._tools,
                 invocation,
                 self._real,
+                self._blobs,
             ),
         )
 

@@ -8,13 +8,15 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
 from agents.errors import BlobCorrupted, BlobNotFound, ContentError
 from agents.records.compiled import slot_setter
 from agents.records.record import Record
+
+T = TypeVar("T")
 
 __all__ = [
     "DEFAULT_LIMITS",
@@ -27,6 +29,7 @@ __all__ = [
     "blobs_in",
     "check_media_type",
     "checked_bytes",
+    "keep_in",
     "shown_image",
     "signed_type",
 ]
@@ -251,6 +254,23 @@ def bind_blobs(value: Any, store: BlobStore) -> None:
     them from ``store`` (a state read with ``blobs=``)."""
     for blob in blobs_in(value):
         blob.bound(store)
+
+
+def keep_in(value: T, store: BlobStore) -> T:
+    """``value`` (a record, at any depth), the bytes of each blob it holds put into
+    ``store`` when it lacks them, and each blob without bytes here reading them from it:
+    what a record referring to the blobs may be written after, and read back with."""
+    for blob in blobs_in(value):
+        source = blob._source  # (this module's)
+        if source is None:
+            _set_source(blob, store)
+        elif source is not store and not store.has(blob):
+            put_blob = getattr(store, "put_blob", None)  # the hash known: not computed again
+            if callable(put_blob):
+                put_blob(blob)
+            else:
+                store.put(blob.data(), blob.media_type)
+    return value
 
 
 def blobs_in(value: Any) -> Iterator[Blob]:
