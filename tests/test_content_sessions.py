@@ -119,3 +119,32 @@ def test_an_image_survives_a_suspension_for_approval_and_the_resume(store):
     assert loaded.messages[0].parts[1].data() == PNG
     assert loaded.tool_executions[0].content[0].data() == PNG
     assert len(blob_rows(store)) == 1  # the same bytes: one row
+
+
+def test_the_asyncio_postgres_store_keeps_images_and_its_loads_read_them(postgres_dsn):
+    """The asyncio store writes the bytes in the save's transaction, and a state another
+    store loads reads them back (over the store's blocking connection, opened when the
+    bytes are first needed); bytes that are nowhere are refused."""
+    import asyncio
+
+    from agents import AsyncPostgresSessionStore
+
+    image = ImagePart.from_bytes(PNG + b"async", "image/png")
+
+    async def main() -> None:
+        async with await AsyncPostgresSessionStore.open(postgres_dsn) as writer:
+            session = await writer.create(AgentState.initial("s", messages=[["look", image]]))
+        async with await AsyncPostgresSessionStore.open(postgres_dsn) as reader:
+            loaded = (await reader.load(session.session_id)).state
+            (part,) = [p for p in loaded.messages[0].parts if isinstance(p, ImagePart)]
+            assert not part.blob.held and part.data() == PNG + b"async"
+            assert reader.blobs.has(image.blob) and isinstance(reader.blobs, BlobStore)
+            nowhere = AgentState.from_json(
+                AgentState.initial(
+                    messages=[[ImagePart.from_bytes(PNG + b"x", "image/png")]]
+                ).to_json()
+            )
+            with pytest.raises(BlobNotFound):
+                await reader.create(nowhere)
+
+    asyncio.run(main())

@@ -19,9 +19,10 @@ from typing import Any, Final, Self, cast
 
 from agents.core.clock import Clock, IdFactory, RandomIds, SystemClock
 from agents.errors import SessionConflict, StateDecodeError, StoreUnavailable, UsageError
+from agents.persistence.blob_rows import SQLBlobStore
 from agents.persistence.known import Known
 from agents.persistence.leases import lease_key
-from agents.persistence.plans import Handle, Many, Plan, Query, T
+from agents.persistence.plans import Handle, Many, Plan, Query, T, drive
 from agents.persistence.session import Session
 from agents.persistence.sql import (
     check_checkpoint,
@@ -237,7 +238,10 @@ class PostgresRunLeases:
 class AsyncPostgresSessionStore:
     """The asyncio twin of ``PostgresSessionStore``: same tables, same rules, every method a
     coroutine. Open it with ``await AsyncPostgresSessionStore.open(dsn)`` (or
-    ``async with``); one connection, its statements serialised by an ``asyncio.Lock``."""
+    ``async with``); one connection, its statements serialised by an ``asyncio.Lock``.
+    ``blobs`` is the blobs table as a ``BlobStore``, as the blocking store's: a loaded
+    part reads its bytes where no ``await`` can be (a driver building a request), so it
+    reads them over a blocking connection of its own, opened when first needed."""
 
     _for_update = " FOR UPDATE"
 
@@ -251,6 +255,9 @@ class AsyncPostgresSessionStore:
         self._known = Known()  # what the rows hold, as this store wrote or read them
         self._db: Any = None
         self.path = redacted_dsn(dsn)
+        self._blocking_db: Any = None
+        self._blocking_lock = threading.Lock()
+        self.blobs = SQLBlobStore(self._blocking, self._blocking)  # the bytes parts refer to
 
     @classmethod
     async def open(
@@ -284,10 +291,26 @@ class AsyncPostgresSessionStore:
         await self.close()
 
     async def close(self) -> None:
-        """Close the connection."""
+        """Close the connection (and the blobs' own)."""
         async with self._lock:
             if self._db is not None:
                 await self._db.close()
+        with self._blocking_lock:
+            if self._blocking_db is not None:
+                self._blocking_db.close()
+
+    def _blocking(self, plan: Plan[T]) -> T:
+        """Run ``plan`` (the blobs table's) in a transaction of the blocking connection."""
+        with self._blocking_lock:
+            failure = None
+            try:
+                if self._blocking_db is None or self._blocking_db.broken:
+                    self._blocking_db = self._psycopg.connect(self._dsn.value, autocommit=True)
+                with self._blocking_db.transaction():
+                    return drive(plan, Handle(self._blocking_db, "%s"))
+            except self._psycopg.OperationalError as exc:
+                failure = _unavailable(self.path, self._dsn.value, exc)
+            raise failure
 
     async def _run(self, plan: Plan[T], *, write: bool) -> T:
         if self._db is None:
@@ -317,11 +340,11 @@ class AsyncPostgresSessionStore:
         self, state: AgentState, session_id: str | None = None, parent_session_id: str | None = None
     ) -> Session:
         session = new_session(state, session_id, parent_session_id, self._clock, self._ids)
-        return await self._run(create_plan(session, self._known), write=True)
+        return await self._run(create_plan(session, self._known, self.blobs), write=True)
 
     async def save(self, session: Session) -> Session:
         """Commit ``session.state`` if the stored version is still ``session.version``."""
-        plan = save_plan(session, self._clock.now(), self._for_update, self._known)
+        plan = save_plan(session, self._clock.now(), self._for_update, self._known, self.blobs)
         return await self._run(plan, write=True)
 
     async def checkpoint(self, session: Session, step_execution: StepExecution) -> Session:
@@ -330,7 +353,8 @@ class AsyncPostgresSessionStore:
         return await self.save(session)
 
     async def load(self, session_id: str) -> Session:
-        return await self._run(load_plan(self.path, session_id, self._known), write=False)
+        plan = load_plan(self.path, session_id, self._known, self.blobs)
+        return await self._run(plan, write=False)
 
     async def list(self) -> list[Session]:
         return await self._run(list_plan(), write=False)
