@@ -123,3 +123,7 @@ def test_chat_completions_get_the_image_after_the_tool_result():
             {"type": "image_url", "image_url": {"url": data_url}},
         ],
     }
+    # The state says so: the answer to that request names the call whose image it moved.
+    first, second = (s.step.response for s in final.step_executions)
+    assert list(first.moved_media) == [] and list(second.moved_media) == ["c1"]
+    assert AgentState.from_json(final.to_json()) == final

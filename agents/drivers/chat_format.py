@@ -21,6 +21,7 @@ from agents.records.messages import Message, Role, ToolCall
 
 __all__ = [
     "Stream",
+    "moved_media",
     "normal_finish_reason",
     "plain_json",
     "provider_fields",
@@ -176,6 +177,16 @@ def wire_messages(messages: Iterable[Message]) -> list[dict[str, Any]]:
     if moved:
         wired.append({"role": "user", "content": moved})
     return wired
+
+
+def moved_media(messages: Iterable[Message]) -> list[str]:
+    """The ids of the calls whose tool results hold media, which ``wire_messages`` sends in
+    a user message after them."""
+    return [
+        str(message.tool_call_id)
+        for message in messages
+        if message.role is Role.TOOL and any(isinstance(p, MediaPart) for p in message.parts)
+    ]
 
 
 def wire_content(content: Any) -> Any:

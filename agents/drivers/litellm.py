@@ -21,6 +21,7 @@ from typing import Any, Final
 
 from agents.drivers.chat_format import (
     Stream,
+    moved_media,
     normal_finish_reason,
     plain_json,
     provider_fields,
@@ -33,6 +34,7 @@ from agents.drivers.chat_format import (
     wire_tool,
 )
 from agents.errors import ConfigurationError
+from agents.records.compiled import replace_fields
 from agents.records.error_info import ErrorInfo, ProviderError
 from agents.records.frozen import deep_thaw, to_pvector
 from agents.records.inference import InferenceRequest, InferenceResponse
@@ -211,8 +213,8 @@ class LiteLLMDriver:
             try:
                 if self.stream:
                     chunks = litellm.completion(**arguments)
-                    return self._streamed(chunks, attempt, on_delta)
-                return self._answer(litellm.completion(**arguments))
+                    return _noted(self._streamed(chunks, attempt, on_delta), request)
+                return _noted(self._answer(litellm.completion(**arguments)), request)
             except Exception as exc:  # every provider fault is classified below
                 error, delay, given_up = self._failure(exc, attempt)
             if given_up is not None:  # raised here, so that no provider text is chained
@@ -232,8 +234,8 @@ class LiteLLMDriver:
             try:
                 if self.stream:
                     chunks = await litellm.acompletion(**arguments)
-                    return await self._astreamed(chunks, attempt, on_delta)
-                return self._answer(await litellm.acompletion(**arguments))
+                    return _noted(await self._astreamed(chunks, attempt, on_delta), request)
+                return _noted(self._answer(await litellm.acompletion(**arguments)), request)
             except Exception as exc:
                 error, delay, given_up = self._failure(exc, attempt)
             if given_up is not None:
@@ -450,3 +452,11 @@ def _litellm_cost(model: str, prompt: int, completion: int, cached: int) -> floa
         cache_read_input_tokens=cached,
     )
     return float(prompt_cost + completion_cost)
+
+
+def _noted(response: InferenceResponse, request: InferenceRequest) -> InferenceResponse:
+    """``response``, saying which tool results' media the request sent in a user message
+    after them (``InferenceResponse.moved_media``): chat completions take none in a tool's
+    result."""
+    moved = moved_media(request.messages)
+    return replace_fields(response, moved_media=to_pvector(moved)) if moved else response

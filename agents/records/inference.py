@@ -23,6 +23,7 @@ from agents.records.frozen import (
 )
 from agents.records.messages import Message, Role, ToolCall, make_message
 from agents.records.record import Record
+from agents.records.registry import OPTIONAL
 from agents.records.usage import ZERO_USAGE, Usage
 
 __all__ = ["FINISH_REASONS", "FinishReason", "InferenceRequest", "InferenceResponse"]
@@ -84,6 +85,12 @@ class InferenceResponse(Record, HasContent):
     usage: Usage = ZERO_USAGE
     model: str | None = None
     raw: Any = attrs.field(default=None, converter=deep_freeze)
+    moved_media: PVector[str] = attrs.field(
+        default=EMPTY_VECTOR, converter=to_pvector, metadata={OPTIONAL: True}
+    )
+    """The calls whose tool results' images, audio or documents the driver sent in a user
+    message after them, as providers take none in a tool's result (docs/design/content.md):
+    the state says what the model was shown, and how."""
 
     def with_tool_calls(self, tool_calls: Iterable[ToolCall]) -> InferenceResponse:
         """A copy requesting other tool calls."""
