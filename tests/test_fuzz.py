@@ -476,3 +476,109 @@ def test_http_requests(tmp_path):
     assert statuses <= _ANSWERS, sorted(statuses - _ANSWERS)
     assert {200, 422} <= statuses  # the mutants reach both the runs and the errors
     store.close()
+
+
+# -- parts and blob folders -------------------------------------------------------------------
+
+_PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
+_BLOB_CASES = max(CASES // 10, 50)
+
+
+def _parts_log(folder: Path) -> Path:
+    """A run holding an image in its first message, a tool's screenshot and a document: a
+    log with its folder of three blobs."""
+    from agents import DocumentPart, ImagePart
+
+    def screenshot() -> bytes:
+        """A screenshot (a PNG)."""
+        return _PNG + b"screen"
+
+    log = folder / "parts.jsonl"
+    start = initial().with_user_message(["look", ImagePart.from_bytes(_PNG, "image/png")])
+    with AuditLog.open(log) as audit:
+        make_loop(
+            call("screenshot"),
+            reply("seen"),
+            tools=[screenshot],
+            listeners=[audit],
+        ).run(start.with_user_message([DocumentPart.from_bytes(b"%PDF-1.4 x", "application/pdf")]))
+    return log
+
+
+def _mutate_folder(folder: Path, rng: random.Random) -> None:
+    """One hostile change to a blob folder: a file's bytes flipped, cut or emptied, a file
+    gone, a folder or a link where a file was, a stray file, a file under a wrong name."""
+    files = sorted(p for p in folder.rglob("*") if p.is_file())
+    target = rng.choice(files)
+    choice = rng.randrange(7)
+    if choice == 0:
+        target.write_bytes(_mutate_bytes(target.read_bytes(), rng))
+    elif choice == 1:
+        target.write_bytes(b"")
+    elif choice == 2:
+        target.unlink()
+    elif choice == 3:
+        target.unlink()
+        target.mkdir()
+    elif choice == 4:
+        target.unlink()
+        target.symlink_to(rng.choice(["/etc/hostname", "/nonexistent", str(files[0])]))
+    elif choice == 5:
+        (target.parent / ("0" * 64)).write_bytes(target.read_bytes())
+        target.rename(target.parent / rng.choice(["x", "." + target.name, target.name.upper()]))
+    else:
+        (folder / rng.choice(["zz", "ab", ".."]).replace("..", "up")).mkdir(exist_ok=True)
+        target.write_bytes(target.read_bytes() + b"\x00")
+
+
+def test_blob_folders_and_logs_holding_parts(tmp_path):
+    """A log holding parts, its lines mutated or its blob folder hostile: ``verify``,
+    ``read`` and a part's bytes give typed errors only, and the commands that read it
+    (``verify --blobs``, ``bundle``, ``report``, ``inspect``) answer in one line at most."""
+    import shutil
+
+    from agents import ContentError
+
+    log = _parts_log(tmp_path)
+    pristine = tmp_path / "pristine.blobs"
+    shutil.copytree(f"{log}.blobs", pristine)
+    data = log.read_bytes()
+    commands = [
+        lambda f: ["verify", f],
+        lambda f: ["verify", f, "--blobs", f"{f}.blobs"],
+        lambda f: ["bundle", f, "-o", str(tmp_path / "out.zip")],
+        lambda f: ["report", f, "-o", str(tmp_path / "out.html")],
+        lambda f: ["inspect", f],
+    ]
+    outcomes = set()
+    for case in range(_BLOB_CASES):
+        rng = _rng(5, case)
+        shutil.rmtree(f"{log}.blobs", ignore_errors=True)
+        shutil.copytree(pristine, f"{log}.blobs", symlinks=True)
+        if case % 2:
+            _mutate_folder(Path(f"{log}.blobs"), rng)
+            log.write_bytes(data)
+        else:
+            log.write_bytes(mutated(data, rng, lines=True))
+        try:
+            AuditLog.verify(log)
+            outcomes.add("verified")
+        except TYPED:
+            outcomes.add("refused")
+        try:
+            state = AuditLog.read(log)
+            for message in state.messages:
+                for part in message.parts:
+                    if getattr(part, "blob", None) is not None:
+                        part.data()
+            outcomes.add("read")
+        except (*TYPED, ContentError):
+            outcomes.add("unreadable")
+        err, out = io.StringIO(), io.StringIO()
+        argv = commands[case % len(commands)](str(log))
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            code = main(argv)
+        assert code in (0, 1, 2), argv
+        assert "Traceback" not in err.getvalue()
+        assert err.getvalue().count("\n") <= 1, (argv, err.getvalue())
+    assert outcomes == {"verified", "refused", "read", "unreadable"}
