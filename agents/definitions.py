@@ -38,7 +38,7 @@ from agents.shell.loop import AgentLoop
 from agents.shell.subagents import SubagentFailed, subagent_tool
 from agents.tools.tool import Tool, Tools
 
-__all__ = ["AgentDefinition", "DefinitionError", "Registry"]
+__all__ = ["AgentDefinition", "DefinitionError", "Registry", "yaml_items"]
 
 SUFFIXES: Final = {".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".md": "markdown"}
 _FRONT_MATTER: Final = re.compile(r"\A---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.S)
@@ -406,6 +406,40 @@ def _read_yaml(text: str, source: str, offset: int) -> tuple[dict[str, Any], dic
             if isinstance(key.value, str):
                 lines[key.value] = key.start_mark.line + 1 + offset
     return data, lines
+
+
+def yaml_items(text: str, source: str) -> list[tuple[Any, int, dict[str, int]]]:
+    """A YAML list (an evaluation dataset): each item, its line, and the lines of its
+    keys when it is a mapping (aliases refused, nesting bounded, as for definitions).
+    ``DefinitionError`` naming the line for text that is not a YAML list."""
+    _nesting_checked(text, source)
+    loader = None
+    try:
+        loader = _Loader(text)
+        loader.source = source
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else []
+    except RecursionError:
+        raise _too_deep(source, text) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        line = mark.line + 1 if mark is not None else None
+        raise DefinitionError(f"not valid YAML ({problem})", file=source, line=line) from None
+    finally:
+        if loader is not None:
+            loader.dispose()
+    if not isinstance(data, list) or not isinstance(node, yaml.SequenceNode | type(None)):
+        raise DefinitionError("expected a list of cases", file=source, line=1)
+    items = []
+    for value, item in zip(data, node.value if node is not None else [], strict=True):
+        keys = {}
+        if isinstance(item, yaml.MappingNode):
+            keys = {
+                k.value: k.start_mark.line + 1 for k, _ in item.value if isinstance(k.value, str)
+            }
+        items.append((value, item.start_mark.line + 1, keys))
+    return items
 
 
 def _too_deep(source: str, text: str, offset: int = 0) -> DefinitionError:

@@ -17,6 +17,7 @@ __all__ = [
     "BlobNotFound",
     "ConfigurationError",
     "ContentError",
+    "DatasetError",
     "DefinitionError",
     "InvalidArgument",
     "InvalidType",
@@ -95,6 +96,20 @@ def require_extra(extra: str, part: str, *modules: str) -> None:
 class DefinitionError(ConfigurationError):
     """An agent definition file that cannot be used (``agents.definitions``): ``file``,
     ``line`` (1-based, when known) and ``field`` say where."""
+
+    def __init__(
+        self, message: str, *, file: str, line: int | None = None, field: str | None = None
+    ) -> None:
+        where = file + (f":{line}" if line is not None else "")
+        super().__init__(f"{where}: {field + ': ' if field else ''}{message}")
+        self.file = file
+        self.line = line
+        self.field = field
+
+
+class DatasetError(ConfigurationError):
+    """An evaluation dataset that cannot be used (``agents.evals``): ``file``, ``line``
+    (1-based, when known) and ``field`` say where."""
 
     def __init__(
         self, message: str, *, file: str, line: int | None = None, field: str | None = None

@@ -26,6 +26,8 @@ PACKAGES = {
     "agents.mcp": "mcp.md",
     "agents.otel": "otel.md",
     "agents.serve": "serve.md",
+    "agents.evals": "evals.md",
+    "agents.evals.scorers": "evals.md",
 }
 
 

@@ -31,6 +31,7 @@ LAYERS = {
             "definition_fields",
             "cli",
             "testing",
+            "evals",
             "__init__",
             "__main__",
         ],

@@ -12,9 +12,12 @@ the driver: they never reach the request, the state, events, logs or error messa
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
+import inspect
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, Final
@@ -51,7 +54,7 @@ from agents.shell.log import note
 from agents.shell.reporting import report_retry
 from agents.shell.retry import classify, retry_delay
 
-__all__ = ["LiteLLMDriver"]
+__all__ = ["LiteLLMDriver", "close_async_clients"]
 
 _FORBIDDEN: Final = frozenset(
     {"model", "messages", "tools", "stream", "max_retries", "num_retries"}
@@ -460,3 +463,23 @@ def _noted(response: InferenceResponse, request: InferenceRequest) -> InferenceR
     result."""
     moved = moved_media(request.messages)
     return replace_fields(response, moved_media=to_pvector(moved)) if moved else response
+
+
+async def close_async_clients() -> None:
+    """Close the HTTP clients litellm has cached, from inside the event loop the async ones
+    belong to, and empty its cache (litellm makes them again when next asked). For code
+    that owns an event loop and is about to end it (``evals.evaluate``): otherwise their
+    sockets outlive the loop, and the collector warns of them later. litellm's cache is
+    the process's: other event loops' clients are closed too, and made again."""
+    litellm = sys.modules.get("litellm")
+    cache = getattr(litellm, "in_memory_llm_clients_cache", None)
+    if cache is None:
+        return
+    for client in list(getattr(cache, "cache_dict", {}).values()):
+        close = getattr(client, "aclose", None) or getattr(client, "close", None)
+        if callable(close):
+            with contextlib.suppress(Exception):  # one that will not close keeps the others
+                result = close()
+                if inspect.isawaitable(result):
+                    await result
+    cache.flush_cache()

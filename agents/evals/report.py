@@ -1,0 +1,246 @@
+"""What an evaluation gives (docs/how-to/evals.md): each trial's scores, each case's pass
+rate with its Wilson interval, pass@k and pass^k, and the whole; as JSON that is the same,
+byte for byte, for the same trials and scorers."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from agents.errors import InvalidArgument, StateDecodeError
+from agents.evals import stats
+from agents.evals.dataset import Case
+from agents.records.state import AgentState
+from agents.shell.files import UnreadableFile, read_file
+
+__all__ = ["CaseResult", "EvalReport", "Score", "Scorer", "Trial", "scorer_name"]
+
+
+def _unit(_: Any, attribute: Any, value: Any) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidArgument(f"a score's value is a number in [0, 1], not {value!r:.40}")
+    if not (math.isfinite(value) and 0.0 <= value <= 1.0):
+        raise InvalidArgument(f"a score's value is a number in [0, 1], not {value!r}")
+
+
+@attrs.frozen
+class Score:
+    """What a scorer made of one trial: ``value`` in [0, 1], whether it ``passed``, and
+    why (``explanation``)."""
+
+    value: float = attrs.field(converter=float, validator=_unit)
+    passed: bool = attrs.field(validator=attrs.validators.instance_of(bool))
+    explanation: str = ""
+
+    def to_data(self) -> dict[str, Any]:
+        return {"explanation": self.explanation, "passed": self.passed, "value": self.value}
+
+
+@runtime_checkable
+class Scorer(Protocol):
+    """``(case, final_state) -> Score``, or a coroutine giving one; named by its ``name``
+    attribute (else its function's name)."""
+
+    def __call__(self, case: Case, state: AgentState) -> Score | Awaitable[Score]: ...
+
+
+def scorer_name(scorer: Callable[..., Any]) -> str:
+    """How a report names ``scorer``."""
+    name = getattr(scorer, "name", None) or getattr(scorer, "__name__", None)
+    return str(name or type(scorer).__name__)
+
+
+@attrs.frozen
+class Trial:
+    """One run of a case: its number (from 0), its final ``state`` (``None``: not run,
+    the budget spent), its scores by scorer name, and the ``error`` that kept it from
+    passing (a scorer that raised; a failed run is told by its state)."""
+
+    case: str
+    number: int
+    state: AgentState | None = attrs.field(default=None, eq=False, repr=False)
+    scores: tuple[tuple[str, Score], ...] = ()
+    error: str | None = None
+    ran: bool = True
+
+    @property
+    def passed(self) -> bool:
+        """Run, no error, and every scorer passed it."""
+        return self.ran and self.error is None and all(s.passed for _, s in self.scores)
+
+    @property
+    def score(self) -> float:
+        """The mean of its scores' values (0 for a trial not run or without scores)."""
+        values = [s.value for _, s in self.scores]
+        return sum(values) / len(values) if self.ran and values else 0.0
+
+    def to_data(self) -> dict[str, Any]:
+        usage = self.state.usage if self.state is not None else None
+        return {
+            "cost": usage.cost if usage is not None else 0.0,
+            "error": self.error,
+            "passed": self.passed,
+            "ran": self.ran,
+            "scores": {name: score.to_data() for name, score in self.scores},
+            "status": self.state.status.value if self.state and self.state.status else None,
+            "steps": self.state.step_count if self.state is not None else 0,
+            "tokens": usage.total_tokens if usage is not None else 0,
+            "trial": self.number,
+        }
+
+
+@attrs.frozen
+class CaseResult:
+    """A case's trials, in order, and what they say."""
+
+    name: str
+    trials: tuple[Trial, ...]
+
+    @property
+    def run(self) -> int:
+        """How many trials ran."""
+        return sum(1 for trial in self.trials if trial.ran)
+
+    @property
+    def passes(self) -> int:
+        return sum(1 for trial in self.trials if trial.passed)
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passes / self.run if self.run else 0.0
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The Wilson 95 % interval of the pass rate."""
+        return stats.wilson(self.passes, self.run)
+
+    def pass_at_k(self, k: int) -> float:
+        """The chance that at least one of ``k`` trials passes (Chen et al. 2021)."""
+        return stats.pass_at_k(self.run, self.passes, k)
+
+    def pass_hat_k(self, k: int) -> float:
+        """The chance that ``k`` trials all pass (pass^k, as τ-bench estimates it)."""
+        return stats.pass_hat_k(self.run, self.passes, k)
+
+    @property
+    def mean_score(self) -> float:
+        ran = [trial.score for trial in self.trials if trial.ran]
+        return sum(ran) / len(ran) if ran else 0.0
+
+    def to_data(self) -> dict[str, Any]:
+        low, high = self.interval
+        return {
+            "interval": [low, high],
+            "mean_score": self.mean_score,
+            "name": self.name,
+            "pass_rate": self.pass_rate,
+            "passes": self.passes,
+            "run": self.run,
+            "trials": [trial.to_data() for trial in self.trials],
+        }
+
+
+@attrs.frozen
+class EvalReport:
+    """An evaluation: each case's result in the dataset's order, the scorers' names, and
+    the overall figures (over every trial run)."""
+
+    dataset: str
+    cases: tuple[CaseResult, ...]
+    scorers: tuple[str, ...]
+    inputs: tuple[Case, ...] = attrs.field(default=(), eq=False, repr=False)
+
+    @property
+    def run(self) -> int:
+        return sum(case.run for case in self.cases)
+
+    @property
+    def passes(self) -> int:
+        return sum(case.passes for case in self.cases)
+
+    @property
+    def pass_rate(self) -> float:
+        return self.passes / self.run if self.run else 0.0
+
+    @property
+    def interval(self) -> tuple[float, float]:
+        """The Wilson 95 % interval of the overall pass rate (trials of one case are not
+        independent draws: read each case's interval for one case)."""
+        return stats.wilson(self.passes, self.run)
+
+    @property
+    def not_run(self) -> list[tuple[str, int]]:
+        """The trials the budget kept from running: ``(case name, trial number)``."""
+        return [(t.case, t.number) for case in self.cases for t in case.trials if not t.ran]
+
+    def case(self, name: str) -> CaseResult:
+        """The result of the case named ``name``."""
+        for case in self.cases:
+            if case.name == name:
+                return case
+        raise InvalidArgument(f"no case named {name!r} in this report")
+
+    def to_data(self) -> dict[str, Any]:
+        low, high = self.interval
+        return {
+            "cases": [case.to_data() for case in self.cases],
+            "dataset": self.dataset,
+            "interval": [low, high],
+            "not_run": [list(pair) for pair in self.not_run],
+            "pass_rate": self.pass_rate,
+            "passes": self.passes,
+            "run": self.run,
+            "scorers": list(self.scorers),
+        }
+
+    def to_json(self) -> str:
+        """The report as JSON: sorted keys, two-space indents; the same trials and scorers
+        give the same bytes."""
+        return json.dumps(self.to_data(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str | bytes, source: str = "report") -> EvalReport:
+        """A report written by ``to_json`` (its trials' states are not in it);
+        ``StateDecodeError`` naming the field of what does not fit."""
+        try:
+            data = json.loads(text)
+            cases = tuple(
+                CaseResult(
+                    name=case["name"],
+                    trials=tuple(_trial(case["name"], trial) for trial in case["trials"]),
+                )
+                for case in data["cases"]
+            )
+            return cls(str(data["dataset"]), cases, tuple(data["scorers"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StateDecodeError(f"{source}: not an evaluation report ({exc})") from None
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> EvalReport:
+        """The report in ``path``: a report's JSON, or an ``out`` folder holding one."""
+        target = Path(path)
+        if target.is_dir():
+            target = target / "report.json"
+        try:
+            return cls.from_json(read_file(target), str(target))
+        except (UnreadableFile, OSError) as exc:
+            raise StateDecodeError(f"{target}: cannot read it ({exc})") from None
+
+
+def _trial(case: str, data: dict[str, Any]) -> Trial:
+    scores = tuple(
+        (name, Score(s["value"], s["passed"], s["explanation"]))
+        for name, s in sorted(data["scores"].items())
+    )
+    return Trial(case, int(data["trial"]), None, scores, data["error"], bool(data["ran"]))
+
+
+def trials_of(results: Sequence[CaseResult]) -> list[Trial]:
+    """Every trial of ``results``, case by case."""
+    return [trial for case in results for trial in case.trials]

@@ -1,0 +1,266 @@
+"""Running an evaluation (docs/how-to/evals.md): each case's trials through the agent's
+``arun``, ``concurrency`` at once, each scored; with ``out``, each trial's run recorded in
+an audit log (its blobs beside it), so that ``rescore`` scores again with no model call."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from agents.audit import AuditLog
+from agents.core.clock import Clock, SystemClock
+from agents.errors import InvalidArgument, InvalidType, UsageError
+from agents.evals.dataset import Case, Dataset
+from agents.evals.report import CaseResult, EvalReport, Score, Trial, scorer_name
+from agents.records.execution import ExecutionStatus
+from agents.records.state import AgentState
+from agents.shell.files import UnreadableFile, read_file
+from agents.testing.regression import agent_under_test
+
+__all__ = ["Budget", "aevaluate", "evaluate", "rescore"]
+
+Progress = Callable[[int, int], None]
+
+
+@attrs.frozen
+class Budget:
+    """What an evaluation may spend: ``tokens``, ``cost`` (dollars) and ``seconds`` of wall
+    clock. Once one is spent no new trial starts (those running finish); the report lists
+    the trials that did not run."""
+
+    tokens: int | None = None
+    cost: float | None = None
+    seconds: float | None = None
+
+    def spent(self, tokens: float, cost: float, seconds: float) -> bool:
+        return (
+            (self.tokens is not None and tokens >= self.tokens)
+            or (self.cost is not None and cost >= self.cost)
+            or (self.seconds is not None and seconds >= self.seconds)
+        )
+
+
+def evaluate(
+    agent: Any,
+    dataset: Dataset | Iterable[Case],
+    scorers: Sequence[Callable[..., Any]],
+    *,
+    trials: int = 1,
+    concurrency: int = 8,
+    out: str | os.PathLike[str] | None = None,
+    budget: Budget | None = None,
+    initial: Callable[[Case], AgentState] | None = None,
+    clock: Clock | None = None,
+    progress: Progress | None = None,
+) -> EvalReport:
+    """``aevaluate`` from blocking code (not inside a running event loop), on an event loop
+    of its own: the HTTP clients litellm made in it are closed when it ends."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    else:
+        raise UsageError("evaluate() blocks: inside an event loop, await aevaluate()")
+
+    async def owned() -> EvalReport:
+        try:
+            return await aevaluate(
+                agent,
+                dataset,
+                scorers,
+                trials=trials,
+                concurrency=concurrency,
+                out=out,
+                budget=budget,
+                initial=initial,
+                clock=clock,
+                progress=progress,
+            )
+        finally:  # the loop is ours, and ends here: so do the clients litellm made in it
+            if "litellm" in sys.modules:
+                from agents.drivers.litellm import close_async_clients
+
+                await close_async_clients()
+
+    return asyncio.run(owned())
+
+
+async def aevaluate(
+    agent: Any,
+    dataset: Dataset | Iterable[Case],
+    scorers: Sequence[Callable[..., Any]],
+    *,
+    trials: int = 1,
+    concurrency: int = 8,
+    out: str | os.PathLike[str] | None = None,
+    budget: Budget | None = None,
+    initial: Callable[[Case], AgentState] | None = None,
+    clock: Clock | None = None,
+    progress: Progress | None = None,
+) -> EvalReport:
+    """Run every case of ``dataset`` ``trials`` times through ``agent`` (an ``AgentLoop``, a
+    ``(loop, state)`` pair, a function giving either, a definition or its file, as
+    ``regress`` takes it), ``concurrency`` runs at once, and score each final state with
+    every one of ``scorers``. A trial starts from ``initial(case)``: by default the case's
+    state, or the agent's own state (a pair's) or a new one, with the case's input as the
+    user's message. A failed run, or a scorer that raises, fails its trial and says why;
+    nothing raises. ``out``: a folder where each trial's run is recorded (``runs/``), with
+    the cases and the report, for ``rescore``. ``budget``: when spent, no trial starts.
+    ``progress(done, total)`` is told of each trial done."""
+    cases = dataset.cases if isinstance(dataset, Dataset) else tuple(dataset)
+    name = dataset.name if isinstance(dataset, Dataset) else "dataset"
+    named = _named(scorers)
+    if trials < 1 or concurrency < 1:
+        raise InvalidArgument("trials and concurrency are at least 1")
+    loop, own = agent_under_test(agent)
+    start = initial or (lambda case: _initial(case, own))
+    folder = _prepared(out, name, cases, trials) if out is not None else None
+    clock = clock or SystemClock()
+    began = clock.now()
+    jobs = [(index, number) for index in range(len(cases)) for number in range(trials)]
+    results: dict[tuple[int, int], Trial] = {}
+    spent: dict[str, float] = {"tokens": 0, "cost": 0.0}
+    waiting = iter(jobs)
+
+    def over() -> bool:
+        seconds = (clock.now() - began).total_seconds()
+        return budget is not None and budget.spent(spent["tokens"], spent["cost"], seconds)
+
+    async def worker() -> None:
+        for index, number in waiting:
+            case = cases[index]
+            if over():
+                results[index, number] = Trial(case.name, number, ran=False)
+                continue
+            runner = loop
+            log = None
+            if folder is not None:
+                log = AuditLog.open(folder / "runs" / f"{index}-{number}.jsonl", durability="none")
+                runner = loop.with_listeners(log)
+            try:
+                state = await runner.arun(start(case))
+            finally:
+                if log is not None:
+                    log.close()
+            spent["tokens"] += state.usage.total_tokens
+            spent["cost"] += state.usage.cost
+            results[index, number] = await score_trial(case, number, state, named)
+            if progress is not None:
+                progress(len(results), len(jobs))
+
+    await asyncio.gather(*(worker() for _ in range(min(concurrency, len(jobs)) or 1)))
+    report = _report(name, cases, trials, results, named)
+    if folder is not None:
+        (folder / "report.json").write_text(report.to_json(), encoding="utf-8")
+    return report
+
+
+def rescore(out: str | os.PathLike[str], scorers: Sequence[Callable[..., Any]]) -> EvalReport:
+    """The report of an evaluation recorded in ``out`` (``evaluate(..., out=...)``) scored
+    again by ``scorers``: each trial's final state read from its audit log, no model called
+    (but by a scorer that calls one). The same scorers give the same report, byte for
+    byte."""
+    folder = Path(out)
+    named = _named(scorers)
+    try:
+        lines = read_file(folder / "cases.jsonl").decode("utf-8").splitlines()
+        header = json.loads(lines[0])
+        cases = [_recorded_case(json.loads(line)) for line in lines[1:]]
+    except (UnreadableFile, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise InvalidArgument(f"{folder}: not an evaluation's folder ({exc})") from None
+    trials = int(header["trials"])
+
+    async def scored() -> dict[tuple[int, int], Trial]:
+        results = {}
+        for index, case in enumerate(cases):
+            for number in range(trials):
+                path = folder / "runs" / f"{index}-{number}.jsonl"
+                if not path.exists():
+                    results[index, number] = Trial(case.name, number, ran=False)
+                    continue
+                state = AuditLog.read(path)
+                results[index, number] = await score_trial(case, number, state, named)
+        return results
+
+    return _report(str(header["dataset"]), cases, trials, asyncio.run(scored()), named)
+
+
+async def score_trial(
+    case: Case, number: int, state: AgentState, scorers: Sequence[tuple[str, Any]]
+) -> Trial:
+    """A trial's scores; a failed run, or a scorer that raised, is its error."""
+    scores: list[tuple[str, Score]] = []
+    errors: list[str] = []
+    if state.status is ExecutionStatus.FAILED:
+        error = state.execution.error if state.execution is not None else None
+        errors.append(f"the run failed: {error.describe() if error else 'no error recorded'}")
+    for name, scorer in scorers:
+        try:
+            score = scorer(case, state)
+            if inspect.isawaitable(score):
+                score = await score
+            if not isinstance(score, Score):
+                raise InvalidType(f"gave {type(score).__name__}, not a Score")
+        except Exception as exc:  # the scorer's failure is its trial's, not the run's
+            errors.append(f"scorer {name!r} raised {type(exc).__name__}: {exc}")
+            score = Score(0.0, False, f"raised {type(exc).__name__}")
+        scores.append((name, score))
+    return Trial(case.name, number, state, tuple(scores), "; ".join(errors) or None)
+
+
+def _named(scorers: Sequence[Callable[..., Any]]) -> list[tuple[str, Any]]:
+    if not scorers:
+        raise InvalidArgument("give at least one scorer")
+    named = [(scorer_name(scorer), scorer) for scorer in scorers]
+    names = [name for name, _ in named]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InvalidArgument(f"two scorers are named {twice[0]!r}: name them apart")
+    return named
+
+
+def _initial(case: Case, own: AgentState | None) -> AgentState:
+    if own is None or isinstance(case.input, AgentState):
+        return case.initial()
+    given = list(case.input) if isinstance(case.input, tuple) else case.input
+    return own.with_user_message(given)
+
+
+def _report(
+    name: str,
+    cases: Sequence[Case],
+    trials: int,
+    results: dict[tuple[int, int], Trial],
+    named: Sequence[tuple[str, Any]],
+) -> EvalReport:
+    outcome = tuple(
+        CaseResult(case.name, tuple(results[index, n] for n in range(trials)))
+        for index, case in enumerate(cases)
+    )
+    return EvalReport(name, outcome, tuple(n for n, _ in named), tuple(cases))
+
+
+def _prepared(out: str | os.PathLike[str], name: str, cases: Sequence[Case], trials: int) -> Path:
+    """``out`` made ready, with ``cases.jsonl``: a header (the dataset's name, the trials per
+    case), then each case as JSON data (what ``rescore`` compares the runs with)."""
+    folder = Path(out)
+    (folder / "runs").mkdir(parents=True, exist_ok=True)
+    lines = [json.dumps({"dataset": name, "trials": trials}, sort_keys=True)]
+    lines += [json.dumps(case.to_data(), sort_keys=True, ensure_ascii=False) for case in cases]
+    (folder / "cases.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def _recorded_case(data: dict[str, Any]) -> Case:
+    """A case as ``cases.jsonl`` holds it (its input is in each run's log, not needed to
+    score: a case's text, else empty)."""
+    given = data["input"] if isinstance(data["input"], str) else ""
+    return Case(data["name"], given, data["expected"], data["metadata"])
