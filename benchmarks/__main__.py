@@ -364,7 +364,37 @@ def _newer_targets(results: dict[str, Any]) -> list[tuple[str, str, bool | None]
         rows.append((label, "not measured", None))
     rows += _clients_rows(served)
     rows += _content_rows(results.get("content"))
+    rows += _audit_rows(results.get("content"))
+    rows += _evals_rows(results.get("evals"))
     return rows
+
+
+def _audit_rows(found: Any) -> list[tuple[str, str, bool | None]]:
+    """The audit log's format 3 on the 100-step tool loop of the content workload."""
+    size_label = (
+        "audit log format 3: a plain tool loop's step record ≤ half of format 2's (2,050 B)"
+    )
+    cost_label = "audited with durability none ≤ 3x the run without the log (100-step tool loop)"
+    if not isinstance(found, dict) or "step record bytes (text)" not in found:
+        return [(size_label, "not measured", None), (cost_label, "not measured", None)]
+    size, cost = found["step record bytes (text)"], found["audit cost (text, durability none)"]
+    return [
+        (size_label, f"{size:,} B", size <= 1_025),
+        (cost_label, f"{cost:.1f}x", cost <= 3),
+    ]
+
+
+def _evals_rows(found: Any) -> list[tuple[str, str, bool | None]]:
+    """Evaluations against the runs they are made of, and re-scoring."""
+    run_label = "evaluate 1,000 cases of 5 trials ≤ 2x the same runs through arun alone"
+    rescore_label = "rescore of that evaluation's folder ≤ 0.5x the time to run into it"
+    if not isinstance(found, dict):
+        return [(run_label, "not measured", None), (rescore_label, "not measured", None)]
+    ratio, rescored = found["evaluate ratio"], found["rescore ratio"]
+    return [
+        (run_label, f"{ratio:.2f}x", ratio <= 2),
+        (rescore_label, f"{rescored:.2f}x", rescored <= 0.5),
+    ]
 
 
 def _content_rows(found: Any) -> list[tuple[str, str, bool | None]]:
@@ -659,6 +689,7 @@ def main(argv: list[str] | None = None) -> int:
     results["tracing"] = workloads.tracing(quick)
     results["serving"] = workloads.serving(quick)
     results["content"] = workloads.content(quick)
+    results["evals"] = workloads.evals(quick)
     print("tool loop, µs per step at N = " + ", ".join(map(str, sizes)))
     results["steps"] = tool_loop(
         sizes, quick, 2.0 if quick else 60.0, install=not (quick or args.no_install)

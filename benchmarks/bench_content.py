@@ -95,6 +95,10 @@ def measure(steps: int, repeats: int) -> dict[str, Any]:
             "audited us/step (text)": audited_text,
             "audited us/step (image)": audited_image,
             "audited ratio": audited_image / audited_text,
+            "audit cost (text, durability none)": audited_text / engine_text,
+            "step record bytes (text)": sorted(
+                len(line) for line in text_log if b'"record":"step"' in line
+            )[len(text_log) // 2 - 1],
             "reference bytes": reference,
             "state JSON bytes over text": len(final.to_json())
             - len(loop(steps).run(initial(None)).to_json()),

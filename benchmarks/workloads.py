@@ -193,6 +193,12 @@ def content(quick: bool) -> dict[str, Any] | str:
     return _script("bench_content.py", quick)
 
 
+def evals(quick: bool) -> dict[str, Any] | str:
+    """``bench_evals.py --json`` in its own process: evaluate against arun alone, and
+    rescore against the run it scores again."""
+    return _script("bench_evals.py", quick)
+
+
 def durable(quick: bool) -> dict[str, Any] | str:
     """``bench_durable.py --json`` in its own process: ours and raw DBOS per agent step."""
     return _script("bench_durable.py", quick)
