@@ -19,6 +19,7 @@ __all__ = [
     "ContentError",
     "DatasetError",
     "DefinitionError",
+    "EvalGateFailed",
     "InvalidArgument",
     "InvalidType",
     "InvariantViolation",
@@ -177,6 +178,11 @@ class AuditLogTampered(AgentError):
     def __init__(self, message: str, line: int = 0) -> None:
         super().__init__(message)
         self.line = line
+
+
+class EvalGateFailed(AgentError, AssertionError):
+    """An evaluation did not pass a test's gate (``agents.evals.assert_pass_rate``,
+    ``assert_not_worse``): an ``AssertionError``, as a test runner reports one."""
 
 
 class InvariantViolation(AgentError):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import random
+import runpy
+from pathlib import Path
 
 import pytest
 from helpers import add
@@ -21,6 +23,8 @@ from agents import (
 from agents.evals import Budget, Case, Dataset, DatasetError, compare, evaluate, rescore
 from agents.evals import scorers as s
 from agents.testing import FunctionDriver
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def arithmetic(request: InferenceRequest):
@@ -172,3 +176,146 @@ def test_an_eval_through_litellm_against_a_local_server():
         )
     assert [trial.passed for trial in report.cases[0].trials] == answers
     assert report.cases[0].passes == sum(answers)
+
+
+def test_a_judge_grades_through_litellm_and_rescore_reads_its_judgements(tmp_path):
+    """The agent and the judge on the local server: the judge's request asks for the grade
+    as structured output; rescore reads the recorded judgements (no request) unless the
+    rubric changed, which is judged again and said so."""
+
+    def grade(score: float, passed: bool, why: str):
+        return answer(json.dumps({"score": score, "passed": passed, "explanation": why}))
+
+    with LLMServer() as server:
+        driver = LiteLLMDriver("openai/test", api_base=server.base_url, api_key="k", num_retries=0)
+        agent = AgentLoop(driver)
+        strict = s.judge(driver, "The capital of France, in one word.")
+        server.plan(
+            answer("Paris"), grade(1.0, True, "right"), answer("Lyon"), grade(0, False, "no")
+        )
+        case = Case("capital", "What is the capital of France?", "Paris")
+        report = evaluate(agent, [case], [strict], trials=2, concurrency=1, out=tmp_path)
+        asked = server.requests[1]
+        assert asked["response_format"]["type"] == "json_schema"
+        assert "Expected answer: Paris" in asked["messages"][-1]["content"]
+        assert [t.passed for t in report.cases[0].trials] == [True, False]
+        made = len(server.requests)
+        assert rescore(tmp_path, [strict]).to_json() == report.to_json()
+        assert len(server.requests) == made
+        server.plan(grade(0.5, True, "close"), grade(0.5, True, "close"))
+        lenient = s.judge(driver, "A city in France.")
+        again = rescore(tmp_path, [lenient])
+        assert len(server.requests) == made + 2
+        scores = [dict(t.scores)["judge"] for t in again.cases[0].trials]
+        assert all(
+            score.explanation.startswith("re-judged (the rubric changed)") for score in scores
+        )
+        assert rescore(tmp_path, [lenient]).to_json() == again.to_json().replace(
+            "re-judged (the rubric changed): ", ""
+        )
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def test_the_command_evaluates_compares_and_exits_as_documented(tmp_path):
+    """``agents eval`` on the docs' dataset and agent: 0 with no baseline; 1 for the careless
+    agent against it; 0 for a rescore with other scorers; 2 and one line for bad input."""
+    from helpers import agents_cli
+
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    for name in ("sums.yaml", "arithmetic.py"):
+        (examples / name).write_text((ROOT / "examples" / name).read_text())
+    base = agents_cli(
+        "eval",
+        "examples/sums.yaml",
+        "examples.arithmetic:loop",
+        "--trials",
+        "30",
+        "--out",
+        "base",
+        "--report",
+        "base.html",
+        cwd=tmp_path,
+    )
+    assert base.returncode == 0, base.stderr
+    assert base.stdout.startswith("sums: ") and base.stderr == ""  # piped: no progress bar
+    worse = agents_cli(
+        "eval",
+        "examples/sums.yaml",
+        "examples.arithmetic:careless",
+        "--trials",
+        "30",
+        "--baseline",
+        "base",
+        "--json",
+        cwd=tmp_path,
+    )
+    assert worse.returncode == 1, worse.stderr
+    assert json.loads(worse.stdout)["verdict"] == "worse"
+    (tmp_path / "lenient.py").write_text(
+        "from agents.evals.scorers import contains\nSCORERS = [contains('4')]\n"
+    )
+    again = agents_cli(
+        "eval", "rescore", "base", "--scorers", "lenient:SCORERS", "--json", cwd=tmp_path
+    )
+    assert again.returncode == 0 and json.loads(again.stdout)["scorers"] == ["contains"]
+    for bad in (
+        ["missing.yaml", "examples.arithmetic:loop"],
+        ["examples/sums.yaml", "nope:x"],
+        ["examples/sums.yaml", "examples.arithmetic:loop", "--trials", "0"],
+    ):
+        refused = agents_cli("eval", *bad, cwd=tmp_path)
+        assert refused.returncode == 2 and refused.stderr.count("\n") == 1, refused.stderr
+        assert "Traceback" not in refused.stderr
+
+
+@pytest.mark.skipif(
+    __import__("helpers").CHROMIUM is None,
+    reason="Chromium is not installed here (.ci/run installs Debian's chromium)",
+)
+def test_the_html_report_shows_cases_intervals_the_baseline_and_links_to_runs(tmp_path):
+    """In headless Chromium: a row per case with its interval and verdict against the
+    baseline, and each trial's link opening its run report."""
+    from helpers import Browser
+
+    arithmetic = runpy.run_path(str(ROOT / "examples" / "arithmetic.py"))
+    dataset = Dataset.load(ROOT / "examples" / "sums.yaml")
+    base = evaluate(arithmetic["loop"](), dataset, [s.equals()], trials=20, out=tmp_path / "base")
+    new = evaluate(arithmetic["careless"](), dataset, [s.equals()], trials=20, out=tmp_path / "new")
+    page = tmp_path / "report.html"
+    new.write_html(page, compare(base, new), tmp_path / "new")
+    browser = Browser(page.as_uri(), tmp_path / "profile")
+    try:
+        rows = browser.wait_for(
+            "Array.from(document.querySelectorAll('#cases tr[id]')).map(r =>"
+            " Array.from(r.cells).map(c => c.textContent.trim()))"
+        )
+        assert [row[0] for row in rows] == ["two", "three", "ten"]
+        assert rows[1][7] == "worse" and "\u2013" in rows[1][3]  # the interval, low-high
+        link = browser.evaluate("document.querySelector('#case-1 a.trial').href")
+        browser.call("Page.navigate", url=link)
+        browser.wait_for("document.title.includes('agents audit report')")
+    finally:
+        browser.close()
+
+
+def test_a_test_gates_on_an_evaluation_rescored_offline(tmp_path):
+    """Recorded once, then gated with no model: the interval's lower bound against a
+    threshold, and the comparison with a baseline."""
+    from agents.evals import assert_not_worse, assert_pass_rate
+
+    arithmetic = runpy.run_path(str(ROOT / "examples" / "arithmetic.py"))
+    dataset = Dataset.load(ROOT / "examples" / "sums.yaml")
+    evaluate(arithmetic["loop"](), dataset, [s.equals()], trials=30, out=tmp_path / "base")
+    evaluate(arithmetic["careless"](), dataset, [s.equals()], trials=30, out=tmp_path / "new")
+    base = rescore(tmp_path / "base", [s.equals()])  # in CI: the folder, no model
+    assert_pass_rate(base, 0.6)
+    with pytest.raises(AssertionError, match=r"lower bound is below 0\.90"):
+        assert_pass_rate(base, 0.9)
+    with pytest.raises(AssertionError, match=r"case 'three'.*below 0\.50"):
+        assert_pass_rate(rescore(tmp_path / "new", [s.equals()]), 0.5, case="three")
+    assert_not_worse(base, base)
+    with pytest.raises(AssertionError, match="cases: three"):
+        assert_not_worse(tmp_path / "base", rescore(tmp_path / "new", [s.equals()]))

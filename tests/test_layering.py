@@ -56,6 +56,7 @@ OWNERS = {
     "uvicorn": "serve/asgi.py",
     "ag_ui": "serve/agui.py",
     "pydantic": "serve/agui.py",
+    "tqdm": "cli/evals.py",
 }
 
 

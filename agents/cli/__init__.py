@@ -33,6 +33,7 @@ _COMMANDS = {
     "keygen": ("agents.cli.keys", "keygen"),
     "report": ("agents.cli.history", "report"),
     "regress": ("agents.cli.regress", "regress"),
+    "eval": ("agents.cli.evals", "evaluate"),
     "export-otel": ("agents.cli.tracing", "export_otel"),
     "mcp-serve": ("agents.cli.running", "mcp_serve"),
     "serve": ("agents.cli.serving", "serve"),
@@ -212,6 +213,7 @@ def _add_history_commands(commands: Any) -> None:
     _run_option(report)
     _add_export_command(commands)
     _add_regress_command(commands)
+    _add_eval_command(commands)
 
 
 def _add_export_command(commands: Any) -> None:
@@ -272,6 +274,44 @@ def _add_regress_command(commands: Any) -> None:
         metavar="MODULE:ATTR",
         help="tools (and definitions) a definition file may name: a Registry or a list",
     )
+
+
+def _positive(text: str) -> int:
+    if text.isascii() and text.isdigit() and int(text) >= 1:
+        return int(text)
+    raise argparse.ArgumentTypeError(f"not a whole number of at least 1: {text!r}")
+
+
+def _alpha(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if 0 < value < 1:
+        return value
+    raise argparse.ArgumentTypeError(f"not a level between 0 and 1: {text!r}")
+
+
+def _add_eval_command(commands: Any) -> None:
+    """``eval``: an agent evaluated on a dataset; ``eval rescore DIR``: scored again."""
+    evaluate = commands.add_parser(
+        "eval",
+        help="evaluate an agent on a dataset: pass rates with intervals, against a baseline",
+        description="agents eval DATASET MODULE:ATTR|FILE [options], or agents eval rescore "
+        "DIR --scorers MODULE:ATTR",
+    )
+    evaluate.add_argument("dataset", metavar="DATASET|rescore", help="a YAML or JSONL dataset")
+    evaluate.add_argument(
+        "target", metavar="AGENT|DIR", help="the agent (or, to rescore, the folder)"
+    )
+    evaluate.add_argument("--scorers", metavar="MODULE:ATTR", help="a list of scorers")
+    evaluate.add_argument("--trials", type=_positive, default=1, metavar="K")
+    evaluate.add_argument("--concurrency", type=_positive, default=8, metavar="N")
+    evaluate.add_argument("--out", metavar="DIR", help="keep each trial's run here, to rescore")
+    evaluate.add_argument("--baseline", metavar="DIR|JSON", help="an evaluation to compare with")
+    evaluate.add_argument("--alpha", type=_alpha, default=0.05, metavar="A")
+    evaluate.add_argument("--json", action="store_true", help="print JSON instead of a summary")
+    evaluate.add_argument("--report", metavar="OUT.html", help="also write an HTML report")
 
 
 def _add_durable_commands(commands: Any) -> None:

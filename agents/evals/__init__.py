@@ -5,6 +5,7 @@ recorded runs with no model call."""
 from agents.errors import DatasetError
 from agents.evals.comparing import CaseComparison, Comparison, compare
 from agents.evals.dataset import Case, Dataset
+from agents.evals.gates import assert_not_worse, assert_pass_rate
 from agents.evals.report import CaseResult, EvalReport, Score, Scorer, Trial
 from agents.evals.running import Budget, aevaluate, evaluate, rescore
 
@@ -21,6 +22,8 @@ __all__ = [
     "Scorer",
     "Trial",
     "aevaluate",
+    "assert_not_worse",
+    "assert_pass_rate",
     "compare",
     "evaluate",
     "rescore",

@@ -82,6 +82,13 @@ class Comparison:
         """The comparison as JSON (sorted keys): the same reports, the same bytes."""
         return json.dumps(self.to_data(), indent=2, sort_keys=True) + "\n"
 
+    def write_html(self, path: str | os.PathLike[str]) -> None:
+        """Write the comparison as one HTML page."""
+        from agents.evals.pages import render_comparison
+
+        with open(path, "w", encoding="utf-8") as page:
+            page.write(render_comparison(self))
+
 
 def compare(
     baseline: EvalReport | str | os.PathLike[str],

@@ -204,6 +204,18 @@ class EvalReport:
         give the same bytes."""
         return json.dumps(self.to_data(), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
+    def write_html(
+        self,
+        path: str | os.PathLike[str],
+        comparison: Any = None,
+        out: str | os.PathLike[str] | None = None,
+    ) -> None:
+        """Write the report as one HTML page (with ``comparison`` against a baseline, and,
+        from ``out``, each trial's run report beside it, linked)."""
+        from agents.evals.pages import write_html
+
+        write_html(self, path, comparison, out)
+
     @classmethod
     def from_json(cls, text: str | bytes, source: str = "report") -> EvalReport:
         """A report written by ``to_json`` (its trials' states are not in it);

@@ -9,9 +9,9 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 
@@ -19,6 +19,7 @@ from agents.audit import AuditLog
 from agents.core.clock import Clock, SystemClock
 from agents.errors import InvalidArgument, InvalidType, UsageError
 from agents.evals.dataset import Case, Dataset
+from agents.evals.judging import recording
 from agents.evals.report import CaseResult, EvalReport, Score, Trial, scorer_name
 from agents.records.execution import ExecutionStatus
 from agents.records.state import AgentState
@@ -28,6 +29,7 @@ from agents.testing.regression import agent_under_test
 __all__ = ["Budget", "aevaluate", "evaluate", "rescore"]
 
 Progress = Callable[[int, int], None]
+T = TypeVar("T")
 
 
 @attrs.frozen
@@ -69,22 +71,30 @@ def evaluate(
         pass
     else:
         raise UsageError("evaluate() blocks: inside an event loop, await aevaluate()")
+    return _run_owned(
+        aevaluate(
+            agent,
+            dataset,
+            scorers,
+            trials=trials,
+            concurrency=concurrency,
+            out=out,
+            budget=budget,
+            initial=initial,
+            clock=clock,
+            progress=progress,
+        )
+    )
 
-    async def owned() -> EvalReport:
+
+def _run_owned(work: Coroutine[Any, Any, T]) -> T:
+    """``work`` on an event loop of its own; the HTTP clients litellm made in it are closed
+    before it ends (or their sockets would outlive it)."""
+
+    async def owned() -> T:
         try:
-            return await aevaluate(
-                agent,
-                dataset,
-                scorers,
-                trials=trials,
-                concurrency=concurrency,
-                out=out,
-                budget=budget,
-                initial=initial,
-                clock=clock,
-                progress=progress,
-            )
-        finally:  # the loop is ours, and ends here: so do the clients litellm made in it
+            return await work
+        finally:
             if "litellm" in sys.modules:
                 from agents.drivers.litellm import close_async_clients
 
@@ -152,7 +162,8 @@ async def aevaluate(
                     log.close()
             spent["tokens"] += state.usage.total_tokens
             spent["cost"] += state.usage.cost
-            results[index, number] = await score_trial(case, number, state, named)
+            key = (folder, f"{index}-{number}") if folder is not None else None
+            results[index, number] = await score_trial(case, number, state, named, key)
             if progress is not None:
                 progress(len(results), len(jobs))
 
@@ -187,16 +198,35 @@ def rescore(out: str | os.PathLike[str], scorers: Sequence[Callable[..., Any]]) 
                     results[index, number] = Trial(case.name, number, ran=False)
                     continue
                 state = AuditLog.read(path)
-                results[index, number] = await score_trial(case, number, state, named)
+                key = (folder, f"{index}-{number}")
+                results[index, number] = await score_trial(case, number, state, named, key)
         return results
 
-    return _report(str(header["dataset"]), cases, trials, asyncio.run(scored()), named)
+    return _report(str(header["dataset"]), cases, trials, _run_owned(scored()), named)
 
 
 async def score_trial(
+    case: Case,
+    number: int,
+    state: AgentState,
+    scorers: Sequence[tuple[str, Any]],
+    kept: tuple[Path, str] | None = None,
+) -> Trial:
+    """A trial's scores; a failed run, or a scorer that raised, is its error. ``kept``:
+    the evaluation's folder and the trial's key there, where a judge keeps its
+    judgements."""
+    if kept is None and recording.get() is None:
+        return await _scored(case, number, state, scorers)
+    token = recording.set(kept)
+    try:
+        return await _scored(case, number, state, scorers)
+    finally:
+        recording.reset(token)
+
+
+async def _scored(
     case: Case, number: int, state: AgentState, scorers: Sequence[tuple[str, Any]]
 ) -> Trial:
-    """A trial's scores; a failed run, or a scorer that raised, is its error."""
     scores: list[tuple[str, Score]] = []
     errors: list[str] = []
     if state.status is ExecutionStatus.FAILED:
@@ -205,7 +235,7 @@ async def score_trial(
     for name, scorer in scorers:
         try:
             score = scorer(case, state)
-            if inspect.isawaitable(score):
+            if type(score) is not Score and inspect.isawaitable(score):
                 score = await score
             if not isinstance(score, Score):
                 raise InvalidType(f"gave {type(score).__name__}, not a Score")

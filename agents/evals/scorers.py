@@ -12,6 +12,7 @@ import attrs
 
 from agents.errors import InvalidArgument
 from agents.evals.dataset import Case
+from agents.evals.judging import judge
 from agents.evals.report import Score
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import deep_freeze, deep_thaw
@@ -26,6 +27,7 @@ __all__ = [
     "equals",
     "invariant",
     "json_schema",
+    "judge",
     "matches",
     "scorer",
     "tool_called",
