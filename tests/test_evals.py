@@ -147,6 +147,8 @@ def test_a_dataset_file_names_the_file_line_and_field_of_an_error(tmp_path):
         ("- name: a\n- name: b\n  input: x\n", "cases.yaml:1: input: missing"),
         ("- name: a\n  input: x\n- name: a\n  input: y\n", "cases.yaml:3: name: 'a' names"),
         ("name: a\n", "cases.yaml:1: expected a list of cases"),
+        ("- name: a\n  input: x\n  expected: .inf\n", "cases.yaml:3: expected: inf is not"),
+        ("- name: a\n  input: x\n  metadata: {k: [.nan]}\n", "cases.yaml:3: metadata: nan"),
         ("- name: a\n  input: [1\n", "cases.yaml:3: not valid YAML"),
         ('{"name": "a", "input": "x"}\n{"name": 1, "input": "y"}\n', "cases.jsonl:2: name:"),
         (

@@ -582,3 +582,35 @@ def test_blob_folders_and_logs_holding_parts(tmp_path):
         assert "Traceback" not in err.getvalue()
         assert err.getvalue().count("\n") <= 1, (argv, err.getvalue())
     assert outcomes == {"verified", "refused", "read", "unreadable"}
+
+
+def test_evaluation_datasets(tmp_path):
+    """``Dataset.load`` on mutants of a YAML and a JSON Lines dataset: cases, or a
+    ``DatasetError`` naming the file, never another exception."""
+    from agents.evals import Case, Dataset, DatasetError
+
+    yaml_text = (
+        "- name: two\n  input: '2+2'\n  expected: '4'\n  metadata: {level: 1}\n"
+        "- name: three\n  input: ['3+3', 'please']\n"
+        "- name: state\n  input: {state: " + initial().to_json() + "}\n"
+    ).encode()
+    lines = b"".join(
+        json.dumps(case.to_data()).encode() + b"\n"
+        for case in (Case("a", "1+1", "2", {"k": [1, 2]}), Case("b", ["x", "y"]))
+    )
+    loaded = 0
+    for case in range(_BLOB_CASES * 2):
+        rng = _rng(6, case)
+        suffix, data = (".yaml", yaml_text) if case % 2 else (".jsonl", lines)
+        path = tmp_path / f"cases{suffix}"
+        path.write_bytes(mutated(data, rng, lines=suffix == ".jsonl"))
+        said = ""
+        try:
+            dataset = Dataset.load(path)
+        except DatasetError as exc:
+            said = str(exc)
+        else:
+            loaded += 1
+            assert all(isinstance(c, Case) for c in dataset.cases)
+        assert not said or said.startswith(str(path)), said
+    assert 0 < loaded < _BLOB_CASES * 2

@@ -13,7 +13,7 @@ from typing import Any, Final
 import attrs
 
 from agents.errors import DatasetError, DefinitionError, StateDecodeError
-from agents.records.frozen import deep_freeze, deep_thaw
+from agents.records.frozen import NestingError, deep_freeze, deep_thaw
 from agents.records.json_text import loads
 from agents.records.state import AgentState
 from agents.shell.files import UnreadableFile, read_file
@@ -161,6 +161,12 @@ def _case(data: Any, line: int, keys: dict[str, int], source: str) -> Case:
     if not isinstance(metadata, dict):
         where = keys.get("metadata", line)
         raise DatasetError("a mapping", file=source, line=where, field="metadata")
+    for field in ("expected", "metadata"):  # JSON values: finite numbers, bounded nesting
+        try:
+            deep_freeze(data.get(field))
+        except NestingError as exc:
+            where = keys.get(field, line)
+            raise DatasetError(exc.problem, file=source, line=where, field=field) from None
     return Case(name, given, data.get("expected"), metadata)
 
 
