@@ -321,3 +321,23 @@ def test_a_test_gates_on_an_evaluation_rescored_offline(tmp_path):
     assert_not_worse(base, base)
     with pytest.raises(AssertionError, match="cases: three"):
         assert_not_worse(tmp_path / "base", rescore(tmp_path / "new", [s.equals()]))
+
+
+def test_a_trial_that_cannot_start_fails_alone_and_a_used_folder_is_refused(tmp_path):
+    """``initial`` raising for one case fails that trial with its reason, the others run;
+    an ``out`` folder holding an evaluation already is refused before any run (its runs
+    and judgements would mix with the new ones)."""
+    from agents.errors import InvalidArgument
+
+    def initial(case):
+        if case.name == "big":
+            raise KeyError("no such fixture")
+        return case.initial()
+
+    report = evaluate(adder(), CASES, [s.equals()], initial=initial)
+    small, big = (case.trials[0] for case in report.cases)
+    assert small.passed and not big.passed
+    assert big.error == "the trial could not run: KeyError: 'no such fixture'"
+    evaluate(adder(), CASES, [s.equals()], out=tmp_path)
+    with pytest.raises(InvalidArgument, match="holds an evaluation already"):
+        evaluate(adder(), CASES, [s.equals()], out=tmp_path)

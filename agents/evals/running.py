@@ -24,6 +24,7 @@ from agents.evals.report import CaseResult, EvalReport, Score, Trial, scorer_nam
 from agents.records.execution import ExecutionStatus
 from agents.records.state import AgentState
 from agents.shell.files import UnreadableFile, read_file
+from agents.shell.loop import AgentLoop
 from agents.testing.regression import agent_under_test
 
 __all__ = ["Budget", "aevaluate", "evaluate", "rescore"]
@@ -150,16 +151,12 @@ async def aevaluate(
             if over():
                 results[index, number] = Trial(case.name, number, ran=False)
                 continue
-            runner = loop
-            log = None
-            if folder is not None:
-                log = AuditLog.open(folder / "runs" / f"{index}-{number}.jsonl", durability="none")
-                runner = loop.with_listeners(log)
             try:
-                state = await runner.arun(start(case))
-            finally:
-                if log is not None:
-                    log.close()
+                state = await _trial_run(loop, start, case, folder, f"{index}-{number}")
+            except Exception as exc:  # the trial's failure (its start, its log), not the eval's
+                error = f"the trial could not run: {type(exc).__name__}: {exc}"
+                results[index, number] = Trial(case.name, number, None, (), error)
+                continue
             spent["tokens"] += state.usage.total_tokens
             spent["cost"] += state.usage.cost
             key = (folder, f"{index}-{number}") if folder is not None else None
@@ -172,6 +169,20 @@ async def aevaluate(
     if folder is not None:
         (folder / "report.json").write_text(report.to_json(), encoding="utf-8")
     return report
+
+
+async def _trial_run(
+    loop: AgentLoop, start: Callable[[Case], AgentState], case: Case, folder: Path | None, key: str
+) -> AgentState:
+    """One trial's run, recorded in ``folder`` when there is one."""
+    state = start(case)
+    if folder is None:
+        return await loop.arun(state)
+    log = AuditLog.open(folder / "runs" / f"{key}.jsonl", durability="none")
+    try:
+        return await loop.with_listeners(log).arun(state)
+    finally:
+        log.close()
 
 
 def rescore(out: str | os.PathLike[str], scorers: Sequence[Callable[..., Any]]) -> EvalReport:
@@ -282,6 +293,11 @@ def _prepared(out: str | os.PathLike[str], name: str, cases: Sequence[Case], tri
     """``out`` made ready, with ``cases.jsonl``: a header (the dataset's name, the trials per
     case), then each case as JSON data (what ``rescore`` compares the runs with)."""
     folder = Path(out)
+    if (folder / "cases.jsonl").exists() or (folder / "runs").exists():
+        raise InvalidArgument(
+            f"{folder} holds an evaluation already: give a new folder (its runs and judgements "
+            "would mix with this one's)"
+        )
     (folder / "runs").mkdir(parents=True, exist_ok=True)
     lines = [json.dumps({"dataset": name, "trials": trials}, sort_keys=True)]
     lines += [json.dumps(case.to_data(), sort_keys=True, ensure_ascii=False) for case in cases]
