@@ -341,3 +341,14 @@ def test_a_trial_that_cannot_start_fails_alone_and_a_used_folder_is_refused(tmp_
     evaluate(adder(), CASES, [s.equals()], out=tmp_path)
     with pytest.raises(InvalidArgument, match="holds an evaluation already"):
         evaluate(adder(), CASES, [s.equals()], out=tmp_path)
+
+
+def test_each_kept_trial_replays_offline_from_the_recording_of_its_model_calls(tmp_path):
+    """``out``'s runs hold each trial's model calls: a ``ReplayDriver`` answers the same
+    trial again, with no model, to the same final state."""
+    from agents import ReplayDriver
+
+    report = evaluate(adder(), CASES, [s.equals()], out=tmp_path)
+    recording = tmp_path / "runs" / "1-0.calls.jsonl"
+    again = AgentLoop(ReplayDriver.from_file(recording), tools=[add]).run(CASES[1].initial())
+    assert again.final_response == "The sum is 42." and report.cases[1].trials[0].passed

@@ -111,6 +111,8 @@ def write_html(
         folder = page.with_name(page.name + ".runs")
         folder.mkdir(parents=True, exist_ok=True)
         for log in sorted(Path(out, "runs").glob("*.jsonl")):
+            if log.name.endswith(".calls.jsonl"):  # the recording of its model calls
+                continue
             text = render_report(AuditLog.read(log), str(log))
             (folder / f"{log.stem}.html").write_text(text, encoding="utf-8")
         runs = folder.name

@@ -17,6 +17,7 @@ import attrs
 
 from agents.audit import AuditLog
 from agents.core.clock import Clock, SystemClock
+from agents.drivers.replay import RecordingInterceptor
 from agents.errors import InvalidArgument, InvalidType, UsageError
 from agents.evals.dataset import Case, Dataset
 from agents.evals.judging import recording
@@ -123,8 +124,9 @@ async def aevaluate(
     every one of ``scorers``. A trial starts from ``initial(case)``: by default the case's
     state, or the agent's own state (a pair's) or a new one, with the case's input as the
     user's message. A failed run, or a scorer that raises, fails its trial and says why;
-    nothing raises. ``out``: a folder where each trial's run is recorded (``runs/``), with
-    the cases and the report, for ``rescore``. ``budget``: when spent, no trial starts.
+    nothing raises. ``out``: a new folder where each trial's run is recorded (``runs/``:
+    its audit log, and the recording of its model calls), with the cases and the report,
+    for ``rescore``. ``budget``: when spent, no trial starts.
     ``progress(done, total)`` is told of each trial done."""
     cases = dataset.cases if isinstance(dataset, Dataset) else tuple(dataset)
     name = dataset.name if isinstance(dataset, Dataset) else "dataset"
@@ -174,15 +176,19 @@ async def aevaluate(
 async def _trial_run(
     loop: AgentLoop, start: Callable[[Case], AgentState], case: Case, folder: Path | None, key: str
 ) -> AgentState:
-    """One trial's run, recorded in ``folder`` when there is one."""
+    """One trial's run, recorded in ``folder`` when there is one: its audit log (its blobs
+    beside it) and the recording of its model calls (``<key>.calls.jsonl``, which a
+    ``ReplayDriver.from_file`` answers from)."""
     state = start(case)
     if folder is None:
         return await loop.arun(state)
     log = AuditLog.open(folder / "runs" / f"{key}.jsonl", durability="none")
+    calls = RecordingInterceptor(folder / "runs" / f"{key}.calls.jsonl")
     try:
-        return await loop.with_listeners(log).arun(state)
+        return await loop.with_listeners(log).with_interceptors(calls).arun(state)
     finally:
         log.close()
+        calls.close()
 
 
 def rescore(out: str | os.PathLike[str], scorers: Sequence[Callable[..., Any]]) -> EvalReport:
