@@ -121,20 +121,28 @@ async def aevaluate(
     """Run every case of ``dataset`` ``trials`` times through ``agent`` (an ``AgentLoop``, a
     ``(loop, state)`` pair, a function giving either, a definition or its file, as
     ``regress`` takes it), ``concurrency`` runs at once, and score each final state with
-    every one of ``scorers``. A trial starts from ``initial(case)``: by default the case's
-    state, or the agent's own state (a pair's) or a new one, with the case's input as the
-    user's message. A failed run, or a scorer that raises, fails its trial and says why;
-    nothing raises. ``out``: a new folder where each trial's run is recorded (``runs/``:
-    its audit log, and the recording of its model calls), with the cases and the report,
-    for ``rescore``. ``budget``: when spent, no trial starts.
-    ``progress(done, total)`` is told of each trial done."""
+    every one of ``scorers``. A case's trials start from ``initial(case)`` (asked once a
+    case): by default the case's state, or the agent's own state (a pair's) or a new one,
+    with the case's input as the user's message. A failed run, a trial that cannot start
+    or a scorer that raises fails its trial and says why; nothing raises. ``out``: a new
+    folder where each trial's run is recorded (``runs/``: its audit log, and the recording
+    of its model calls), with the cases and the report, for ``rescore``. ``budget``: when
+    spent, no trial starts. ``progress(done, total)`` is told of each trial done."""
     cases = dataset.cases if isinstance(dataset, Dataset) else tuple(dataset)
     name = dataset.name if isinstance(dataset, Dataset) else "dataset"
     named = _named(scorers)
     if trials < 1 or concurrency < 1:
         raise InvalidArgument("trials and concurrency are at least 1")
     loop, own = agent_under_test(agent)
-    start = initial or (lambda case: _initial(case, own))
+    make = initial or (lambda case: _initial(case, own))
+    starts: dict[int, AgentState] = {}  # a case's trials start from one state (a value)
+
+    def start(index: int) -> AgentState:
+        state = starts.get(index)
+        if state is None:
+            state = starts[index] = make(cases[index])
+        return state
+
     folder = _prepared(out, name, cases, trials) if out is not None else None
     clock = clock or SystemClock()
     began = clock.now()
@@ -154,7 +162,7 @@ async def aevaluate(
                 results[index, number] = Trial(case.name, number, ran=False)
                 continue
             try:
-                state = await _trial_run(loop, start, case, folder, f"{index}-{number}")
+                state = await _trial_run(loop, start(index), folder, f"{index}-{number}")
             except Exception as exc:  # the trial's failure (its start, its log), not the eval's
                 error = f"the trial could not run: {type(exc).__name__}: {exc}"
                 results[index, number] = Trial(case.name, number, None, (), error)
@@ -174,12 +182,11 @@ async def aevaluate(
 
 
 async def _trial_run(
-    loop: AgentLoop, start: Callable[[Case], AgentState], case: Case, folder: Path | None, key: str
+    loop: AgentLoop, state: AgentState, folder: Path | None, key: str
 ) -> AgentState:
     """One trial's run, recorded in ``folder`` when there is one: its audit log (its blobs
     beside it) and the recording of its model calls (``<key>.calls.jsonl``, which a
     ``ReplayDriver.from_file`` answers from)."""
-    state = start(case)
     if folder is None:
         return await loop.arun(state)
     log = AuditLog.open(folder / "runs" / f"{key}.jsonl", durability="none")
