@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -251,8 +251,3 @@ def _trial(case: str, data: dict[str, Any]) -> Trial:
         for name, s in sorted(data["scores"].items())
     )
     return Trial(case, int(data["trial"]), None, scores, data["error"], bool(data["ran"]))
-
-
-def trials_of(results: Sequence[CaseResult]) -> list[Trial]:
-    """Every trial of ``results``, case by case."""
-    return [trial for case in results for trial in case.trials]
