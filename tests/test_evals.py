@@ -352,3 +352,56 @@ def test_each_kept_trial_replays_offline_from_the_recording_of_its_model_calls(t
     recording = tmp_path / "runs" / "1-0.calls.jsonl"
     again = AgentLoop(ReplayDriver.from_file(recording), tools=[add]).run(CASES[1].initial())
     assert again.final_response == "The sum is 42." and report.cases[1].trials[0].passed
+
+
+def test_the_command_shows_progress_with_the_time_left_on_a_terminal_only(tmp_path):
+    """stderr a terminal (a pseudo-terminal here): tqdm's bar, with its estimate of the
+    time left; the result on stdout as when piped."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    for name in ("sums.yaml", "arithmetic.py"):
+        (examples / name).write_text((ROOT / "examples" / name).read_text())
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))  # 100 wide
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "agents",
+                "eval",
+                "examples/sums.yaml",
+                "examples.arithmetic:loop",
+                "--trials",
+                "50",
+            ],
+            cwd=tmp_path,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            text=True,
+            timeout=120,
+            env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        )
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed: all of it read
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+    assert done.returncode == 0 and done.stdout.startswith("sums: ")
+    text = shown.decode("utf-8", "replace")
+    assert "0/150 [00:00<" in text and "trial/s]" in text, text  # the time left after "<"
