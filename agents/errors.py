@@ -94,32 +94,28 @@ def require_extra(extra: str, part: str, *modules: str) -> None:
             )
 
 
-class DefinitionError(ConfigurationError):
+class _InFile(ConfigurationError):
+    """A file that cannot be used: ``file``, ``line`` (1-based, when known) and ``field``
+    say where, and the message starts with them (``file:line: field: ...``)."""
+
+    def __init__(
+        self, message: str, *, file: str, line: int | None = None, field: str | None = None
+    ) -> None:
+        where = file + (f":{line}" if line is not None else "")
+        super().__init__(f"{where}: {field + ': ' if field else ''}{message}")
+        self.file = file
+        self.line = line
+        self.field = field
+
+
+class DefinitionError(_InFile):
     """An agent definition file that cannot be used (``agents.definitions``): ``file``,
     ``line`` (1-based, when known) and ``field`` say where."""
 
-    def __init__(
-        self, message: str, *, file: str, line: int | None = None, field: str | None = None
-    ) -> None:
-        where = file + (f":{line}" if line is not None else "")
-        super().__init__(f"{where}: {field + ': ' if field else ''}{message}")
-        self.file = file
-        self.line = line
-        self.field = field
 
-
-class DatasetError(ConfigurationError):
+class DatasetError(_InFile):
     """An evaluation dataset that cannot be used (``agents.evals``): ``file``, ``line``
     (1-based, when known) and ``field`` say where."""
-
-    def __init__(
-        self, message: str, *, file: str, line: int | None = None, field: str | None = None
-    ) -> None:
-        where = file + (f":{line}" if line is not None else "")
-        super().__init__(f"{where}: {field + ': ' if field else ''}{message}")
-        self.file = file
-        self.line = line
-        self.field = field
 
 
 class StateDecodeError(AgentError):

@@ -260,18 +260,8 @@ def close_litellm_clients() -> None:
 
 
 async def aclose_litellm_clients() -> None:
-    """Close litellm's cached clients from inside the event loop they belong to."""
-    import inspect
-    import sys
+    """Close litellm's cached clients from inside the event loop they belong to (what the
+    library's own ``close_async_clients`` does)."""
+    from agents.drivers.litellm import close_async_clients
 
-    litellm = sys.modules.get("litellm")
-    cache = getattr(litellm, "in_memory_llm_clients_cache", None)
-    if cache is None:
-        return
-    for client in list(getattr(cache, "cache_dict", {}).values()):
-        close = getattr(client, "aclose", None) or getattr(client, "close", None)
-        if callable(close):
-            result = close()
-            if inspect.isawaitable(result):
-                await result
-    cache.flush_cache()
+    await close_async_clients()

@@ -12,7 +12,7 @@ from typing import Any, Final
 from agents.audit.chain import parse_line, read_bytes
 from agents.errors import AuditLogTampered, BlobCorrupted, BlobNotFound, ContentError
 from agents.persistence.blobs import FileBlobStore
-from agents.records.blobs import Blob, BlobStore, blobs_in
+from agents.records.blobs import Blob, BlobStore, blobs_in, store_blob
 
 __all__ = ["MENTION", "blob_store", "check_blobs", "keep_blobs"]
 
@@ -54,13 +54,8 @@ def keep_blobs(event: Any, payload: dict[str, Any], store: BlobStore) -> None:
     for blob in blobs_in(event):
         if blob.sha256 in wanted:
             wanted.discard(blob.sha256)
-            if store.has(blob):
-                continue
-            put_blob = getattr(store, "put_blob", None)  # the hash known: not computed again
-            if callable(put_blob):
-                put_blob(blob)
-            else:
-                store.put(blob.data(), blob.media_type)
+            if not store.has(blob):
+                store_blob(store, blob)
     for sha in wanted:  # referred to, and nowhere in the run: the record is not written
         raise BlobNotFound(str(sha), "the record refers to it and the run holds no such blob")
 

@@ -373,8 +373,9 @@ def _changed(
     payload = where.get("payload")
     if not isinstance(payload, dict):
         raise where.error("malformed record", "payload")
+    compact = where.entry.get("format") == 3  # its records compact (``audit.compact``)
     if "changes" in payload:
-        if where.entry.get("format") == 3:  # their records compact: as format 2 has them
+        if compact:  # as format 2 has them
             payload["changes"] = _thick_changes(before, where)
         stub = _applied(before, where)
     else:
@@ -387,7 +388,6 @@ def _changed(
     changes = where.get("payload", "sections")
     if not isinstance(changes, dict) or not set(changes) <= set(SECTIONS):
         raise where.error("malformed message sections", "payload.sections")
-    compact = where.entry.get("format") == 3
     outputs_added = False  # format 3: the step's output messages, added after it is read
     for name, change in changes.items():
         field = f"payload.sections.{name}"

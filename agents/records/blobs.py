@@ -32,6 +32,7 @@ __all__ = [
     "keep_in",
     "shown_image",
     "signed_type",
+    "store_blob",
 ]
 
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
@@ -265,12 +266,18 @@ def keep_in(value: T, store: BlobStore) -> T:
         if source is None:
             _set_source(blob, store)
         elif source is not store and not store.has(blob):
-            put_blob = getattr(store, "put_blob", None)  # the hash known: not computed again
-            if callable(put_blob):
-                put_blob(blob)
-            else:
-                store.put(blob.data(), blob.media_type)
+            store_blob(store, blob)
     return value
+
+
+def store_blob(store: BlobStore, blob: Blob) -> None:
+    """Put the bytes ``blob`` holds or reads into ``store`` (by ``put_blob`` where the store
+    has it: the hash known, not computed again)."""
+    put_blob = getattr(store, "put_blob", None)
+    if callable(put_blob):
+        put_blob(blob)
+    else:
+        store.put(blob.data(), blob.media_type)
 
 
 def blobs_in(value: Any) -> Iterator[Blob]:
