@@ -21,7 +21,14 @@ from agents import (
     ToolCall,
     hook,
 )
-from agents.audit.compact import compact_field, compact_step, thick, thick_field, thick_step
+from agents.audit.compact import (
+    compact_field,
+    compact_step,
+    resolve_step,
+    thick,
+    thick_field,
+    thick_step,
+)
 from agents.records.codec import (
     OMITTED,
     Encoding,
@@ -31,6 +38,7 @@ from agents.records.codec import (
     encode_value,
 )
 from agents.records.compiled import replace_fields
+from agents.records.decoding import Document, decode_step_execution
 from agents.records.registry import field_plan
 from agents.testing import call, calls, reply
 from agents.testing.strategies import agent_states
@@ -39,13 +47,20 @@ DATA = Path(__file__).parent / "data"
 
 
 def _round_trips(step_execution, context) -> None:
-    """The compact form of a step reads back to the codec's JSON of it, exactly."""
+    """The compact form of a step reads back to the codec's JSON of it, exactly: made
+    whole (``thick``) for the codec's decoder, and by the compact decoders straight."""
     full = encode_step_execution(step_execution, context)
     compact = compact_step(step_execution, context, Encoding(None))
     assert json.dumps(thick_step(json.loads(json.dumps(compact)))) == json.dumps(full)
+    read = decode_step_execution(
+        resolve_step(json.loads(json.dumps(compact))), context, compact=True
+    )
+    assert json.dumps(encode_step_execution(read, context)) == json.dumps(full)
     for message in step_execution.step.output_messages:
         written = json.loads(json.dumps(compact_record(message)))
         assert json.dumps(thick(written, Message)) == json.dumps(encode_value(message))
+        read = Document().record(written, Message, compact=True)
+        assert json.dumps(encode_value(read)) == json.dumps(encode_value(message))
 
 
 @settings(max_examples=60, suppress_health_check=[HealthCheck.too_slow])
@@ -195,3 +210,30 @@ def test_a_forged_reference_is_a_typed_error_naming_the_line(tmp_path):
     path.write_text("".join(lines))
     with pytest.raises(StateDecodeError, match="line 2"):
         AuditLog.read(path)
+
+
+def test_a_bad_field_inside_a_compact_step_is_named_by_its_path(tmp_path):
+    """The compact decoders doubt, and the codec's decoder says what is wrong and where."""
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        make_loop(call("add", a=1, b=2), reply("3"), listeners=[log]).run(initial())
+    lines = path.read_text().splitlines(keepends=True)
+    record = json.loads(lines[1])
+    record["payload"]["step_execution"]["step"]["response"]["tool_calls"][0]["name"] = 7
+    lines[1] = json.dumps(record) + "\n"
+    path.write_text("".join(lines))
+    with pytest.raises(StateDecodeError, match="line 2") as caught:
+        AuditLog.read(path)
+    # (the response's call is also its message's, the first output, where it is met first)
+    assert "payload.step_execution.step.output_messages[0].tool_calls[0].name" in str(caught.value)
+    assert "expected a string" in str(caught.value)
+
+
+def test_compact_records_of_two_classes_written_alike_are_not_taken_for_each_other():
+    """The compact form says no ``kind``: a message is not the tool call of the same JSON
+    that the document read before (records read once are shared by their JSON)."""
+    document = Document()
+    written = {"id": "c1", "name": "add"}
+    assert document.record(dict(written), ToolCall, compact=True) == ToolCall(id="c1", name="add")
+    with pytest.raises(StateDecodeError, match="Message"):
+        document.record(dict(written), Message, compact=True)

@@ -24,118 +24,27 @@ a sub-agent's state) are as format 2 writes them.
 
 from __future__ import annotations
 
-import copy
 import functools
-import itertools
-from collections.abc import Callable
-from typing import Any, Final, NamedTuple, cast
+from typing import Any, Final
 
-import attrs
-
-from agents.records.codec import (
-    RECORD,
-    Encoding,
-    encode_field,
-    encode_step_execution,
-    encode_value,
-)
+from agents.records.codec import Encoding, encode_field, encode_step_execution
+from agents.records.compact import plan, thick
 from agents.records.compiled import replace_fields
 from agents.records.encoding import compact_encoder_of
-from agents.records.messages import Message
-from agents.records.registry import (
-    compact_class,
-    data_fields,
-    element_of,
-    field_plan,
-    hints,
-    optional_of,
-)
 from agents.records.step import StepExecution
 
-__all__ = ["RESPONSE", "compact_field", "compact_step", "thick", "thick_field", "thick_step"]
+__all__ = [
+    "RESPONSE",
+    "compact_field",
+    "compact_step",
+    "resolve_step",
+    "thick",
+    "thick_field",
+    "thick_step",
+]
 
 RESPONSE: Final = "response"
 """An output message written as the step's response (``InferenceResponse.to_message``)."""
-
-_REQUIRED: Final = object()
-
-
-class _Field(NamedTuple):
-    name: str
-    fresh: Callable[[], Any] | None  # the default's JSON (new), when the reader fills it in
-    inner: type | None  # the one record class the field holds, when it says which
-    many: bool  # a sequence of them
-    ref: bool  # messages that may be a reference into the conversation (``MESSAGES_REF``)
-
-
-@functools.cache
-def _plan(cls: type) -> tuple[_Field, ...]:
-    """How ``thick`` reads each field of ``cls`` (an optional field, ``OPTIONAL``, is read
-    without it as it is)."""
-    annotations = hints(cls)
-    optional = {field.name for field in field_plan(cls) if field.optional}
-    refs = {field.name for field in field_plan(cls) if field.messages_ref}
-    plan = []
-    for field in data_fields(cls):
-        inner, many = None, False
-        if field.metadata.get(RECORD) is None:  # (else a sub-agent's state: kind written)
-            annotation = annotations[field.name]
-            inner = compact_class(annotation)
-            many = element_of(optional_of(annotation) or annotation) is not None
-        default = _default_json(field)
-        fresh = None
-        if default is not _REQUIRED and field.name not in optional:
-            fresh = _maker(default, None if many else inner)
-        plan.append(_Field(field.name, fresh, inner, many, field.name in refs))
-    return tuple(plan)
-
-
-def _default_json(field: Any) -> Any:
-    default: Any = field.default
-    if default is attrs.NOTHING:
-        return _REQUIRED
-    if isinstance(default, cast(type, attrs.Factory)):
-        default = cast(Any, default).factory()
-    return encode_value(field.converter(default) if field.converter is not None else default)
-
-
-def _maker(default: Any, record: type | None) -> Callable[[], Any]:
-    """A maker of ``default`` (JSON): itself when it is a scalar, else a new copy (a
-    ``record`` at its defaults made as ``thick`` makes one: 5x faster than a deep copy)."""
-    if default == [] or default == {}:
-        return type(default)
-    if record is not None and isinstance(default, dict) and thick({}, record) == default:
-        return functools.partial(thick, {}, record)
-    if isinstance(default, list | dict):
-        return functools.partial(copy.deepcopy, default)
-    return itertools.repeat(default).__next__
-
-
-def thick(data: Any, cls: type) -> Any:
-    """The JSON the codec writes for the record ``data`` is the compact form of (the
-    compact encoders' inverse): a new object with its ``kind``, its defaults and the
-    records it holds. What is no object, and keys no field has, are left for the decoder
-    to refuse."""
-    if type(data) is not dict:
-        return data
-    out: dict[str, Any] = {"kind": cls.__name__}
-    for name, fresh, inner, many, ref in _plan(cls):
-        if name in data:
-            value = data[name]
-            if ref and type(value) is int:  # the prefix of a ``MessagesRef``
-                value = {"kind": "MessagesRef", "prefix": value}
-            elif inner is not None:
-                if many:
-                    if type(value) is list:
-                        value = [thick(item, inner) for item in value]
-                else:
-                    value = thick(value, inner)
-            out[name] = value
-        elif fresh is not None:
-            out[name] = fresh()
-    if len(out) - 1 != len(data):  # a key of no field (or ``kind``): the decoder says so
-        out.update((key, value) for key, value in data.items() if key not in out)
-    return out
 
 
 def compact_field(record: Any, name: str, encoding: Encoding | None) -> Any:
@@ -169,7 +78,7 @@ def thick_field(cls: type, name: str, data: Any) -> Any:
 
 @functools.cache
 def _held(cls: type, name: str) -> tuple[type, bool] | None:
-    for field in _plan(cls):
+    for field in plan(cls):
         if field.name == name:
             return None if field.inner is None else (field.inner, field.many)
     return None
@@ -213,35 +122,33 @@ def _is_response(message: Any, response: Any) -> bool:
 
 def thick_step(data: Any) -> Any:
     """The step execution JSON that ``compact_step`` made ``data`` from."""
-    out = thick(data, StepExecution)
-    step = out.get("step") if type(out) is dict else None
-    if type(step) is not dict:
-        return out
-    response = step.get("response")
-    if type(response) is not dict:
-        return out
+    return thick(resolve_step(data), StepExecution)
+
+
+def resolve_step(data: Any) -> Any:
+    """A compact step execution (``compact_step``) with what refers to its response
+    written out, still compact: the output message ``"response"`` and the tool calls named
+    by id. ``data`` is left as it is (what is changed is copied); what is malformed is left
+    for the decoder to refuse."""
+    step = data.get("step") if type(data) is dict else None
+    if type(step) is not dict or type(step.get("response")) is not dict:
+        return data
+    response, step = step["response"], dict(step)
     outputs = step.get("output_messages")
     if type(outputs) is list and RESPONSE in outputs:
-        message = thick(
-            {
-                "role": "assistant",
-                "content": response.get("content"),
-                "tool_calls": response.get("tool_calls"),
-                "tool_call_id": None,
-                "name": None,
-                "metadata": {},
-            },
-            Message,
-        )
+        message = {"role": "assistant"}
+        message.update((key, response[key]) for key in ("content", "tool_calls") if key in response)
         step["output_messages"] = [message if item == RESPONSE else item for item in outputs]
-    executions = step.get("tool_executions")
-    calls = response.get("tool_calls")
+    executions, calls = step.get("tool_executions"), response.get("tool_calls")
     if type(executions) is list and type(calls) is list:
         by_id: dict[Any, Any] = {}
         for call in calls:
             if type(call) is dict and type(call.get("id")) is str:
                 by_id.setdefault(call["id"], call)
-        for execution in executions:
-            if type(execution) is dict and type(execution.get("tool_call")) is str:
-                execution["tool_call"] = by_id.get(execution["tool_call"], execution["tool_call"])
-    return out
+        step["tool_executions"] = [
+            {**execution, "tool_call": by_id.get(execution["tool_call"], execution["tool_call"])}
+            if type(execution) is dict and type(execution.get("tool_call")) is str
+            else execution
+            for execution in executions
+        ]
+    return {**data, "step": step}

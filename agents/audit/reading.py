@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import attrs
 
 from agents.audit.chain import RECORD_START, parse_line, read_bytes
-from agents.audit.compact import thick, thick_field, thick_step
+from agents.audit.compact import resolve_step, thick_field
 from agents.audit.records import stub_of
 from agents.core.compaction import apply_compaction
 from agents.errors import InvalidArgument, StateDecodeError
@@ -347,11 +347,13 @@ def _applied(before: AgentState, where: _Where) -> AgentState:
         return where.decode(described, AgentState, "payload.changes")
 
 
-def _message(data: Any, field: str, where: _Where, document: Document) -> Message:
+def _message(
+    data: Any, field: str, where: _Where, document: Document, compact: bool = False
+) -> Message:
     if not isinstance(data, dict):
         raise where.error("expected a Message object", field)
     try:
-        return document.record(data, Message)
+        return document.record(data, Message, compact=compact)
     except StateDecodeError as exc:
         raise where.error(exc.reason, field if exc.path == "$" else f"{field}.{exc.path}") from None
 
@@ -405,9 +407,7 @@ def _changed(
         if not isinstance(added, list):
             raise where.error("expected an array", f"{field}.add")
         messages = [
-            _message(
-                thick(item, Message) if compact else item, f"{field}.add[{index}]", where, document
-            )
+            _message(item, f"{field}.add[{index}]", where, document, compact)
             for index, item in enumerate(added)
         ]
         store = store.with_section(name, section.prefix(keep).extend(messages))
@@ -423,10 +423,11 @@ def _changed(
     written = where.get("payload", "step_execution")
     try:
         step_execution = decode_step_execution(
-            thick_step(written) if compact else written,
+            resolve_step(written) if compact else written,
             context,
             document=document,
             head=heads.of(context),
+            compact=compact,
         )
     except StateDecodeError as exc:
         raise where.error(exc.reason, field if exc.path == "$" else f"{field}.{exc.path}") from None

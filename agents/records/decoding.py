@@ -18,6 +18,7 @@ from typing import Any, Final, TypeVar, Union
 from pyrsistent import PMap, PVector
 
 from agents.errors import InvalidType, StateDecodeError
+from agents.records.compact import thick
 from agents.records.compiled import DecoderSource, compiled
 from agents.records.frozen import (
     History,
@@ -370,7 +371,7 @@ def _join(path: str, name: str) -> str:
 # -- compiled decoders --------------------------------------------------------
 
 
-def _compile_decoder(cls: type) -> Decoder:
+def _compile_decoder(cls: type, compact: bool) -> Decoder:
     if scope_of(cls) is not None:  # a state: its scope is decoded first, the general way
         return lambda value, path, context: decode_record(value, path, context, cls)
     namespace: dict[str, Any] = {
@@ -378,22 +379,33 @@ def _compile_decoder(cls: type) -> Decoder:
         "_Bad": StateDecodeError,
         "_ref": messages_ref,
         "_DEC": _COMPILED,
+        "_CDEC": _COMPACT,
+        "_thick": thick,
+        "_MISSING": _MISSING,
     }
-    source = DecoderSource(cls, field_decoders(cls), namespace).source()
-    decode: Decoder = compiled(source, namespace, cls, "decode")
+    source = DecoderSource(cls, field_decoders(cls), namespace, compact).source()
+    title = "compact decode" if compact else "decode"
+    decode: Decoder = compiled(source, namespace, cls, "decode", title)
     return decode
 
 
 class _Decoders(dict[type, Decoder]):
     """Each class's compiled decoder, made when first asked for (generated code looks
-    decoders up here by a field's class: one dict lookup)."""
+    decoders up here by a field's class: one dict lookup); ``compact``: of the audit log's
+    compact form (``records.compact``)."""
+
+    def __init__(self, compact: bool) -> None:
+        super().__init__()
+        self.compact = compact
 
     def __missing__(self, cls: type) -> Decoder:
-        found = self[cls] = _compile_decoder(cls)
+        found = self[cls] = _compile_decoder(cls, self.compact)
         return found
 
 
-_COMPILED: Final = _Decoders()
+_MISSING: Final = object()
+_COMPILED: Final = _Decoders(compact=False)
+_COMPACT: Final = _Decoders(compact=True)
 
 
 def decoder_of(cls: type) -> Decoder:
@@ -499,15 +511,17 @@ class Document:
         optimistic.shared = self._shared
         return optimistic
 
-    def record(self, data: Any, cls: type[R], path: str = "$") -> R:
-        """A ``cls`` record from its JSON (without ``schema_version``)."""
+    def record(self, data: Any, cls: type[R], path: str = "$", compact: bool = False) -> R:
+        """A ``cls`` record from its JSON (without ``schema_version``; ``compact``: in the
+        audit log's compact form, ``records.compact``)."""
         try:  # one decoding context for every record, while none fails half-way
-            decoded: R = _COMPILED[cls](data, path, self._optimistic)
+            decoded: R = (_COMPACT if compact else _COMPILED)[cls](data, path, self._optimistic)
             return decoded
         except BaseException as exc:
             self._optimistic = self._context()  # the failed one may be left inside a state
             if not isinstance(exc, StateDecodeError):
                 raise
+        data = thick(data, cls) if compact else data
         return decode_record(data, path, _Context(), cls)  # again, with paths, to say where
 
 
@@ -517,19 +531,20 @@ def decode_step_execution(
     path: str = "$",
     document: Document | None = None,
     head: tuple[Any, ...] | None = None,
+    compact: bool = False,
 ) -> Any:
     """The inverse of ``encode_step_execution``: a step execution whose ``MessagesRef``
     input refers to ``context``'s conversation (sharing what repeats with the other
-    records of ``document``; ``head``: ``context.head()``, when the caller has it).
-    ``StateDecodeError`` names a bad field."""
+    records of ``document``; ``head``: ``context.head()``, when the caller has it;
+    ``compact``: in the audit log's compact form). ``StateDecodeError`` names a bad field."""
     refs, cls = Refs(context, head), RECORDS["StepExecution"]
     optimistic = _Context(paths=False)
     optimistic.refs = refs
     if document is not None:
         optimistic.shared = document._shared
     try:
-        return _COMPILED[cls](data, path, optimistic)
+        return (_COMPACT if compact else _COMPILED)[cls](data, path, optimistic)
     except StateDecodeError:  # again, building paths, to say where
         decoding = _Context()
         decoding.refs = refs
-        return decode_record(data, path, decoding, cls)
+        return decode_record(thick(data, cls) if compact else data, path, decoding, cls)

@@ -17,8 +17,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agents import AgentState, AuditLog, Message, Role, SQLiteSessionStore, ToolCall
-from agents.records.compiled import optional_of, value_kind
-from agents.records.registry import RECORD, RECORDS_BY_TYPE, data_fields, hints
+from agents.records.registry import (
+    RECORD,
+    RECORDS_BY_TYPE,
+    data_fields,
+    hints,
+    optional_of,
+    value_kind,
+)
 from agents.testing import call, reply
 from agents.testing.strategies import agent_states
 
