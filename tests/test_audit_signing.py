@@ -532,10 +532,16 @@ def test_a_session_runtime_anchors_the_log_with_each_step_row(tmp_path, anchor_s
 
 def test_listeners_that_name_their_events_spare_the_run_the_others(tmp_path):
     """When every listener says which events it acts on (``event_types``) and none names
-    ``InferenceCompleted`` or a ``ToolCall*`` event, the loop builds none of those (the
-    audit log names its three); the run's JSON and the log are the same as with a listener
-    that takes everything."""
-    from agents import ExecutionCompleted, ExecutionStarted, InferenceCompleted, ToolCallStarted
+    ``StepStarted``, ``InferenceCompleted`` or a ``ToolCall*`` event, the loop builds none
+    of those (the audit log names its three); the run's JSON and the log are the same as
+    with a listener that takes everything."""
+    from agents import (
+        ExecutionCompleted,
+        ExecutionStarted,
+        InferenceCompleted,
+        StepStarted,
+        ToolCallStarted,
+    )
 
     class Steps:
         event_types = frozenset({StepCompleted})
@@ -550,13 +556,13 @@ def test_listeners_that_name_their_events_spare_the_run_the_others(tmp_path):
     quiet, loud = tmp_path / "quiet.jsonl", tmp_path / "loud.jsonl"
     with AuditLog.open(quiet) as log:
         first = make_loop(*SCRIPT, tools=[add, echo], listeners=[log, picky]).run(initial())
-    assert InferenceCompleted not in picky.seen and ToolCallStarted not in picky.seen
+    assert not {StepStarted, InferenceCompleted, ToolCallStarted} & set(picky.seen)
     assert log.event_types == frozenset({ExecutionStarted, StepCompleted, ExecutionCompleted})
     with AuditLog.open(loud) as log:
         second = make_loop(*SCRIPT, tools=[add, echo], listeners=[log, everything.append]).run(
             initial()
         )
-    assert {InferenceCompleted, ToolCallStarted} <= {type(e) for e in everything}
+    assert {StepStarted, InferenceCompleted, ToolCallStarted} <= {type(e) for e in everything}
     assert first.to_json() == second.to_json()
     assert quiet.read_bytes() == loud.read_bytes()
 

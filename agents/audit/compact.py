@@ -29,7 +29,6 @@ from typing import Any, Final
 
 from agents.records.codec import Encoding, encode_field, encode_step_execution
 from agents.records.compact import plan, thick
-from agents.records.compiled import replace_fields
 from agents.records.encoding import compact_encoder_of
 from agents.records.step import StepExecution
 
@@ -92,14 +91,10 @@ def compact_step(step_execution: StepExecution, context: Any, encoding: Encoding
     response, outputs = step.response, step.output_messages
     if response is None:
         return encode_step_execution(step_execution, context, encoding, compact=True)
-    answered = bool(outputs) and _is_response(outputs[0], response)
-    if answered:  # not encoded at all
-        bare = replace_fields(step, output_messages=outputs[1:])
-        step_execution = replace_fields(step_execution, step=bare)
     out = encode_step_execution(step_execution, context, encoding, compact=True)
     written = out["step"]
-    if answered:
-        written["output_messages"] = [RESPONSE, *written.get("output_messages", ())]
+    if outputs and _is_response(outputs[0], response):
+        written["output_messages"][0] = RESPONSE
     calls: dict[str, Any] = {}
     for call in response.tool_calls:
         calls.setdefault(call.id, call)  # a repeated id: its first call only

@@ -172,8 +172,8 @@ def _open(
         draft.response = resuming.response
         draft.compaction = resuming.compaction
         draft.conversation_length = resuming.conversation_length
-    if run.step_emit is not None:  # last: a listener's failure fails the step drafted
-        run.step_emit(
+    if run.detail_emit is not None:  # last: a listener's failure fails the step drafted
+        run.detail_emit(
             StepStarted(agent_id=run.agent_id, execution_id=run.execution_id, step=number)
         )
     return state

@@ -14,6 +14,7 @@ rejected, and any problem raises ``StateDecodeError`` naming the path of the bad
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Final
 
 from agents.errors import InvalidArgument, InvalidType
@@ -37,6 +38,7 @@ from agents.records.registry import (
     RECORDS,
     REFERENCES,
     SCHEMA_VERSION,
+    Field,
     Refs,
     field_plan,
     is_record,
@@ -93,15 +95,20 @@ def encode_field(record: Any, name: str, encoding: Encoding | None = None) -> An
     ``OMITTED`` when the record's JSON leaves it out (an optional field at
     ``None``); for writing a record's changes field by field (the audit log).
     ``encoding``: as ``encode_value`` takes it."""
-    for field, plain, optional, _ in field_plan(type(record)):
-        if field == name:
-            value = getattr(record, name)
-            if plain:
-                return value
-            if optional and value is None:
-                return OMITTED
-            return encode_any(value, Encoding(None) if encoding is None else encoding)
-    raise InvalidArgument(f"{type(record).__name__} has no field {name!r}")
+    field = _plan_by_name(record.__class__).get(name)
+    if field is None:
+        raise InvalidArgument(f"{type(record).__name__} has no field {name!r}")
+    value = getattr(record, name)
+    if field.plain:
+        return value
+    if field.optional and value is None:
+        return OMITTED
+    return encode_any(value, Encoding(None) if encoding is None else encoding)
+
+
+@functools.cache
+def _plan_by_name(cls: type) -> dict[str, Field]:
+    return {field.name: field for field in field_plan(cls)}
 
 
 def encode_step_execution(

@@ -207,9 +207,10 @@ class ExecutionCompleted(Event):
 
 
 DETAIL_EVENTS: Final = frozenset(
-    {InferenceCompleted, ToolCallStarted, ToolCallCompleted, ToolCallBlocked}
+    {StepStarted, InferenceCompleted, ToolCallStarted, ToolCallCompleted, ToolCallBlocked}
 )
-"""The events of a step's inside: built only when a listener may act on them. A listener may
+"""A step's start and the events of its inside: built only when a listener may act on them
+(a step's end, ``StepCompleted``, says all of it). A listener may
 say which events it acts on (an ``event_types`` attribute, a set of event classes); when
 every listener says so and none names these, the loop does not build them (listeners still
 receive every event that is built: ``event_types`` is a promise, not a filter)."""
