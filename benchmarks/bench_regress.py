@@ -75,11 +75,14 @@ def peak_memory(folder: Path, steps: int) -> int:
     """The peak of what one regression over ``folder`` allocates, measured on its second
     pass: the first interns each file name (pathlib does), and the interpreter's table of
     interned strings, growing past a size, is reallocated whole (0.9 MB once, at 1,000
-    names), which would be counted as the regression's own memory."""
+    names), which would be counted as the regression's own memory. Between runs a full
+    collection empties the interpreter's free lists: CPython keeps up to 2,000 freed
+    tuples of each small size for reuse, which tracemalloc counts as allocated, and how
+    many it keeps depends on when the collector last ran, not on what regress holds."""
     regress(loop(steps), [folder], tools="record")
     gc.collect()
     tracemalloc.start()
-    regress(loop(steps), [folder], tools="record")
+    regress(loop(steps), [folder], tools="record", keep=lambda *_: gc.collect())
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     return peak
