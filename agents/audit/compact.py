@@ -4,8 +4,9 @@ A step record of format 2 wrote a tool call four times (in the messages it added
 step's output messages, the response and the tool execution), the output messages twice,
 and every field at its default. Format 3 writes the step and the messages a record adds
 with three rules (the codec's compact encoders, ``codec.compact_record``, and
-``compact_step``), and ``thick`` reads them back to the JSON the codec writes before the codec
-decodes it:
+``compact_step``); the reader decodes them with the compact decoders, after
+``resolve_step`` has written out what refers to the step's response (``thick_step``
+rebuilds the JSON the codec writes, the form the compact one stands for):
 
 - a field at its default is left out (a JSON value equal to the default's, of its type),
   and a step's input that refers to the conversation (``MessagesRef``) is its prefix alone;

@@ -2,9 +2,10 @@
 
 The compact encoders (``encoding.compact_encoder_of``) leave out ``kind`` where the field
 says which record it holds (``registry.compact_class``), every field at its default, and a
-``MessagesRef`` but its prefix. The compact decoders (``decoding.compact_decoder_of``) read
-that form straight into records; ``thick`` rebuilds from it the JSON the codec writes, for
-the general decoder, which says what is wrong where the compact decoders doubt.
+``MessagesRef`` but its prefix. The compact decoders (``Document.record`` and
+``decode_step_execution`` with ``compact=True``, in ``decoding``) read that form straight
+into records; ``thick`` rebuilds from it the JSON the codec writes, for the codec's
+decoders, which say what is wrong where the compact decoders doubt.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from agents.records.registry import (
     optional_of,
 )
 
-__all__ = ["thick"]
+__all__ = ["plan", "thick"]
 
 _REQUIRED: Final = object()
 
