@@ -25,9 +25,7 @@ from agents.audit.compact import (
     compact_field,
     compact_step,
     resolve_step,
-    thick,
     thick_field,
-    thick_step,
 )
 from agents.records.codec import (
     OMITTED,
@@ -37,9 +35,11 @@ from agents.records.codec import (
     encode_step_execution,
     encode_value,
 )
+from agents.records.compact import thick
 from agents.records.compiled import replace_fields
 from agents.records.decoding import Document, decode_step_execution
 from agents.records.registry import field_plan
+from agents.records.step import StepExecution
 from agents.testing import call, calls, reply
 from agents.testing.strategies import agent_states
 
@@ -51,7 +51,8 @@ def _round_trips(step_execution, context) -> None:
     whole (``thick``) for the codec's decoder, and by the compact decoders straight."""
     full = encode_step_execution(step_execution, context)
     compact = compact_step(step_execution, context, Encoding(None))
-    assert json.dumps(thick_step(json.loads(json.dumps(compact)))) == json.dumps(full)
+    read = thick(resolve_step(json.loads(json.dumps(compact))), StepExecution)
+    assert json.dumps(read) == json.dumps(full)
     read = decode_step_execution(
         resolve_step(json.loads(json.dumps(compact))), context, compact=True
     )

@@ -5,8 +5,8 @@ step's output messages, the response and the tool execution), the output message
 and every field at its default. Format 3 writes the step and the messages a record adds
 with three rules (the codec's compact encoders, ``codec.compact_record``, and
 ``compact_step``); the reader decodes them with the compact decoders, after
-``resolve_step`` has written out what refers to the step's response (``thick_step``
-rebuilds the JSON the codec writes, the form the compact one stands for):
+``resolve_step`` has written out what refers to the step's response (``records.compact.thick``
+of that is the JSON the codec writes, the form the compact one stands for):
 
 - a field at its default is left out (a JSON value equal to the default's, of its type),
   and a step's input that refers to the conversation (``MessagesRef``) is its prefix alone;
@@ -38,9 +38,7 @@ __all__ = [
     "compact_field",
     "compact_step",
     "resolve_step",
-    "thick",
     "thick_field",
-    "thick_step",
 ]
 
 RESPONSE: Final = "response"
@@ -114,11 +112,6 @@ def _is_response(message: Any, response: Any) -> bool:
         and message.tool_calls is response.tool_calls
         and message == response.to_message()
     )
-
-
-def thick_step(data: Any) -> Any:
-    """The step execution JSON that ``compact_step`` made ``data`` from."""
-    return thick(resolve_step(data), StepExecution)
 
 
 def resolve_step(data: Any) -> Any:

@@ -8,7 +8,7 @@ import enum
 import typing
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 import attrs
 from pyrsistent import PMap, pvector
@@ -32,6 +32,16 @@ from agents.records.registry import (
 )
 
 __all__ = ["DecoderSource"]
+
+_SHARED_LOOKUP: Final = """\
+        try:
+            key = {key}
+        except TypeError:  # orjson's refusal too
+            key = None
+        found = None if key is None else context.shared.get(key)
+        if found is not None:
+            return found"""
+"""A ``SHARED`` record decoded before in the document: found by its JSON (``key``)."""
 
 
 class DecoderSource:
@@ -82,16 +92,7 @@ class DecoderSource:
         ]
         shared = name in SHARED
         if shared:  # a repeat: the record decoded before (its key: ``json_text.exact``)
-            lines += [
-                "        try:",
-                "            key = _dumps(value)",
-                "        except TypeError:  # orjson's refusal too",
-                "            key = None",
-                "        if key is not None:",
-                "            found = context.shared.get(key)",
-                "            if found is not None:",
-                "                return found",
-            ]
+            lines += _SHARED_LOOKUP.format(key="_dumps(value)").split("\n")
         lines += ["        size = len(value)", "        try:"]
         lines += [f"            if size == {len(plan) + 1}:", *self._build(list(plan))]
         if len(required) != len(plan):
@@ -125,15 +126,7 @@ class DecoderSource:
         shared = self.cls.__name__ in SHARED
         if shared:  # keyed by the class too: a compact object does not say its own
             self.namespace["_tag"] = f"|{self.cls.__name__}".encode()
-            lines += [
-                "        try:",
-                "            key = _dumps(value) + _tag",
-                "        except TypeError:  # orjson's refusal too",
-                "            key = None",
-                "        found = None if key is None else context.shared.get(key)",
-                "        if found is not None:",
-                "            return found",
-            ]
+            lines += _SHARED_LOOKUP.format(key="_dumps(value) + _tag").split("\n")
         lines += ["        try:", "            left = len(value)"]
         given = {}
         for index, field in enumerate(field_plan(self.cls)):
