@@ -1,7 +1,8 @@
 """Binary content: a 100-step tool run whose first message holds a 5 MB image, against the
-same run with a text message, on the engine alone and audited (``durability="none"``);
-what the image costs in the state's JSON and in each audit record, and how many times its
-bytes are stored (once) in the audit log's folder and a SQLite session.
+same run with a text message, on the engine alone and audited (``durability="none"``),
+and the text run with the least a record per step can cost (``StepLines``); what the
+image costs in the state's JSON and in each audit record, and how many times its bytes
+are stored (once) in the audit log's folder and a SQLite session.
 
 ``python benchmarks/bench_content.py [--quick] [--json]``
 """
@@ -9,6 +10,7 @@ bytes are stored (once) in the audit log's folder and a SQLite session.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sqlite3
 import sys
@@ -17,7 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from agents import AgentLoop, AgentState, AuditLog, ImagePart, SQLiteSessionStore, tool
+from agents.records.codec import Encoding, encode_step_execution
+from agents.records.events import StepCompleted
 from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, reply
 
 IMAGE = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (5_000_000 // 256)  # ~5 MB
@@ -45,11 +51,38 @@ def initial(image: ImagePart | None) -> AgentState:
     return AgentState.initial("You add numbers.", messages=[first])
 
 
-def per_step(steps: int, image: ImagePart | None, log: Path | None) -> float:
-    """µs a step of one run (audited into the new file ``log`` when given; opening and
-    closing the log left out)."""
+class StepLines:
+    """The least an audit record per step costs in this design: a listener writing each
+    step as the audit log's compact JSON (sorted keys) and its SHA-256, a line a step,
+    without the state's changes, the chain or the references to the response that
+    ``AuditLog`` adds. Not a log anything reads: a floor to measure against."""
+
+    critical = True
+    event_types = frozenset({StepCompleted})
+
+    def __init__(self, path: Path) -> None:
+        self.file = path.open("ab", buffering=0)
+
+    def __call__(self, event: Any) -> None:
+        if type(event) is not StepCompleted:  # (a run's start and end reach every listener)
+            return
+        encoding = Encoding(None, times=True)
+        step = encode_step_execution(event.step_execution, event.state.context, encoding, True)
+        body = orjson.dumps(step, option=orjson.OPT_SORT_KEYS)
+        self.file.write(body + hashlib.sha256(body).hexdigest().encode() + b"\n")
+
+    def close(self) -> None:
+        self.file.close()
+
+
+def per_step(steps: int, image: ImagePart | None, log: Path | None, floor: bool = False) -> float:
+    """µs a step of one run (audited into the new file ``log`` when given, or with
+    ``floor`` only its steps' lines written there, ``StepLines``; opening and closing the
+    log left out)."""
     run, state = loop(steps), initial(image)
-    audit = AuditLog.open(log, durability="none") if log is not None else None
+    audit: Any = None
+    if log is not None:
+        audit = StepLines(log) if floor else AuditLog.open(log, durability="none")
     if audit is not None:
         run = run.with_listeners(audit)
     start = time.perf_counter()
@@ -62,16 +95,19 @@ def per_step(steps: int, image: ImagePart | None, log: Path | None) -> float:
 
 
 def interleaved(steps: int, image: ImagePart, folder: Path, repeats: int) -> dict[str, float]:
-    """Best µs a step over ``repeats`` rounds of the four runs, one of each a round (on a
+    """Best µs a step over ``repeats`` rounds of the five runs, one of each a round (on a
     shared machine the speed drifts: runs compared are measured side by side), the
-    audited ones into ``folder``'s ``plain`` and ``pictured`` folders (``run-<round>``)."""
-    best = dict.fromkeys(("engine text", "engine image", "audited text", "audited image"))
+    audited ones into ``folder``'s ``plain`` and ``pictured`` folders (``run-<round>``),
+    the floor's into ``floor-<round>``."""
+    kinds = ("engine text", "engine image", "audited text", "audited image", "floor text")
+    best = dict.fromkeys(kinds)
     for round_ in range(repeats):
         for key in best:
             sort, kind = key.split()
             where = folder / ("plain" if kind == "text" else "pictured")
-            log = where / f"run-{round_}.jsonl" if sort == "audited" else None
-            found = per_step(steps, image if kind == "image" else None, log)
+            name = f"floor-{round_}" if sort == "floor" else f"run-{round_}"
+            log = where / f"{name}.jsonl" if sort != "engine" else None
+            found = per_step(steps, image if kind == "image" else None, log, sort == "floor")
             best[key] = found if best[key] is None else min(best[key], found)
     return {key: float(value or 0.0) for key, value in best.items()}
 
@@ -107,6 +143,7 @@ def measure(steps: int, repeats: int) -> dict[str, Any]:
             "audited us/step (image)": audited_image,
             "audited ratio": audited_image / audited_text,
             "audit cost (text, durability none)": audited_text / engine_text,
+            "floor cost (text)": best["floor text"] / engine_text,
             "step record bytes (text)": sorted(
                 len(line) for line in text_log if b'"record":"step"' in line
             )[len(text_log) // 2 - 1],
