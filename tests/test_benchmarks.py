@@ -67,6 +67,8 @@ def test_the_quick_run_measures_every_workload_and_writes_its_report(tmp_path):
         "| a 100-step run holding a 5 MB image: µs a step ≤ 1.2x the same run with text (engine) |",
         "| the image's bytes stored once (audit log folder; SQLite session) | 1 file; 1 row |",
         "| audit log format 3: a plain tool loop's step record ≤ half of format 2's (2,050 B) |",
+        "| the same run writing only each step's compact JSON and its hash, the least a record "
+        "a step costs (no aim) | ",
         "| evaluate 1,000 cases of 5 trials ≤ 2x the same runs through arun alone |",
         "| rescore of that evaluation's folder ≤ 0.5x the time to run into it |",
     ):
