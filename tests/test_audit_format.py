@@ -200,15 +200,21 @@ def test_a_float_json_writes_otherwise_is_written_as_json_writes_it(tmp_path):
     assert AuditLog.verify(path) == 4
 
 
-def test_a_forged_reference_is_a_typed_error_naming_the_line(tmp_path):
-    path = tmp_path / "run.jsonl"
+def _edited_step_log(path: Path, edit) -> None:
+    """A one-call run's audit log at ``path`` whose step record (line 2) holds the step
+    ``edit`` changed (the JSON of ``step_execution.step``, edited in place)."""
     with AuditLog.open(path) as log:
         make_loop(call("add", a=1, b=2), reply("3"), listeners=[log]).run(initial())
     lines = path.read_text().splitlines(keepends=True)
     record = json.loads(lines[1])
-    record["payload"]["step_execution"]["step"]["tool_executions"][0]["tool_call"] = "nope"
+    edit(record["payload"]["step_execution"]["step"])
     lines[1] = json.dumps(record) + "\n"
     path.write_text("".join(lines))
+
+
+def test_a_forged_reference_is_a_typed_error_naming_the_line(tmp_path):
+    path = tmp_path / "run.jsonl"
+    _edited_step_log(path, lambda step: step["tool_executions"][0].update(tool_call="nope"))
     with pytest.raises(StateDecodeError, match="line 2"):
         AuditLog.read(path)
 
@@ -216,13 +222,7 @@ def test_a_forged_reference_is_a_typed_error_naming_the_line(tmp_path):
 def test_a_bad_field_inside_a_compact_step_is_named_by_its_path(tmp_path):
     """The compact decoders doubt, and the codec's decoder says what is wrong and where."""
     path = tmp_path / "run.jsonl"
-    with AuditLog.open(path) as log:
-        make_loop(call("add", a=1, b=2), reply("3"), listeners=[log]).run(initial())
-    lines = path.read_text().splitlines(keepends=True)
-    record = json.loads(lines[1])
-    record["payload"]["step_execution"]["step"]["response"]["tool_calls"][0]["name"] = 7
-    lines[1] = json.dumps(record) + "\n"
-    path.write_text("".join(lines))
+    _edited_step_log(path, lambda step: step["response"]["tool_calls"][0].update(name=7))
     with pytest.raises(StateDecodeError, match="line 2") as caught:
         AuditLog.read(path)
     # (the response's call is also its message's, the first output, where it is met first)

@@ -210,7 +210,7 @@ DETAIL_EVENTS: Final = frozenset(
     {StepStarted, InferenceCompleted, ToolCallStarted, ToolCallCompleted, ToolCallBlocked}
 )
 """A step's start and the events of its inside: built only when a listener may act on them
-(a step's end, ``StepCompleted``, says all of it). A listener may
-say which events it acts on (an ``event_types`` attribute, a set of event classes); when
-every listener says so and none names these, the loop does not build them (listeners still
-receive every event that is built: ``event_types`` is a promise, not a filter)."""
+(a step's end, ``StepCompleted``, says all of it). A listener may say which events it acts
+on (an ``event_types`` attribute, a set of event classes); when every listener says so and
+none names these, the loop does not build them (listeners still receive every event that is
+built: ``event_types`` is a promise, not a filter)."""
