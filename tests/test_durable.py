@@ -810,7 +810,9 @@ def test_two_workers_share_a_queue_and_a_killed_workers_run_completes_once(postg
     once, and every order is charged once although a call ran again."""
     psycopg = pytest.importorskip("psycopg")
     env = {**os.environ, "AGENTS_DATABASE_URL": postgres_database, "SCALE_OUT_PAUSE": "0.3"}
-    workers = [Worker("w1", env), Worker("w2", env)]
+    # w1's tools pause for a minute, so that the kill lands inside one however late this
+    # process, sharing a loaded machine, gets to send it.
+    workers = [Worker("w1", {**env, "SCALE_OUT_PAUSE": "60"}), Worker("w2", env)]
     try:
         for worker in workers:
             worker.wait_ready()
