@@ -3,6 +3,7 @@ of ``agents`` and of each optional part's package has a docstring and a place in
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import re
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -36,12 +38,20 @@ def _public_names(package: str) -> list[str]:
     return list(module.__all__)
 
 
+@functools.cache
+def _read_by_griffe() -> Any:
+    """The whole package as griffe reads it for the reference, once per test process (a
+    subpackage's load reads all of ``agents`` again: about a second each)."""
+    griffe = pytest.importorskip("griffe", reason="the docs extra is not installed")
+    return griffe.load("agents", search_paths=[str(ROOT)], resolve_aliases=True)
+
+
 @pytest.mark.parametrize("package", sorted(PACKAGES))
 def test_every_public_name_has_a_docstring(package: str) -> None:
     """Read as the reference reads it (griffe): a class or function by its own docstring,
     a constant or alias by the string that follows it."""
-    griffe = pytest.importorskip("griffe", reason="the docs extra is not installed")
-    loaded = griffe.load(package, search_paths=[str(ROOT)], resolve_aliases=True)
+    tree = _read_by_griffe()
+    loaded = tree if package == "agents" else tree[package.removeprefix("agents.")]
     missing = []
     for name in _public_names(package):
         member = loaded[name]
