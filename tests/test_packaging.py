@@ -5,6 +5,7 @@ or in the extra of the part that file belongs to."""
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import importlib.util
 import re
@@ -45,8 +46,10 @@ def _declared() -> dict[str, set[str]]:
     return declared
 
 
+@functools.cache
 def _owners() -> dict[str, str]:
-    """Each installed file's distribution (normalised), by its absolute path."""
+    """Each installed file's distribution (normalised), by its absolute path (about 3 s to
+    resolve them all: once per test process)."""
     owners = {}
     for dist in importlib.metadata.distributions():
         name = _name(dist.metadata["Name"])
