@@ -167,6 +167,79 @@ def test_a_file_that_is_no_zip_is_refused(tmp_path, capsys):
     assert "not a bundle" in capsys.readouterr().err
 
 
+def _bundle_of(tmp_path, entries) -> str:
+    """A zip holding the audited ``run.jsonl`` and ``entries``: (name, bytes, compression)."""
+    import zipfile
+
+    bundle = tmp_path / "bad.zip"
+    with zipfile.ZipFile(bundle, "w") as out:
+        out.write(tmp_path / "run.jsonl", "run.jsonl")
+        for name, data, compression in entries:
+            out.writestr(name, data, compress_type=compression)
+    return str(bundle)
+
+
+def test_a_bundle_whose_blobs_unpack_past_its_own_size_is_refused(tmp_path, capsys):
+    """A blob deflated to a thousandth of its size (a zip bomb: 20 MB a blob from 20 KB)
+    is refused before anything is unpacked: a bundle stores its blobs as they are."""
+    import zipfile
+
+    sha = audited(tmp_path / "run.jsonl").messages[0].parts[1].blob.sha256
+    name = f"run.jsonl.blobs/{sha[:2]}/{sha}"
+    bundle = _bundle_of(tmp_path, [(name, PNG, zipfile.ZIP_DEFLATED)])
+    assert main(["verify", bundle]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.count("\n") == 1
+        and "more bytes than the bundle holds" in err
+        and "stores them uncompressed" in err
+    )
+    # The same blob stored as `agents bundle` stores it is taken.
+    assert main(["verify", _bundle_of(tmp_path, [(name, PNG, zipfile.ZIP_STORED)])]) == 0
+
+
+def test_a_bundle_holding_a_blob_its_log_does_not_refer_to_is_refused(tmp_path, capsys):
+    import hashlib
+    import zipfile
+
+    audited(tmp_path / "run.jsonl")
+    data = b"\0" * 1_000
+    sha = hashlib.sha256(data).hexdigest()
+    bundle = _bundle_of(tmp_path, [(f"run.jsonl.blobs/{sha[:2]}/{sha}", data, zipfile.ZIP_STORED)])
+    assert main(["verify", bundle]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "the log does not refer to" in err and sha in err
+
+
+def test_what_the_commands_say_of_a_bundle_names_the_bundle(tmp_path, capsys):
+    """Not the temporary folder it is read in: the output, the errors and the report name
+    ``run.zip/run.jsonl``, and the report is the same bytes every time."""
+    import zipfile
+
+    path = tmp_path / "run.jsonl"
+    audited(path)
+    bundle = tmp_path / "run.zip"
+    assert main(["bundle", str(path), "-o", str(bundle)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(bundle)]) == 0
+    assert capsys.readouterr().out.startswith(f"{bundle}/run.jsonl: intact and complete")
+    reports = []
+    for index in range(2):
+        report = tmp_path / f"report-{index}.html"
+        assert main(["report", str(bundle), "-o", str(report)]) == 0
+        reports.append(report.read_bytes())
+    assert reports[0] == reports[1] and f"{bundle}/run.jsonl".encode() in reports[0]
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[2] = lines[2].replace(b'"number":2', b'"number":3', 1)
+    with zipfile.ZipFile(tmp_path / "bad.zip", "w") as out:
+        out.writestr("run.jsonl", b"".join(lines))
+    capsys.readouterr()
+    assert main(["verify", str(tmp_path / "bad.zip")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"agents verify: {tmp_path / 'bad.zip'}/run.jsonl: line 3")
+    assert "agents-bundle-" not in err
+
+
 def test_a_record_refering_to_a_blob_the_run_does_not_hold_is_not_written():
     """``keep_blobs`` before each record: a reference whose bytes are neither in the store
     nor in the run stops the record (BlobNotFound), rather than leave it dangling."""

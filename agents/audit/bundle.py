@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from agents.audit.blobs import blob_store, check_blobs, references
+from agents.audit.blobs import MENTION, blob_store, check_blobs, references
 from agents.audit.chain import parse_line, read_bytes
 from agents.errors import StateDecodeError
 from agents.records.blobs import DEFAULT_LIMITS, Blob
@@ -73,7 +73,9 @@ def _add(bundle: zipfile.ZipFile, name: str, data: bytes, compression: int) -> N
 def opened(path: str | os.PathLike[str]) -> Iterator[Path]:
     """The audit log inside the bundle at ``path``, extracted with its blobs into a
     temporary folder for the ``with`` block. ``StateDecodeError`` for a file that is no
-    bundle, or an entry it should not hold."""
+    bundle, or an entry it should not hold: a blob the log does not refer to, or blobs
+    that would unpack to more bytes than the bundle holds (a bundle stores them as they
+    are, so a zip bomb is refused before anything is unpacked)."""
     try:
         bundle = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -82,24 +84,56 @@ def opened(path: str | os.PathLike[str]) -> Iterator[Path]:
         logs = [entry for entry in bundle.infolist() if "/" not in entry.filename]
         if len(logs) != 1 or not logs[0].filename.endswith(".jsonl"):
             raise StateDecodeError(f"{path}: a bundle holds one audit log (*.jsonl) at its top")
-        log = logs[0].filename
-        for entry in bundle.infolist():
-            _extract(bundle, entry, log, Path(folder), path)
-        yield Path(folder) / log
+        log = logs[0]
+        data = _read(bundle, log, MAX_LOG_BYTES, path)
+        blobs = _blob_entries(bundle, log.filename, _referred(data), path)
+        if sum(entry.file_size for entry in blobs) > os.path.getsize(path):
+            raise StateDecodeError(
+                f"{path}: its blobs unpack to more bytes than the bundle holds (a bundle "
+                "stores them uncompressed, as `agents bundle` writes them)"
+            )
+        (Path(folder) / log.filename).write_bytes(data)
+        for entry in blobs:
+            target = Path(folder) / entry.filename
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(_read(bundle, entry, DEFAULT_LIMITS.max_blob_bytes, path))
+        yield Path(folder) / log.filename
 
 
-def _extract(
-    bundle: zipfile.ZipFile, entry: zipfile.ZipInfo, log: str, folder: Path, path: Any
-) -> None:
+def _referred(data: bytes) -> set[str]:
+    """The hashes of the blobs the log's records refer to (a line that does not parse is
+    left for ``verify`` to name)."""
+    found: set[str] = set()
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if MENTION in raw:
+            with contextlib.suppress(StateDecodeError):
+                found.update(
+                    str(ref.get("sha256")) for ref in references(parse_line(raw, "", number))
+                )
+    return found
+
+
+def _blob_entries(
+    bundle: zipfile.ZipFile, log: str, referred: set[str], path: Any
+) -> list[zipfile.ZipInfo]:
+    """The bundle's blobs (``<log>.blobs/<aa>/<sha256>``); any other entry but the log and
+    folders is refused, as is a blob the log does not refer to."""
+    blobs = []
+    for entry in bundle.infolist():
+        name = entry.filename
+        if name == log or (name.endswith("/") and entry.file_size == 0):
+            continue  # the log, or a folder's entry
+        if not (name.startswith(f"{log}.blobs/") and _BLOB_NAME.fullmatch(name[len(log) + 7 :])):
+            raise StateDecodeError(f"{path}: an entry a bundle does not hold: {name!r:.120}")
+        if name[-64:] not in referred:
+            raise StateDecodeError(f"{path}: holds a blob the log does not refer to: {name[-64:]}")
+        blobs.append(entry)
+    return blobs
+
+
+def _read(bundle: zipfile.ZipFile, entry: zipfile.ZipInfo, limit: int, path: Any) -> bytes:
+    """An entry's bytes, no more than ``limit`` of them (nor than its header says)."""
     name = entry.filename
-    if name == log:
-        limit = MAX_LOG_BYTES
-    elif name.startswith(f"{log}.blobs/") and _BLOB_NAME.fullmatch(name[len(log) + 7 :]):
-        limit = DEFAULT_LIMITS.max_blob_bytes
-    elif name.endswith("/") and entry.file_size == 0:
-        return  # a folder's entry
-    else:
-        raise StateDecodeError(f"{path}: an entry a bundle does not hold: {name!r:.120}")
     try:
         with bundle.open(entry) as source:
             data = source.read(limit + 1)
@@ -107,6 +141,4 @@ def _extract(
         raise StateDecodeError(f"{path}: {name!r:.120} cannot be read ({exc})") from None
     if len(data) > limit:
         raise StateDecodeError(f"{path}: {name!r:.120} is larger than {limit:,} bytes")
-    target = folder / name
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data)
+    return data

@@ -8,6 +8,7 @@ the files it reads.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import importlib
 import io
@@ -15,7 +16,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TextIO
 
 from agents.cli.common import BAD_INPUT, one_line
 
@@ -381,18 +382,54 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         command = getattr(importlib.import_module(module), name)
         if args.command in _READ_BUNDLES and str(args.file).lower().endswith(".zip"):
-            from agents.audit.bundle import opened
-
-            with opened(args.file) as log:  # a bundle: its log, its blobs beside it
-                args.file = str(log)
-                return int(command(args, sys.stdout))
+            return _in_bundle(command, args)
         return int(command(args, sys.stdout))
-    except (AgentError, OSError, ValueError) as exc:
-        sys.stderr.write(f"agents {args.command}: {_said(exc)}\n")
-        return BAD_INPUT
-    except MemoryError:  # an input too large for this machine: said in one line, as the rest
-        sys.stderr.write(f"agents {args.command}: out of memory\n")
-        return BAD_INPUT
+    except (AgentError, OSError, ValueError, MemoryError) as exc:
+        return _failed(args.command, exc)
+
+
+def _failed(command: str, exc: BaseException) -> int:
+    """A command's failure, said in one line on stderr."""
+    # An input too large for this machine is said in one line too.
+    said = "out of memory" if isinstance(exc, MemoryError) else _said(exc)
+    sys.stderr.write(f"agents {command}: {said}\n")
+    return BAD_INPUT
+
+
+def _in_bundle(command: Any, args: argparse.Namespace) -> int:
+    """A reading command on a bundle: its log and blobs are extracted into a temporary
+    folder, which what the command says (its output, its errors, a report's source) calls
+    by the bundle's name, ``run.zip/run.jsonl``."""
+    from agents.audit.bundle import opened
+    from agents.errors import AgentError
+
+    bundle = str(args.file)
+    with opened(bundle) as log:
+        folder = str(log.parent)
+        args.file, args.source = str(log), f"{bundle}/{log.name}"
+        with contextlib.redirect_stderr(_Renamed(sys.stderr, folder, bundle)):
+            try:
+                return int(command(args, _Renamed(sys.stdout, folder, bundle)))
+            except (AgentError, OSError, ValueError, MemoryError) as exc:
+                return _failed(args.command, exc)
+
+
+class _Renamed(io.TextIOBase):
+    """A text stream writing to ``stream`` with the path ``old`` written as ``new``."""
+
+    def __init__(self, stream: TextIO, old: str, new: str) -> None:
+        super().__init__()
+        self._stream, self._old, self._new = stream, old, new
+
+    def write(self, text: str) -> int:
+        self._stream.write(text.replace(self._old, self._new))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
 
 
 def _said(exc: BaseException) -> str:

@@ -268,7 +268,9 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
 
     refuse_overwriting(args.output, [args.file], ())
     runs, count = runs_of(args.file, args.run)
-    write_atomically(args.output, render_report([r.final for _, r in runs], args.file))
+    write_atomically(
+        args.output, render_report([r.final for _, r in runs], getattr(args, "source", args.file))
+    )
     held = f" ({count} runs in this log)" if len(runs) > 1 else ""
     out.write(f"report written to {args.output}{held}\n")
     return OK
