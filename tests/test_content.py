@@ -184,6 +184,16 @@ def test_a_data_url_becomes_a_blob():
     assert ImagePart.from_url(url) == image()
 
 
+def test_a_urls_scheme_is_read_in_any_case():
+    """Schemes are case-insensitive (RFC 3986), as data URLs already were read."""
+    assert ImagePart.from_url("HTTPS://x.test/a.png").url == "HTTPS://x.test/a.png"
+    assert ImagePart(media_type="image/png", url="Http://x.test/a").url == "Http://x.test/a"
+    url = "DATA:image/png;base64," + base64.b64encode(PNG).decode()
+    assert ImagePart.from_url(url) == image()
+    with pytest.raises(ContentError, match="http"):
+        ImagePart.from_url("HTTPX://x.test/a.png")
+
+
 # -- hostile input ----------------------------------------------------------------------------
 
 

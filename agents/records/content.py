@@ -103,7 +103,7 @@ def _check_source(part: MediaPart) -> None:
 
 
 def _check_url(url: Any) -> None:
-    if not isinstance(url, str) or not url.startswith(("https://", "http://")):
+    if not isinstance(url, str) or not url[:8].lower().startswith(("https://", "http://")):
         raise ContentError(f"a part's url is http(s) (data URLs become blobs): {url!r:.80}")
     if len(url) > _MAX_URL or any(ord(c) <= 32 or ord(c) == 127 for c in url):
         raise ContentError(f"a malformed url (spaces, control characters or too long): {url!r:.80}")
