@@ -25,6 +25,7 @@ from agents import (
     FileBlobStore,
     FilePart,
     ImagePart,
+    InvalidType,
     MemoryBlobStore,
     Message,
     ReasoningPart,
@@ -224,6 +225,27 @@ def test_a_urls_scheme_is_read_in_any_case():
 def test_hostile_content_gets_a_content_error(make, words):
     with pytest.raises(ContentError, match=words):
         make()
+
+
+@pytest.mark.parametrize("content", [5, None, {"text": "hi"}, [5], ["hi", None], [b"png"]])
+@pytest.mark.parametrize(
+    "make",
+    [
+        Message.user,
+        Message.system,
+        Message.assistant,
+        lambda content: Message.tool("c1", "add", content),
+        lambda content: Message.user("hi").with_content(content),
+        lambda content: AgentState.initial(messages=[content]),
+        lambda content: AgentState.initial().with_user_message(content),
+    ],
+    ids=["user", "system", "assistant", "tool", "with_content", "initial", "with_user_message"],
+)
+def test_what_is_no_content_is_refused_where_the_message_is_made(make, content):
+    """Not left in the message for the codec to refuse when the state is written (a
+    list holding an int made a state no store could keep)."""
+    with pytest.raises(InvalidType, match="text, a part or a list of"):
+        make(content)
 
 
 def test_a_lying_part_in_json_is_a_decode_error_naming_the_field():

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final, Self, Union
 import attrs
 from pyrsistent.typing import PVector
 
-from agents.errors import ContentError
+from agents.errors import ContentError, InvalidType
 from agents.records.blobs import DEFAULT_LIMITS, Blob, ContentLimits, check_media_type
 from agents.records.compiled import replace_fields
 from agents.records.frozen import to_pvector
@@ -40,6 +40,7 @@ __all__ = [
     "Part",
     "ReasoningPart",
     "TextPart",
+    "checked_content",
     "parse_data_url",
     "parts_of",
     "text_of",
@@ -286,6 +287,22 @@ def to_content(value: Any) -> Any:
 idempotent(to_content)  # what the decoders give it, it gives back
 
 
+def checked_content(value: Any) -> Content:
+    """``to_content``, refusing with ``InvalidType`` what is not text, a part or a list of
+    them: what the constructors users call (``Message.user`` and the rest) are given is
+    checked there; a record made field by field is checked where it is written."""
+    if type(value) is _PVECTOR:  # as a list: its text made parts
+        value = list(value)
+    content = to_content(value)
+    if type(content) is str or type(content) is _PVECTOR:
+        return content
+    said = type(value).__name__
+    if isinstance(value, list | tuple):
+        wrong = next(item for item in value if not isinstance(item, (str, *PARTS)))
+        said = f"a list holding {type(wrong).__name__}"
+    raise InvalidType(f"content is text, a part or a list of them, not {said}")
+
+
 def parts_of(content: Any) -> tuple[Part, ...]:
     """The parts of a message's content (text as one ``TextPart``; none for no text)."""
     if type(content) is str:
@@ -318,6 +335,6 @@ class HasContent:
         return text_of(self.content)
 
     def with_content(self, content: str | Iterable[str | Part]) -> Self:
-        """A copy with other content."""
-        content = to_content(content)
+        """A copy with other content (``InvalidType`` for what is no content)."""
+        content = checked_content(content)
         return self if content == self.content else replace_fields(self, content=content)

@@ -10,7 +10,7 @@ import attrs
 from pyrsistent.typing import PMap, PVector
 
 from agents.records.compiled import replace_fields
-from agents.records.content import Content, HasContent, Part, to_content
+from agents.records.content import Content, HasContent, Part, checked_content, to_content
 from agents.records.frozen import EMPTY_MAP, EMPTY_VECTOR, same_value, to_pmap, to_pvector
 from agents.records.record import Record, maker
 from agents.records.registry import OPTIONAL
@@ -70,23 +70,26 @@ class Message(Record, HasContent):
 
     @classmethod
     def user(cls, content: str | Part | Iterable[str | Part]) -> Message:
-        """A user message: text, a part (an image...), or a list of text and parts."""
-        return cls(role=Role.USER, content=content)
+        """A user message: text, a part (an image...), or a list of text and parts
+        (``InvalidType`` for anything else)."""
+        return cls(role=Role.USER, content=checked_content(content))
 
     @classmethod
     def system(cls, text: str) -> Message:
         """A system message."""
-        return cls(role=Role.SYSTEM, content=text)
+        return cls(role=Role.SYSTEM, content=checked_content(text))
 
     @classmethod
     def assistant(cls, text: str = "", tool_calls: Iterable[ToolCall] = ()) -> Message:
         """An assistant message, optionally requesting tool calls."""
-        return make_message(Role.ASSISTANT, text, to_pvector(tool_calls), None, None, EMPTY_MAP)
+        content = checked_content(text)
+        return make_message(Role.ASSISTANT, content, to_pvector(tool_calls), None, None, EMPTY_MAP)
 
     @classmethod
     def tool(cls, call_id: str, name: str, content: str | Iterable[str | Part]) -> Message:
         """The result of tool call ``call_id`` as the model will read it (text, or parts)."""
-        return make_message(Role.TOOL, to_content(content), EMPTY_VECTOR, call_id, name, EMPTY_MAP)
+        content = checked_content(content)
+        return make_message(Role.TOOL, content, EMPTY_VECTOR, call_id, name, EMPTY_MAP)
 
     def with_metadata(self, key: str, value: Any) -> Message:
         """A copy with one metadata entry set."""
