@@ -161,6 +161,53 @@ def test_a_hostile_bundle_is_refused_in_one_line(tmp_path, capsys, entry):
     assert not (tmp_path / "escape.jsonl").exists()
 
 
+def test_bundle_refuses_what_is_no_log_and_writes_nothing(tmp_path, capsys):
+    """A zip, an empty file, a log with a line changed: refused in one line, with no
+    bundle written (a zip was bundled as a log, into a bundle no reader took)."""
+    path = tmp_path / "run.jsonl"
+    audited(path)
+    assert main(["bundle", str(path), "-o", str(tmp_path / "run.zip")]) == 0
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    lines = path.read_bytes().splitlines(keepends=True)
+    (tmp_path / "changed.jsonl").write_bytes(
+        b"".join([*lines[:2], lines[2].replace(b'"number":2', b'"number":3', 1), *lines[3:]])
+    )
+    for name, code, words in [
+        ("run.zip", 1, "line 1 is not a JSON record"),
+        ("empty.jsonl", 2, "an empty file, not an audit log"),
+        ("changed.jsonl", 1, "line 3 was modified"),
+    ]:
+        capsys.readouterr()
+        out = tmp_path / f"{name}.bundle.zip"
+        assert main(["bundle", str(tmp_path / name), "-o", str(out)]) == code, name
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and words in err, err
+        assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_log_of_any_name_is_bundled_as_its_readers_take_it(tmp_path, capsys):
+    """``run.log`` goes into the zip as ``run.jsonl`` (a bundle holds one ``*.jsonl``):
+    the bundle written is one that ``verify`` reads."""
+    path = tmp_path / "run.log"
+    audited(path, blobs=tmp_path / "run.log.blobs")
+    assert main(["bundle", str(path), "-o", str(tmp_path / "run.zip")]) == 0
+    assert main(["verify", str(tmp_path / "run.zip")]) == 0
+    assert "1 blobs present and whole" in capsys.readouterr().out
+
+
+def test_bundle_says_which_output_it_cannot_write(tmp_path, capsys):
+    path = tmp_path / "run.jsonl"
+    audited(path)
+    for out, words in [
+        (tmp_path / "no" / "run.zip", "No such file or directory"),
+        (tmp_path, "it is a directory"),
+    ]:
+        assert main(["bundle", str(path), "-o", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err == f"agents bundle: cannot write {out}: {words}\n", err
+
+
 def test_a_file_that_is_no_zip_is_refused(tmp_path, capsys):
     (tmp_path / "not.zip").write_bytes(b"PK\x03\x04 truncated")
     assert main(["inspect", str(tmp_path / "not.zip")]) == 2

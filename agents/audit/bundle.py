@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from agents.audit.blobs import MENTION, blob_store, check_blobs, references
-from agents.audit.chain import parse_line, read_bytes
-from agents.errors import StateDecodeError
+from agents.audit.chain import parse_line, read_bytes, verify_log
+from agents.errors import ResourceError, StateDecodeError
 from agents.records.blobs import DEFAULT_LIMITS, Blob
 
 __all__ = ["opened", "write_bundle"]
@@ -34,21 +34,33 @@ def write_bundle(
     log: str | os.PathLike[str], out: str | os.PathLike[str], blobs: Any = None
 ) -> int:
     """Write ``log`` and every blob it refers to (from ``blobs``, the folder beside it by
-    default) into the zip ``out``, replacing it whole or not at all; how many blobs. A blob
-    that is missing or altered is an ``AuditLogTampered`` naming it: nothing is written."""
+    default) into the zip ``out``, replacing it whole or not at all; how many blobs. The
+    log is checked as ``verify`` checks it (its end aside: a run may be in progress) and
+    each blob too: a line or a blob that is not what it should be is an
+    ``AuditLogTampered`` naming it, and nothing is written. In the zip the log's name ends
+    in ``.jsonl``, as its readers take it."""
     store = blob_store(log, blobs)
     data = read_bytes(log)
+    if not data:
+        raise StateDecodeError(f"{log}: an empty file, not an audit log", "$")
+    verify_log(log, complete=False, public_key=None, progress=None, data=data)
     check_blobs(log, store, data)
     name = Path(log).name
+    name = name if name.endswith(".jsonl") else f"{Path(name).stem}.jsonl"
     found: dict[str, Blob] = {}
     for number, raw in enumerate(data.split(b"\n"), start=1):
-        if b'"kind":"Blob"' in raw:
+        if MENTION in raw:
             for ref in references(parse_line(raw, log, number)):
                 found[ref["sha256"]] = Blob(
                     sha256=ref["sha256"], media_type=ref["media_type"], size=ref["size"]
                 )
     target = Path(out)
-    handle, temporary = tempfile.mkstemp(dir=target.parent or ".", prefix=f".{target.name}.")
+    if target.is_dir():
+        raise ResourceError(f"cannot write {out}: it is a directory")
+    try:
+        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    except OSError as exc:
+        raise ResourceError(f"cannot write {out}: {exc.strerror or exc}") from None
     try:
         with os.fdopen(handle, "wb") as file, zipfile.ZipFile(file, "w") as bundle:
             _add(bundle, name, data, zipfile.ZIP_DEFLATED)
@@ -56,8 +68,10 @@ def write_bundle(
                 entry = f"{name}.blobs/{sha[:2]}/{sha}"
                 _add(bundle, entry, store.get(blob), zipfile.ZIP_STORED)
         os.replace(temporary, target)
-    except BaseException:
+    except BaseException as exc:
         Path(temporary).unlink(missing_ok=True)
+        if isinstance(exc, OSError):
+            raise ResourceError(f"cannot write {out}: {exc.strerror or exc}") from None
         raise
     return len(found)
 
