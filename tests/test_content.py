@@ -140,6 +140,20 @@ def test_a_missing_or_altered_blob_is_a_typed_error_naming_its_hash(tmp_path):
         store.get(blob)
 
 
+def test_a_reference_lying_about_its_media_type_fails_when_its_bytes_are_read(tmp_path):
+    """A state whose JSON calls a stored PNG a JPEG (its hash right): the part is read,
+    and its bytes, when they are needed, are a ContentError naming the hash, as a part
+    made from those bytes and that type would be refused."""
+    store = FileBlobStore(tmp_path)
+    store.put(PNG, "image/png")
+    text = AgentState.initial(messages=[["look", image()]]).to_json()
+    lying = AgentState.from_json(text.replace("image/png", "image/jpeg"), blobs=store)
+    part = lying.messages[0].parts[1]
+    with pytest.raises(ContentError, match=f"{part.blob.sha256}: the bytes are not image/jpeg"):
+        part.data()
+    assert AgentState.from_json(text, blobs=store).messages[0].parts[1].data() == PNG
+
+
 def test_a_failed_put_leaves_nothing_behind(tmp_path, monkeypatch):
     store = FileBlobStore(tmp_path)
 

@@ -152,13 +152,19 @@ class Blob(Record):
 
     def data(self) -> bytes:
         """The bytes: those held, or read from the store the blob was read with.
-        ``BlobNotFound`` (naming the hash) when there are none here."""
+        ``BlobNotFound`` (naming the hash) when there are none here; ``ContentError`` when
+        the bytes read are not of the media type the reference says (a lying reference:
+        their hash does not say what they are)."""
         source = self._source
         if isinstance(source, bytes):
             return source
         if source is None:
             raise BlobNotFound(self.sha256, "read the state with blobs=<its BlobStore>")
         data: bytes = source.get(self)
+        try:
+            _check_bytes(data, self.media_type)
+        except ContentError as exc:
+            raise ContentError(f"blob sha256:{self.sha256}: {exc}") from None
         return data
 
     def reads_from(self, store: Any) -> bool:
