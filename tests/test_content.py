@@ -135,8 +135,11 @@ def test_a_missing_or_altered_blob_is_a_typed_error_naming_its_hash(tmp_path):
     other = Blob.of(JPEG, "image/jpeg")
     with pytest.raises(BlobNotFound, match=other.sha256):
         store.get(other)
+    lying = Blob(sha256=blob.sha256, media_type="image/png", size=5)
+    with pytest.raises(BlobCorrupted, match="the reference says 5 bytes; those with its hash"):
+        store.get(lying)  # the size is what is wrong, not the bytes
     (tmp_path / blob.sha256[:2] / blob.sha256).write_bytes(PNG[:-1] + b"!")
-    with pytest.raises(BlobCorrupted, match=blob.sha256):
+    with pytest.raises(BlobCorrupted, match=f"{blob.sha256} .*do not match the hash"):
         store.get(blob)
 
 

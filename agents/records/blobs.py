@@ -185,7 +185,12 @@ _set_source: Final = slot_setter(Blob, "_source")
 def checked_bytes(blob: Blob, data: bytes) -> bytes:
     """``data`` when it is ``blob``'s bytes; ``BlobCorrupted`` naming the hash otherwise."""
     if len(data) != blob.size or hashlib.sha256(data).hexdigest() != blob.sha256:
-        raise BlobCorrupted(blob.sha256, "its bytes do not match the hash")
+        if hashlib.sha256(data).hexdigest() != blob.sha256:
+            raise BlobCorrupted(blob.sha256, "its bytes do not match the hash")
+        raise BlobCorrupted(
+            blob.sha256,
+            f"the reference says {blob.size:,} bytes; those with its hash are {len(data):,}",
+        )
     return data
 
 
