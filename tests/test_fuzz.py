@@ -1,5 +1,5 @@
-"""Hostile input: thousands of mutated state documents, audit logs,
-definition files and CLI file arguments; nothing escapes but the typed errors, and what is
+"""Hostile input: thousands of mutated state documents, audit logs, definition files, CLI
+file arguments, blob folders and bundles; nothing escapes but the typed errors, and what is
 accepted can be written back.
 
 The mutations are deterministic (a seeded generator): byte flips, cuts, insertions and
@@ -583,6 +583,85 @@ def test_blob_folders_and_logs_holding_parts(tmp_path):
         assert "Traceback" not in err.getvalue()
         assert err.getvalue().count("\n") <= 1, (argv, err.getvalue())
     assert outcomes == {"verified", "refused", "read", "unreadable"}
+
+
+def _mutate_bundle(entries: list[tuple[str, bytes]], rng: random.Random) -> bytes:
+    """A bundle's zip remade with one hostile change: an entry's bytes mutated, an entry
+    gone, renamed (out of the folder, up, to another hash) or added, a blob deflated, an
+    entry twice; or the zip's own bytes mutated."""
+    import zipfile
+
+    entries = list(entries)
+    compress = {name: zipfile.ZIP_STORED for name, _ in entries}
+    index = rng.randrange(len(entries))
+    name, data = entries[index]
+    choice = rng.randrange(7)
+    if choice == 0:
+        entries[index] = (name, _mutate_bytes(data, rng))
+    elif choice == 1:
+        del entries[index]
+    elif choice == 2:
+        other = rng.choice(["../x.jsonl", "/abs.jsonl", "a/../../b", f"{name}/x", "b.jsonl"])
+        entries[index] = (rng.choice([other, name[:-1] + "0"]), data)
+    elif choice == 3:
+        extra = hashlib.sha256(data).hexdigest()
+        entries.append((rng.choice([f"{entries[0][0]}.blobs/{extra[:2]}/{extra}", "x"]), data))
+    elif choice == 4:
+        compress[name] = zipfile.ZIP_DEFLATED
+        entries[index] = (name, data + bytes(rng.randrange(1, 1 << 16)))
+    elif choice == 5:
+        entries.append((name, data))
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as out:
+        for entry, content in entries:
+            with contextlib.suppress(UserWarning):  # a name twice: zipfile warns, writes it
+                out.writestr(entry, content, compress_type=compress.get(entry))
+    written = buffer.getvalue()
+    return _mutate_bytes(written, rng) if choice == 6 else written
+
+
+def test_bundles(tmp_path, monkeypatch):
+    """Hostile bundles (``agents bundle``'s zip of a log with its blobs, remade with an
+    entry changed, gone, renamed, added, deflated or doubled, or its bytes mutated): the
+    commands that read one answer 0, 1 or 2 in one line at most, name the bundle (never
+    their temporary folder), write nothing outside that folder, and leave none behind."""
+    import tempfile
+    import warnings
+    import zipfile
+
+    log = _parts_log(tmp_path)
+    bundle = tmp_path / "run.zip"
+    assert main(["bundle", str(log), "-o", str(bundle)]) == 0
+    with zipfile.ZipFile(bundle) as pristine:
+        entries = [(info.filename, pristine.read(info)) for info in pristine.infolist()]
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    commands = [["verify"], ["inspect"], ["replay", "--verify"], ["report", "-o", "out.html"]]
+    codes = set()
+    for case in range(_BLOB_CASES):
+        rng = _rng(6, case)
+        target = tmp_path / "hostile.zip"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            target.write_bytes(_mutate_bundle(entries, rng))
+        command = commands[case % len(commands)]
+        argv = [command[0], str(target), *command[1:]]
+        if command[0] == "report":
+            argv[-1] = str(tmp_path / "out.html")
+        err, out = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            code = main(argv)
+        assert code in (0, 1, 2), argv
+        assert "Traceback" not in err.getvalue()
+        assert err.getvalue().count("\n") <= 1, (argv, err.getvalue())
+        assert str(scratch) not in err.getvalue() + out.getvalue()  # the bundle is named
+        assert list(scratch.iterdir()) == []  # the bundle's temporary folder is gone
+        codes.add(code)
+    after = sorted(p.name for p in tmp_path.iterdir() if p.name not in ("hostile.zip", "out.html"))
+    assert after == before
+    assert codes == {0, 1, 2}
 
 
 def test_evaluation_datasets(tmp_path):
