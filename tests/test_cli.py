@@ -323,7 +323,8 @@ def test_an_unwritable_report_names_the_users_path(tmp_path):
 
 
 def test_written_files_respect_the_umask(tmp_path):
-    """The demo's run file and a report get the mode any new file gets (not mkstemp's 600)."""
+    """The demo's run file, a report and a bundle get the mode any new file gets (not
+    mkstemp's 600)."""
     script = "import os, sys; os.umask(0o022); from agents.cli import main; sys.exit(main())"
     demo = subprocess.run(
         [sys.executable, "-c", script, "demo", "--out", str(tmp_path)],
@@ -344,6 +345,15 @@ def test_written_files_respect_the_umask(tmp_path):
     )
     assert report.returncode == 0, report.stderr
     assert (tmp_path / "r.html").stat().st_mode & 0o777 == 0o644
+    bundle = subprocess.run(
+        [sys.executable, "-c", script, "bundle", str(path), "-o", "run.zip"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert bundle.returncode == 0, bundle.stderr
+    assert (tmp_path / "run.zip").stat().st_mode & 0o777 == 0o644
 
 
 def test_inspect_shows_blocked_and_failed_calls(tmp_path):

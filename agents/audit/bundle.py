@@ -31,14 +31,19 @@ MAX_LOG_BYTES: Final = 1 << 30  # what a bundle's log may hold uncompressed
 
 
 def write_bundle(
-    log: str | os.PathLike[str], out: str | os.PathLike[str], blobs: Any = None
+    log: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    blobs: Any = None,
+    *,
+    mode: int = 0o600,
 ) -> int:
     """Write ``log`` and every blob it refers to (from ``blobs``, the folder beside it by
     default) into the zip ``out``, replacing it whole or not at all; how many blobs. The
     log is checked as ``verify`` checks it (its end aside: a run may be in progress) and
     each blob too: a line or a blob that is not what it should be is an
     ``AuditLogTampered`` naming it, and nothing is written. In the zip the log's name ends
-    in ``.jsonl``, as its readers take it."""
+    in ``.jsonl``, as its readers take it. ``mode``: the file's (the command line gives
+    the mode any new file gets under the umask)."""
     store = blob_store(log, blobs)
     data = read_bytes(log)
     if not data:
@@ -67,6 +72,7 @@ def write_bundle(
             for sha, blob in sorted(found.items()):
                 entry = f"{name}.blobs/{sha[:2]}/{sha}"
                 _add(bundle, entry, store.get(blob), zipfile.ZIP_STORED)
+        os.chmod(temporary, mode)
         os.replace(temporary, target)
     except BaseException as exc:
         Path(temporary).unlink(missing_ok=True)

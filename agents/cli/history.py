@@ -13,6 +13,7 @@ from agents.cli.common import (
     BAD_INPUT,
     DIFFERENT,
     OK,
+    file_mode,
     progress,
     refuse_overwriting,
     write_atomically,
@@ -237,7 +238,7 @@ def bundle(args: argparse.Namespace, out: TextIO) -> int:
 
     refuse_overwriting(args.output, [args.file], ())
     try:
-        count = write_bundle(args.file, args.output, args.blobs)
+        count = write_bundle(args.file, args.output, args.blobs, mode=file_mode())
     except AuditLogTampered as exc:
         sys.stderr.write(f"agents bundle: {exc}\n")
         return DIFFERENT
