@@ -326,34 +326,23 @@ def test_written_files_respect_the_umask(tmp_path):
     """The demo's run file, a report and a bundle get the mode any new file gets (not
     mkstemp's 600)."""
     script = "import os, sys; os.umask(0o022); from agents.cli import main; sys.exit(main())"
-    demo = subprocess.run(
-        [sys.executable, "-c", script, "demo", "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert demo.returncode == 0, demo.stderr
+
+    def written(*argv: str) -> None:
+        done = subprocess.run(
+            [sys.executable, "-c", script, *argv],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+
+    written("demo", "--out", str(tmp_path))
     path = next(tmp_path.glob("agents-demo-*.jsonl"))
-    assert path.stat().st_mode & 0o777 == 0o644
-    report = subprocess.run(
-        [sys.executable, "-c", script, "report", str(path), "-o", "r.html"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert report.returncode == 0, report.stderr
-    assert (tmp_path / "r.html").stat().st_mode & 0o777 == 0o644
-    bundle = subprocess.run(
-        [sys.executable, "-c", script, "bundle", str(path), "-o", "run.zip"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert bundle.returncode == 0, bundle.stderr
-    assert (tmp_path / "run.zip").stat().st_mode & 0o777 == 0o644
+    written("report", str(path), "-o", "r.html")
+    written("bundle", str(path), "-o", "run.zip")
+    for output in (path, tmp_path / "r.html", tmp_path / "run.zip"):
+        assert output.stat().st_mode & 0o777 == 0o644, output
 
 
 def test_inspect_shows_blocked_and_failed_calls(tmp_path):
