@@ -258,6 +258,22 @@ def test_a_bundle_holding_a_blob_its_log_does_not_refer_to_is_refused(tmp_path, 
     assert err.count("\n") == 1 and "the log does not refer to" in err and sha in err
 
 
+def test_a_bundle_whose_log_has_a_broken_line_referring_to_a_blob_fails_verify(tmp_path, capsys):
+    """The bundle is read (its blobs found up to the broken line) and ``verify`` names the
+    line, as for the log itself: exit 1, not a bad-input error naming no file."""
+    import zipfile
+
+    path = tmp_path / "run.jsonl"
+    audited(path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert b'"kind":"Blob"' in lines[0]
+    with zipfile.ZipFile(tmp_path / "bad.zip", "w") as out:
+        out.writestr("run.jsonl", b"".join([lines[0][:-40] + b"\n", *lines[1:]]))
+    assert main(["verify", str(tmp_path / "bad.zip")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"agents verify: {tmp_path / 'bad.zip'}/run.jsonl: line 1"), err
+
+
 def test_what_the_commands_say_of_a_bundle_names_the_bundle(tmp_path, capsys):
     """Not the temporary folder it is read in: the output, the errors and the report name
     ``run.zip/run.jsonl``, and the report is the same bytes every time."""

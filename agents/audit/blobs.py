@@ -14,7 +14,7 @@ from agents.errors import AuditLogTampered, BlobCorrupted, BlobNotFound, Content
 from agents.persistence.blobs import FileBlobStore
 from agents.records.blobs import Blob, BlobStore, blobs_in, store_blob
 
-__all__ = ["MENTION", "blob_store", "check_blobs", "keep_blobs"]
+__all__ = ["MENTION", "blob_store", "check_blobs", "keep_blobs", "referenced"]
 
 MENTION: Final = b'"kind":"Blob"'  # how a blob reference starts in a canonical record
 
@@ -46,6 +46,18 @@ def references(data: Any) -> Iterator[dict[str, Any]]:
             stack.extend(item)
 
 
+def referenced(data: bytes, path: Any) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, reference)`` for each blob reference in the log ``data`` (read from
+    ``path``), in order; ``AuditLogTampered`` at a line mentioning a blob that is no
+    record."""
+    if MENTION not in data:
+        return
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if MENTION in raw:
+            for ref in references(parse_line(raw, path, number)):
+                yield number, ref
+
+
 def keep_blobs(event: Any, payload: dict[str, Any], store: BlobStore) -> None:
     """Put into ``store`` the bytes of each blob ``payload`` refers to that it lacks, from
     the blobs ``event`` holds (or can read): before the record is written, so that a
@@ -66,39 +78,34 @@ def check_blobs(path: str | os.PathLike[str], store: BlobStore, data: bytes | No
     (``data``: the log's bytes, when the caller has read them)."""
     if data is None:
         data = read_bytes(path)
-    if MENTION not in data:
-        return 0
     checked: set[str] = set()
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if MENTION not in raw:
+    for number, ref in referenced(data, path):
+        where = f"{path}: line {number}"
+        try:
+            blob = Blob(
+                sha256=ref.get("sha256", ""),
+                media_type=ref.get("media_type", ""),
+                size=ref.get("size", -1),
+            )
+        except ContentError as exc:
+            raise AuditLogTampered(
+                f"{where}: a malformed blob reference: {exc}", line=number
+            ) from None
+        if blob.sha256 in checked:
             continue
-        for ref in references(parse_line(raw, path, number)):
-            where = f"{path}: line {number}"
-            try:
-                blob = Blob(
-                    sha256=ref.get("sha256", ""),
-                    media_type=ref.get("media_type", ""),
-                    size=ref.get("size", -1),
-                )
-            except ContentError as exc:
-                raise AuditLogTampered(
-                    f"{where}: a malformed blob reference: {exc}", line=number
-                ) from None
-            if blob.sha256 in checked:
-                continue
-            try:
-                store.get(blob)
-            except BlobNotFound:
-                raise AuditLogTampered(
-                    f"{where}: blob sha256:{blob.sha256} is missing from {_shown(store)}",
-                    line=number,
-                ) from None
-            except BlobCorrupted:
-                raise AuditLogTampered(
-                    f"{where}: blob sha256:{blob.sha256} was altered (its bytes do not hash to it)",
-                    line=number,
-                ) from None
-            checked.add(blob.sha256)
+        try:
+            store.get(blob)
+        except BlobNotFound:
+            raise AuditLogTampered(
+                f"{where}: blob sha256:{blob.sha256} is missing from {_shown(store)}",
+                line=number,
+            ) from None
+        except BlobCorrupted:
+            raise AuditLogTampered(
+                f"{where}: blob sha256:{blob.sha256} was altered (its bytes do not hash to it)",
+                line=number,
+            ) from None
+        checked.add(blob.sha256)
     return len(checked)
 
 

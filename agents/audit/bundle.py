@@ -18,9 +18,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
-from agents.audit.blobs import MENTION, blob_store, check_blobs, references
-from agents.audit.chain import parse_line, read_bytes, verify_log
-from agents.errors import ResourceError, StateDecodeError
+from agents.audit.blobs import blob_store, check_blobs, referenced
+from agents.audit.chain import read_bytes, verify_log
+from agents.errors import AuditLogTampered, ResourceError, StateDecodeError
 from agents.records.blobs import DEFAULT_LIMITS, Blob
 
 __all__ = ["opened", "write_bundle"]
@@ -52,13 +52,10 @@ def write_bundle(
     check_blobs(log, store, data)
     name = Path(log).name
     name = name if name.endswith(".jsonl") else f"{Path(name).stem}.jsonl"
-    found: dict[str, Blob] = {}
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if MENTION in raw:
-            for ref in references(parse_line(raw, log, number)):
-                found[ref["sha256"]] = Blob(
-                    sha256=ref["sha256"], media_type=ref["media_type"], size=ref["size"]
-                )
+    found = {  # checked above: each a whole reference
+        ref["sha256"]: Blob(sha256=ref["sha256"], media_type=ref["media_type"], size=ref["size"])
+        for _, ref in referenced(data, log)
+    }
     target = Path(out)
     if target.is_dir():
         raise ResourceError(f"cannot write {out}: it is a directory")
@@ -121,15 +118,12 @@ def opened(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 
 def _referred(data: bytes) -> set[str]:
-    """The hashes of the blobs the log's records refer to (a line that does not parse is
-    left for ``verify`` to name)."""
+    """The hashes of the blobs the log's records refer to, up to a line mentioning one that
+    is no record (which ``verify`` names, and which stops any reader of the log)."""
     found: set[str] = set()
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        if MENTION in raw:
-            with contextlib.suppress(StateDecodeError):
-                found.update(
-                    str(ref.get("sha256")) for ref in references(parse_line(raw, "", number))
-                )
+    with contextlib.suppress(AuditLogTampered):
+        for _, ref in referenced(data, ""):
+            found.add(str(ref.get("sha256")))
     return found
 
 
