@@ -12,7 +12,7 @@ from typing import Any, Final
 from agents.audit.chain import parse_line, read_bytes
 from agents.errors import AuditLogTampered, BlobCorrupted, BlobNotFound, ContentError
 from agents.persistence.blobs import FileBlobStore
-from agents.records.blobs import Blob, BlobStore, blobs_in, store_blob
+from agents.records.blobs import Blob, BlobStore, blob_references, blobs_in, store_blob
 
 __all__ = ["MENTION", "blob_store", "check_blobs", "keep_blobs", "referenced"]
 
@@ -32,20 +32,6 @@ def blob_store(log: str | os.PathLike[str], blobs: Any = None, fsync: bool = Tru
     return blobs
 
 
-def references(data: Any) -> Iterator[dict[str, Any]]:
-    """The blob references (``{"kind": "Blob", ...}``) inside a record's JSON data."""
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if item.get("kind") == "Blob":
-                yield item
-            else:
-                stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-
-
 def referenced(data: bytes, path: Any) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, reference)`` for each blob reference in the log ``data`` (read from
     ``path``), in order; ``AuditLogTampered`` at a line mentioning a blob that is no
@@ -54,7 +40,7 @@ def referenced(data: bytes, path: Any) -> Iterator[tuple[int, dict[str, Any]]]:
         return
     for number, raw in enumerate(data.split(b"\n"), start=1):
         if MENTION in raw:
-            for ref in references(parse_line(raw, path, number)):
+            for ref in blob_references(parse_line(raw, path, number)):
                 yield number, ref
 
 
@@ -62,7 +48,7 @@ def keep_blobs(event: Any, payload: dict[str, Any], store: BlobStore) -> None:
     """Put into ``store`` the bytes of each blob ``payload`` refers to that it lacks, from
     the blobs ``event`` holds (or can read): before the record is written, so that a
     crash never leaves a record referring to bytes that are not there."""
-    wanted = {ref.get("sha256") for ref in references(payload)}
+    wanted = {ref.get("sha256") for ref in blob_references(payload)}
     for blob in blobs_in(event):
         if blob.sha256 in wanted:
             wanted.discard(blob.sha256)

@@ -379,57 +379,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return BAD_INPUT
     module, name = found
-    try:
-        command = getattr(importlib.import_module(module), name)
-        if args.command in _READ_BUNDLES and str(args.file).lower().endswith(".zip"):
-            return _in_bundle(command, args)
-        return int(command(args, sys.stdout))
-    except (AgentError, OSError, ValueError, MemoryError) as exc:
-        return _failed(args.command, exc)
+    with contextlib.ExitStack() as bundle:
+        try:
+            command = getattr(importlib.import_module(module), name)
+            out: TextIO = sys.stdout
+            if args.command in _READ_BUNDLES and str(args.file).lower().endswith(".zip"):
+                from agents.cli.runfiles import read_bundle
 
-
-def _failed(command: str, exc: BaseException) -> int:
-    """A command's failure, said in one line on stderr."""
-    # An input too large for this machine is said in one line too.
-    said = "out of memory" if isinstance(exc, MemoryError) else _said(exc)
-    sys.stderr.write(f"agents {command}: {said}\n")
-    return BAD_INPUT
-
-
-def _in_bundle(command: Any, args: argparse.Namespace) -> int:
-    """A reading command on a bundle: its log and blobs are extracted into a temporary
-    folder, which what the command says (its output, its errors, a report's source) calls
-    by the bundle's name, ``run.zip/run.jsonl``."""
-    from agents.audit.bundle import opened
-    from agents.errors import AgentError
-
-    bundle = str(args.file)
-    with opened(bundle) as log:
-        folder = str(log.parent)
-        args.file, args.source = str(log), f"{bundle}/{log.name}"
-        with contextlib.redirect_stderr(_Renamed(sys.stderr, folder, bundle)):
-            try:
-                return int(command(args, _Renamed(sys.stdout, folder, bundle)))
-            except (AgentError, OSError, ValueError, MemoryError) as exc:
-                return _failed(args.command, exc)
-
-
-class _Renamed(io.TextIOBase):
-    """A text stream writing to ``stream`` with the path ``old`` written as ``new``."""
-
-    def __init__(self, stream: TextIO, old: str, new: str) -> None:
-        super().__init__()
-        self._stream, self._old, self._new = stream, old, new
-
-    def write(self, text: str) -> int:
-        self._stream.write(text.replace(self._old, self._new))
-        return len(text)
-
-    def flush(self) -> None:
-        self._stream.flush()
-
-    def isatty(self) -> bool:
-        return self._stream.isatty()
+                out = bundle.enter_context(read_bundle(args))
+            return int(command(args, out))
+        except (AgentError, OSError, ValueError, MemoryError) as exc:
+            # Said in one line (within a bundle, naming it); so is an input too large for
+            # this machine.
+            said = "out of memory" if isinstance(exc, MemoryError) else _said(exc)
+            sys.stderr.write(f"agents {args.command}: {said}\n")
+            return BAD_INPUT
 
 
 def _said(exc: BaseException) -> str:

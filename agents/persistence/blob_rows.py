@@ -9,7 +9,14 @@ from typing import Any, Final
 
 from agents.errors import BlobCorrupted, BlobNotFound
 from agents.persistence.plans import Many, Plan, Query, T
-from agents.records.blobs import DEFAULT_LIMITS, Blob, ContentLimits, blobs_in, checked_bytes
+from agents.records.blobs import (
+    DEFAULT_LIMITS,
+    Blob,
+    ContentLimits,
+    blob_references,
+    blobs_in,
+    checked_bytes,
+)
 from agents.records.codec import loads
 
 __all__ = ["BLOBS_TABLE", "MENTION", "SQLBlobStore", "with_blobs"]
@@ -41,7 +48,8 @@ def with_blobs(plan: Plan[T], state: Any, own: Any = None) -> Plan[T]:
         for row in rows:
             for value in row:
                 if type(value) is str and MENTION in value:
-                    mentioned.update(_references(loads(value)))
+                    refs = blob_references(loads(value))
+                    mentioned.update(r["sha256"] for r in refs if isinstance(r.get("sha256"), str))
         result = yield statement
     if mentioned:
         found = {blob.sha256: blob for blob in blobs_in(state) if blob.sha256 in mentioned}
@@ -52,21 +60,6 @@ def with_blobs(plan: Plan[T], state: Any, own: Any = None) -> Plan[T]:
             if own is None or not blob.reads_from(own):
                 yield Query(_INSERT, (sha, blob.media_type, blob.size, blob.data()))
     return returned
-
-
-def _references(data: Any) -> set[str]:
-    found = set()
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if item.get("kind") == "Blob" and isinstance(item.get("sha256"), str):
-                found.add(item["sha256"])
-            else:
-                stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return found
 
 
 class SQLBlobStore:

@@ -26,6 +26,7 @@ __all__ = [
     "ContentLimits",
     "MemoryBlobStore",
     "bind_blobs",
+    "blob_references",
     "blobs_in",
     "check_media_type",
     "checked_bytes",
@@ -184,9 +185,9 @@ _set_source: Final = slot_setter(Blob, "_source")
 
 def checked_bytes(blob: Blob, data: bytes) -> bytes:
     """``data`` when it is ``blob``'s bytes; ``BlobCorrupted`` naming the hash otherwise."""
-    if len(data) != blob.size or hashlib.sha256(data).hexdigest() != blob.sha256:
-        if hashlib.sha256(data).hexdigest() != blob.sha256:
-            raise BlobCorrupted(blob.sha256, "its bytes do not match the hash")
+    if hashlib.sha256(data).hexdigest() != blob.sha256:
+        raise BlobCorrupted(blob.sha256, "its bytes do not match the hash")
+    if len(data) != blob.size:
         raise BlobCorrupted(
             blob.sha256,
             f"the reference says {blob.size:,} bytes; those with its hash are {len(data):,}",
@@ -289,6 +290,21 @@ def store_blob(store: BlobStore, blob: Blob) -> None:
         put_blob(blob)
     else:
         store.put(blob.data(), blob.media_type)
+
+
+def blob_references(data: Any) -> Iterator[dict[str, Any]]:
+    """The blob references (``{"kind": "Blob", ...}``) inside JSON data (a record as the
+    codec writes it), at any depth."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("kind") == "Blob":
+                yield item
+            else:
+                stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def blobs_in(value: Any) -> Iterator[Blob]:
