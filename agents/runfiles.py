@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from agents.audit.reading import read_run, read_runs
 from agents.drivers.replay import RECORD_KIND
@@ -15,10 +15,13 @@ from agents.shell.files import UnreadableFile, read_file
 
 __all__ = ["chosen_runs", "load_record", "load_records", "load_state"]
 
+ZIP: Final = b"PK\x03\x04"  # how a zip's first entry starts
+
 
 def load_state(path: str) -> AgentState:
-    """The final state in a run file: an audit log (JSONL) or a state JSON document (compact
-    or indented). Anything else is a ``StateDecodeError`` saying what the file is."""
+    """The final state in a run file: an audit log (JSONL), a bundle of one
+    (``agents bundle``; its blobs stay in it) or a state JSON document (compact or
+    indented). Anything else is a ``StateDecodeError`` saying what the file is."""
     return load_record(path).final
 
 
@@ -64,6 +67,11 @@ def _load(path: str, data: bytes | None, *, every: bool) -> list[RunRecord]:
             raise StateDecodeError(f"{path}: {exc.strerror}") from None
     if not data.strip():
         raise StateDecodeError(f"{path}: empty file (a run file is an audit log or a state)")
+    if data.startswith(ZIP):  # a bundle (``agents bundle``): its log, named inside it
+        from agents.audit.bundle import bundled_log
+
+        name, data = bundled_log(path, data)
+        path, file = f"{path}/{name}", Path(path, name)
     first = _json_or_none(data.split(b"\n", 1)[0])
     if isinstance(first, dict) and "seq" in first and "prev_hash" in first:
         return read_runs(file, data) if every else [read_run(file, data)]

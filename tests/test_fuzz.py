@@ -638,7 +638,13 @@ def test_bundles(tmp_path, monkeypatch):
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     before = sorted(p.name for p in tmp_path.iterdir())
-    commands = [["verify"], ["inspect"], ["replay", "--verify"], ["report", "-o", "out.html"]]
+    commands = [
+        ["verify"],
+        ["inspect"],
+        ["replay", "--verify"],
+        ["report", "-o", "out.html"],
+        ["diff", str(log)],  # which reads a bundle's log without unpacking its blobs
+    ]
     codes = set()
     for case in range(_BLOB_CASES):
         rng = _rng(6, case)

@@ -10,6 +10,7 @@ out of the folder), no entry past the blob size limit and no more than the entri
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import re
 import tempfile
@@ -23,7 +24,7 @@ from agents.audit.chain import read_bytes, verify_log
 from agents.errors import AuditLogTampered, ResourceError, StateDecodeError
 from agents.records.blobs import DEFAULT_LIMITS, Blob
 
-__all__ = ["opened", "write_bundle"]
+__all__ = ["bundled_log", "opened", "write_bundle"]
 
 _EPOCH: Final = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry holds
 _BLOB_NAME: Final = re.compile(r"[0-9a-f]{2}/[0-9a-f]{64}")
@@ -93,28 +94,50 @@ def opened(path: str | os.PathLike[str]) -> Iterator[Path]:
     bundle, or an entry it should not hold: a blob the log does not refer to, or blobs
     that would unpack to more bytes than the bundle holds (a bundle stores them as they
     are, so a zip bomb is refused before anything is unpacked)."""
-    try:
-        bundle = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise StateDecodeError(f"{path}: not a bundle ({exc})") from None
-    with bundle, tempfile.TemporaryDirectory(prefix="agents-bundle-") as folder:
-        logs = [entry for entry in bundle.infolist() if "/" not in entry.filename]
-        if len(logs) != 1 or not logs[0].filename.endswith(".jsonl"):
-            raise StateDecodeError(f"{path}: a bundle holds one audit log (*.jsonl) at its top")
-        log = logs[0]
-        data = _read(bundle, log, MAX_LOG_BYTES, path)
-        blobs = _blob_entries(bundle, log.filename, _referred(data), path)
-        if sum(entry.file_size for entry in blobs) > os.path.getsize(path):
-            raise StateDecodeError(
-                f"{path}: its blobs unpack to more bytes than the bundle holds (a bundle "
-                "stores them uncompressed, as `agents bundle` writes them)"
-            )
-        (Path(folder) / log.filename).write_bytes(data)
+    with _bundle(path) as bundle, tempfile.TemporaryDirectory(prefix="agents-bundle-") as folder:
+        name, data, blobs = _contents(bundle, path, os.path.getsize(path))
+        (Path(folder) / name).write_bytes(data)
         for entry in blobs:
             target = Path(folder) / entry.filename
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(_read(bundle, entry, DEFAULT_LIMITS.max_blob_bytes, path))
-        yield Path(folder) / log.filename
+        yield Path(folder) / name
+
+
+def bundled_log(path: str | os.PathLike[str], data: bytes) -> tuple[str, bytes]:
+    """The name and bytes of the audit log inside the bundle ``data`` (the bytes of the
+    file at ``path``), checked as ``opened`` checks a bundle, its blobs left in it: what
+    reading the runs takes (their parts refer to blobs by hash, as those of a log read
+    from its file do)."""
+    with _bundle(path, io.BytesIO(data)) as bundle:
+        name, log, _ = _contents(bundle, path, len(data))
+        return name, log
+
+
+def _bundle(path: Any, file: Any = None) -> zipfile.ZipFile:
+    try:
+        return zipfile.ZipFile(path if file is None else file)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise StateDecodeError(f"{path}: not a bundle ({exc})") from None
+
+
+def _contents(
+    bundle: zipfile.ZipFile, path: Any, size: int
+) -> tuple[str, bytes, list[zipfile.ZipInfo]]:
+    """The bundle's log (its name and bytes) and its blobs' entries, each checked
+    (``size``: the bundle's, in bytes)."""
+    logs = [entry for entry in bundle.infolist() if "/" not in entry.filename]
+    if len(logs) != 1 or not logs[0].filename.endswith(".jsonl"):
+        raise StateDecodeError(f"{path}: a bundle holds one audit log (*.jsonl) at its top")
+    log = logs[0]
+    data = _read(bundle, log, MAX_LOG_BYTES, path)
+    blobs = _blob_entries(bundle, log.filename, _referred(data), path)
+    if sum(entry.file_size for entry in blobs) > size:
+        raise StateDecodeError(
+            f"{path}: its blobs unpack to more bytes than the bundle holds (a bundle "
+            "stores them uncompressed, as `agents bundle` writes them)"
+        )
+    return log.filename, data, blobs
 
 
 def _referred(data: bytes) -> set[str]:

@@ -201,7 +201,7 @@ def _add_history_commands(commands: Any) -> None:
         help="where the log's blobs are (default: FILE.blobs beside it)",
     )
     bundle = commands.add_parser(
-        "bundle", help="write an audit log and its blobs as one zip (read by verify, inspect...)"
+        "bundle", help="write an audit log and its blobs as one zip (the run commands read it)"
     )
     bundle.add_argument("file")
     bundle.add_argument("-o", "--output", required=True, metavar="OUT.zip")
@@ -252,7 +252,10 @@ def _add_regress_command(commands: Any) -> None:
     )
     regress.add_argument("target", metavar="MODULE:ATTR|FILE", help="the agent to test")
     regress.add_argument(
-        "runs", nargs="+", metavar="RUN", help="run files (audit logs, states) or folders of them"
+        "runs",
+        nargs="+",
+        metavar="RUN",
+        help="run files (audit logs, their bundles, states) or folders of logs and states",
     )
     regress.add_argument(
         "--tools",

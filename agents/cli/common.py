@@ -16,6 +16,7 @@ __all__ = [
     "DIFFERENT",
     "OK",
     "command_name",
+    "counted",
     "file_mode",
     "load_attribute",
     "one_line",
@@ -33,6 +34,11 @@ def one_line(text: str, secrets: Sequence[str]) -> str:
     from agents.records.redaction import scrub
 
     return " ".join(scrub(text, secrets).split())
+
+
+def counted(number: int, noun: str) -> str:
+    """``"1 blob"``, ``"2 blobs"``: a count as a sentence says it."""
+    return f"{number:,} {noun}" if number == 1 else f"{number:,} {noun}s"
 
 
 def file_mode() -> int:

@@ -13,6 +13,7 @@ from agents.cli.common import (
     BAD_INPUT,
     DIFFERENT,
     OK,
+    counted,
     file_mode,
     progress,
     refuse_overwriting,
@@ -223,16 +224,15 @@ def verify(args: argparse.Namespace, out: TextIO) -> int:
     else:
         signed = "unsigned: proves integrity, not authorship"
     anchored = f"; as long as its anchor ({checked.anchored} records)" if anchor else ""
-    blobs = f"; {checked.blobs} blobs present and whole" if checked.blobs else ""
-    out.write(
-        f"{args.file}: intact and complete, {checked.records} records; {signed}{anchored}{blobs}\n"
-    )
+    blobs = f"; {counted(checked.blobs, 'blob')} present and whole" if checked.blobs else ""
+    records = counted(checked.records, "record")
+    out.write(f"{args.file}: intact and complete, {records}; {signed}{anchored}{blobs}\n")
     return OK
 
 
 def bundle(args: argparse.Namespace, out: TextIO) -> int:
     """``agents bundle FILE -o OUT.zip [--blobs FOLDER]``: the audit log and every blob it
-    refers to as one zip (``verify``, ``inspect``, ``report`` and ``replay`` read it)."""
+    refers to as one zip (every command that reads runs reads it)."""
     from agents.audit.bundle import write_bundle
     from agents.errors import AuditLogTampered
 
@@ -242,7 +242,7 @@ def bundle(args: argparse.Namespace, out: TextIO) -> int:
     except AuditLogTampered as exc:
         sys.stderr.write(f"agents bundle: {exc}\n")
         return DIFFERENT
-    out.write(f"{args.output}: {args.file} and {count} blobs\n")
+    out.write(f"{args.output}: {args.file} and {counted(count, 'blob')}\n")
     return OK
 
 

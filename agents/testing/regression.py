@@ -85,10 +85,10 @@ def regress(
     gives, whose state brings what the agent sends with every conversation — its system
     prompt, its model and settings (``llm_config``) and its response format, which replace
     the recorded ones; a function returning either; an ``AgentDefinition`` or a definition
-    file's path (``registry`` gives its tools). ``runs``: audit
-    logs and state files (paths, or folders of them), ``AgentState``s, ``RunRecord``s, or
-    ``(store, session_ids)`` pairs of a session store; read one at a time, so memory stays
-    flat however many there are. ``tools``: ``"live"`` runs the agent's tools, ``"record"``
+    file's path (``registry`` gives its tools). ``runs``: audit logs, their bundles and
+    state files (paths, or folders of logs and states), ``AgentState``s, ``RunRecord``s,
+    or ``(store, session_ids)`` pairs of a session store; read one at a time, so memory
+    stays flat however many there are. ``tools``: ``"live"`` runs the agent's tools, ``"record"``
     answers calls from the record. ``exact``: same means byte-identical JSON (give the agent
     the recording's clock and ids). ``continue_with``: a driver that answers from the first
     changed request on, so that a changed run goes to its end. ``listeners`` get the new
