@@ -265,6 +265,27 @@ def test_what_is_no_content_is_refused_where_the_message_is_made(make, content):
         make(content)
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: TextPart(5),
+        lambda: TextPart(None),
+        lambda: ReasoningPart(["thought"]),
+        lambda: ReasoningPart("x", signature=5),
+        lambda: ReasoningPart(redacted=b"opaque"),
+        lambda: ImagePart(media_type="image/png", url="https://a.test/x.png", name=5),
+    ],
+    ids=["text int", "text none", "reasoning list", "signature int", "redacted bytes", "name"],
+)
+def test_a_part_holds_text_where_it_holds_text(make):
+    """Refused where the part is made: such a part was taken by ``Message.user`` and
+    ``AgentState.initial``, ran to the end, and then no store, log or ``to_json`` could
+    write the state."""
+    with pytest.raises(InvalidType, match=r"Part\.\w+ is text, not"):
+        make()
+    assert ReasoningPart("x", signature="s", redacted=None).signature == "s"
+
+
 def test_a_lying_part_in_json_is_a_decode_error_naming_the_field():
     data = json.loads(Message.user(["a", image()]).to_json())
     data["content"][1]["blob"]["sha256"] = "0" * 63

@@ -74,11 +74,18 @@ _SUFFIXES: Final = {
 # -- parts ------------------------------------------------------------------------------------
 
 
+def _text(part: Any, field: Any, value: Any) -> None:
+    """A part's text field holds text (``None`` too, where it is optional): else the part
+    would be kept, and run, in a state no store, log or ``to_json`` could write."""
+    if not isinstance(value, str) and (value is not None or field.default is not None):
+        raise InvalidType(f"{type(part).__name__}.{field.name} is text, not {type(value).__name__}")
+
+
 @attrs.frozen  # TextPart("...") as well as TextPart(text="...")
 class TextPart(Record):
     """Text, beside other parts of a message."""
 
-    text: str
+    text: str = attrs.field(validator=_text)
 
 
 @attrs.frozen  # ReasoningPart(text, signature, redacted), by position or by name
@@ -87,9 +94,9 @@ class ReasoningPart(Record):
     summary), ``signature`` (what some providers need sent back unchanged) and
     ``redacted`` (the opaque data of thinking the provider withheld)."""
 
-    text: str = ""
-    signature: str | None = attrs.field(default=None, metadata={OPTIONAL: True})
-    redacted: str | None = attrs.field(default=None, metadata={OPTIONAL: True})
+    text: str = attrs.field(default="", validator=_text)
+    signature: str | None = attrs.field(default=None, validator=_text, metadata={OPTIONAL: True})
+    redacted: str | None = attrs.field(default=None, validator=_text, metadata={OPTIONAL: True})
 
 
 def _check_source(part: MediaPart) -> None:
@@ -120,7 +127,7 @@ class MediaPart(Record):
     media_type: str
     url: str | None = attrs.field(default=None, metadata={OPTIONAL: True})
     blob: Blob | None = attrs.field(default=None, metadata={OPTIONAL: True})
-    name: str | None = attrs.field(default=None, metadata={OPTIONAL: True})
+    name: str | None = attrs.field(default=None, validator=_text, metadata={OPTIONAL: True})
 
     def __attrs_post_init__(self) -> None:  # what any limits require (read JSON included)
         check_media_type(self.media_type)
