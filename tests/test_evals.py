@@ -131,6 +131,64 @@ def test_runs_kept_in_a_folder_are_rescored_with_no_model_call(tmp_path):
     assert compare(tmp_path, other).cases[0].difference == -1.0
 
 
+@pytest.mark.parametrize(
+    ("line", "text", "said"),
+    [
+        (0, '{"dataset": "sums"}', "not the header"),  # it raised KeyError from the CLI
+        (0, '{"dataset": "sums", "trials": "2"}', "not the header"),
+        (0, '{"dataset": "sums", "trials": true}', "not the header"),
+        (0, '{"dataset": "sums", "trials": 10000000000}', "not the header"),  # counted for ever
+        (0, '{"dataset": ["sums"], "trials": 2}', "not the header"),
+        (0, "[]", "not the header"),
+        (1, '{"name": "small"}', "input: missing"),
+        (1, '{"name": 5, "input": "1+2"}', "name: a case's name is text"),
+        (1, '{"name": "small", "input": "1+2", "metadata": 5}', "metadata: a mapping"),
+        (1, "{nope", "not valid JSON"),
+    ],
+)
+def test_rescore_names_the_line_of_a_folder_that_is_no_evaluation(
+    tmp_path, capsys, line, text, said
+):
+    from agents.cli import main
+
+    evaluate(adder(), Dataset(CASES, name="sums"), [s.equals()], trials=2, out=tmp_path)
+    cases = tmp_path / "cases.jsonl"
+    lines = cases.read_text().splitlines()
+    lines[line] = text
+    cases.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DatasetError, match=f"cases.jsonl:{line + 1}: .*{said}"):
+        rescore(tmp_path, [s.equals()])
+    scorers = tmp_path / "scorers.py"
+    scorers.write_text("from agents.evals import scorers as s\nSCORERS = [s.completed]\n")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(tmp_path))
+        assert main(["eval", "rescore", str(tmp_path), "--scorers", "scorers:SCORERS"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("agents eval: ") and err.count("\n") == 1 and said in err
+
+
+def test_a_judge_says_why_it_gave_no_grade_and_a_forged_one_is_refused(tmp_path):
+    """A judge whose model keeps answering off the schema fails its trial saying why (it
+    said "no grade in its answer"); a recorded judgement edited to ``"passed": "false"``
+    is refused when rescored (``bool`` of it was a pass)."""
+    off = s.judge(
+        FunctionDriver(lambda r: '{"score": 1, "passed": "false", "explanation": ""}'), "r"
+    )
+    report = evaluate(AgentLoop(FunctionDriver(lambda r: "Paris")), [Case("c", "q")], [off])
+    error = report.cases[0].trials[0].error
+    assert "passed: expected boolean, got string" in error and "no valid structured" in error
+    grade = json.dumps({"score": 0.1, "passed": False, "explanation": "no"})
+    judge = s.judge(FunctionDriver(lambda r: grade), "r")
+    agent = AgentLoop(FunctionDriver(lambda r: "Paris"))
+    report = evaluate(agent, [Case("c", "q")], [judge], out=tmp_path)
+    assert report.cases[0].trials[0].scores[0][1].passed is False
+    (judged,) = (tmp_path / "judged").glob("*.jsonl")
+    judged.write_text(judged.read_text().replace('"passed":false', '"passed":"false"'))
+    trial = rescore(tmp_path, [judge]).cases[0].trials[0]
+    assert trial.scores[0][1].passed is False
+    assert "the judge's grade is not one" in trial.error
+
+
 def test_a_dataset_file_names_the_file_line_and_field_of_an_error(tmp_path):
     good = tmp_path / "cases.yaml"
     good.write_text(

@@ -105,7 +105,7 @@ class Dataset:
             items = _yaml_items(text, source)
         else:
             items = _jsonl_items(text, source)
-        cases = [_case(data, line, keys, source) for data, line, keys in items]
+        cases = [case_of(data, line, keys, source) for data, line, keys in items]
         seen: dict[str, int] = {}
         for case, (_, line, keys) in zip(cases, items, strict=True):
             if case.name in seen:
@@ -141,7 +141,9 @@ def _jsonl_items(text: str, source: str) -> list[tuple[Any, int, dict[str, int]]
     return items
 
 
-def _case(data: Any, line: int, keys: dict[str, int], source: str) -> Case:
+def case_of(data: Any, line: int, keys: dict[str, int], source: str) -> Case:
+    """The case JSON data ``data`` holds (line ``line`` of ``source``; ``keys``: the line
+    of each key, where a YAML file says), or a ``DatasetError`` naming what is wrong."""
     if not isinstance(data, dict):
         raise DatasetError("expected an object of the case's fields", file=source, line=line)
     for key in data:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
+import math
 from pathlib import Path
 from typing import Any, Final
 
@@ -97,11 +98,24 @@ class Judge:
         grade = deep_thaw(graded.final_output)
         if not isinstance(grade, dict):
             error = graded.execution.error if graded.execution is not None else None
-            said = error.describe() if error is not None else "no grade in its answer"
+            signal = graded.stop_signal
+            said = "no grade in its answer"
+            if error is not None:
+                said = error.describe()
+            elif signal is not None and signal.message:  # a limit: why it gave up
+                said = signal.message
             raise InvalidArgument(f"the judge gave no grade: {said}")
+        score, passed, explanation = (grade.get(key) for key in ("score", "passed", "explanation"))
+        if not (
+            isinstance(score, int | float)
+            and type(score) is not bool
+            and math.isfinite(score)
+            and type(passed) is bool
+            and type(explanation) is str
+        ):  # a recorded judgement edited by hand: the model's was checked against GRADE
+            raise InvalidArgument(f"the judge's grade is not one (GRADE): {grade!r:.200}")
         note = "re-judged (the rubric changed): " if rejudged else ""
-        value = min(1.0, max(0.0, float(grade["score"])))
-        return Score(value, bool(grade["passed"]), note + str(grade["explanation"]))
+        return Score(min(1.0, max(0.0, float(score))), passed, note + explanation)
 
 
 def judge(driver: Any, rubric: str, *, name: str = "judge") -> Judge:

@@ -11,18 +11,19 @@ import os
 import sys
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 import attrs
 
 from agents.audit import AuditLog
 from agents.core.clock import Clock, SystemClock
 from agents.drivers.replay import RecordingInterceptor
-from agents.errors import InvalidArgument, InvalidType, UsageError
-from agents.evals.dataset import Case, Dataset
+from agents.errors import DatasetError, InvalidArgument, InvalidType, StateDecodeError, UsageError
+from agents.evals.dataset import Case, Dataset, case_of
 from agents.evals.judging import recording
 from agents.evals.report import CaseResult, EvalReport, Score, Trial, scorer_name
 from agents.records.execution import ExecutionStatus
+from agents.records.json_text import loads
 from agents.records.state import AgentState
 from agents.shell.files import UnreadableFile, read_file
 from agents.shell.loop import AgentLoop
@@ -32,6 +33,10 @@ __all__ = ["Budget", "aevaluate", "evaluate", "rescore"]
 
 Progress = Callable[[int, int], None]
 T = TypeVar("T")
+
+MAX_TRIALS: Final = 100_000
+"""The most trials a case may have: past it, the jobs alone would not fit in memory (and a
+forged folder would have ``rescore`` count trials for ever)."""
 
 
 @attrs.frozen
@@ -131,8 +136,10 @@ async def aevaluate(
     cases = dataset.cases if isinstance(dataset, Dataset) else tuple(dataset)
     name = dataset.name if isinstance(dataset, Dataset) else "dataset"
     named = _named(scorers)
-    if trials < 1 or concurrency < 1:
-        raise InvalidArgument("trials and concurrency are at least 1")
+    if not _whole(trials, MAX_TRIALS) or not _whole(concurrency):
+        raise InvalidArgument(
+            f"trials (at most {MAX_TRIALS:,}) and concurrency are whole numbers of at least 1"
+        )
     loop, own = agent_under_test(agent)
     make = initial or (lambda case: _initial(case, own))
     starts: dict[int, AgentState] = {}  # a case's trials start from one state (a value)
@@ -205,13 +212,7 @@ def rescore(out: str | os.PathLike[str], scorers: Sequence[Callable[..., Any]]) 
     byte."""
     folder = Path(out)
     named = _named(scorers)
-    try:
-        lines = read_file(folder / "cases.jsonl").decode("utf-8").splitlines()
-        header = json.loads(lines[0])
-        cases = [_recorded_case(json.loads(line)) for line in lines[1:]]
-    except (UnreadableFile, OSError, ValueError, KeyError, IndexError, TypeError) as exc:
-        raise InvalidArgument(f"{folder}: not an evaluation's folder ({exc})") from None
-    trials = int(header["trials"])
+    dataset, trials, cases = _recorded_cases(folder)
 
     async def scored() -> dict[tuple[int, int], Trial]:
         results = {}
@@ -226,7 +227,7 @@ def rescore(out: str | os.PathLike[str], scorers: Sequence[Callable[..., Any]]) 
                 results[index, number] = await score_trial(case, number, state, named, key)
         return results
 
-    return _report(str(header["dataset"]), cases, trials, _run_owned(scored()), named)
+    return _report(dataset, cases, trials, _run_owned(scored()), named)
 
 
 async def score_trial(
@@ -268,6 +269,11 @@ async def _scored(
             score = Score(0.0, False, f"raised {type(exc).__name__}")
         scores.append((name, score))
     return Trial(case.name, number, state, tuple(scores), "; ".join(errors) or None)
+
+
+def _whole(value: Any, most: float = float("inf")) -> bool:
+    """Whether ``value`` is a whole number from 1 to ``most`` (``True`` is not one)."""
+    return type(value) is int and 1 <= value <= most
 
 
 def _named(scorers: Sequence[Callable[..., Any]]) -> list[tuple[str, Any]]:
@@ -318,8 +324,41 @@ def _prepared(out: str | os.PathLike[str], name: str, cases: Sequence[Case], tri
     return folder
 
 
-def _recorded_case(data: dict[str, Any]) -> Case:
-    """A case as ``cases.jsonl`` holds it (its input is in each run's log, not needed to
-    score: a case's text, else empty)."""
-    given = data["input"] if isinstance(data["input"], str) else ""
-    return Case(data["name"], given, data["expected"], data["metadata"])
+def _recorded_cases(folder: Path) -> tuple[str, int, list[Case]]:
+    """The dataset's name, the trials per case and the cases of the evaluation recorded in
+    ``folder`` (``_prepared``); a ``DatasetError`` naming the line that is not one."""
+    path = folder / "cases.jsonl"
+    try:
+        lines = read_file(path).decode("utf-8").splitlines()
+    except (UnreadableFile, OSError, UnicodeDecodeError) as exc:
+        raise InvalidArgument(f"{folder}: not an evaluation's folder ({exc})") from None
+    try:
+        header = loads(lines[0]) if lines else None
+    except StateDecodeError:
+        header = None
+    if not (
+        type(header) is dict
+        and type(header.get("dataset")) is str
+        and _whole(header.get("trials"), MAX_TRIALS)
+    ):
+        raise DatasetError(
+            f'not the header {{"dataset": NAME, "trials": K}} (K from 1 to {MAX_TRIALS:,})',
+            file=str(path),
+            line=1,
+        )
+    cases = []
+    for number, line in enumerate(lines[1:], start=2):
+        try:
+            data = loads(line)
+        except StateDecodeError as exc:
+            raise DatasetError(exc.reason, file=str(path), line=number) from None
+        cases.append(_recorded_case(data, number, str(path)))
+    return header["dataset"], header["trials"], cases
+
+
+def _recorded_case(data: Any, line: int, source: str) -> Case:
+    """A case as ``cases.jsonl`` holds it, checked as a dataset's are (its input is in
+    each run's log, not needed to score: a case's text, else empty)."""
+    if isinstance(data, dict) and "input" in data and not isinstance(data["input"], str):
+        data = {**data, "input": ""}
+    return case_of(data, line, {}, source)
