@@ -189,6 +189,30 @@ def test_a_judge_says_why_it_gave_no_grade_and_a_forged_one_is_refused(tmp_path)
     assert "the judge's grade is not one" in trial.error
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("ran", "false", "ran is not true or false"),  # a trial not run was counted as run
+        ("trial", "0", "trial is not a whole number"),
+        ("error", 5, "error is not text or null"),
+        ("scores", "equals", "scores is not an object"),  # it raised AttributeError
+    ],
+)
+def test_a_baseline_report_whose_trial_is_forged_is_refused(tmp_path, field, value, said):
+    from agents.errors import StateDecodeError
+    from agents.evals import EvalReport
+
+    report = evaluate(adder(), Dataset(CASES, name="sums"), [s.equals()], trials=2)
+    data = json.loads(report.to_json())
+    data["cases"][0]["trials"][1][field] = value
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(StateDecodeError, match=f"report.json: .*'small', trial .*: {said}"):
+        compare(path, report)
+    read = EvalReport.from_json(report.to_json())  # as written: read
+    assert [c.passes for c in read.cases] == [c.passes for c in report.cases]
+
+
 def test_a_dataset_file_names_the_file_line_and_field_of_an_error(tmp_path):
     good = tmp_path / "cases.yaml"
     good.write_text(

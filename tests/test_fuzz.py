@@ -700,3 +700,39 @@ def test_evaluation_datasets(tmp_path):
             assert all(isinstance(c, Case) for c in dataset.cases)
         assert not said or said.startswith(str(path)), said
     assert 0 < loaded < _BLOB_CASES * 2
+
+
+def test_evaluation_folders(tmp_path):
+    """``rescore`` of an evaluation's folder whose ``cases.jsonl`` is mutated, and
+    ``EvalReport.load`` of its mutated ``report.json``: a report whose fields have their
+    types (a ``"ran": "false"`` counted as run), or a typed error naming the file."""
+    from agents import AgentLoop
+    from agents.errors import AgentError
+    from agents.evals import Case, Dataset, EvalReport, evaluate, rescore
+    from agents.evals import scorers as s
+    from agents.testing import FunctionDriver
+
+    folder = tmp_path / "eval"
+    cases = [Case("two", "2+2", "4"), Case("three", ["3+3", "please"], "6", {"k": [1]})]
+    agent = AgentLoop(FunctionDriver(lambda request: "4"))
+    evaluate(agent, Dataset(cases, name="sums"), [s.equals()], trials=2, out=folder)
+    listed, report = (folder / "cases.jsonl").read_bytes(), (folder / "report.json").read_bytes()
+    read = {"cases": 0, "report": 0}
+    for case in range(_BLOB_CASES * 2):
+        rng = _rng(7, case)
+        which = "cases" if case % 2 else "report"
+        path = folder / ("cases.jsonl" if which == "cases" else "report.json")
+        path.write_bytes(mutated(listed if which == "cases" else report, rng, lines=case % 2))
+        said = ""
+        try:
+            found = rescore(folder, [s.equals()]) if which == "cases" else EvalReport.load(path)
+        except AgentError as exc:
+            said = str(exc)
+        else:
+            read[which] += 1
+            for trial in (t for result in found.cases for t in result.trials):
+                assert type(trial.ran) is bool and type(trial.number) is int
+                assert all(type(score.passed) is bool for _, score in trial.scores)
+        assert not said or str(path) in said, said
+        path.write_bytes(listed if which == "cases" else report)
+    assert all(read.values()), read

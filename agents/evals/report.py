@@ -9,13 +9,14 @@ import math
 import os
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, runtime_checkable
 
 import attrs
 
 from agents.errors import InvalidArgument, StateDecodeError
 from agents.evals import stats
 from agents.evals.dataset import Case
+from agents.records.json_text import loads
 from agents.records.state import AgentState
 from agents.shell.files import UnreadableFile, read_file
 
@@ -221,7 +222,7 @@ class EvalReport:
         """A report written by ``to_json`` (its trials' states are not in it);
         ``StateDecodeError`` naming the field of what does not fit."""
         try:
-            data = json.loads(text)
+            data = loads(text)
             cases = tuple(
                 CaseResult(
                     name=case["name"],
@@ -229,9 +230,16 @@ class EvalReport:
                 )
                 for case in data["cases"]
             )
-            return cls(str(data["dataset"]), cases, tuple(data["scorers"]))
-        except (ValueError, KeyError, TypeError) as exc:
-            raise StateDecodeError(f"{source}: not an evaluation report ({exc})") from None
+            dataset, scorers = data["dataset"], data["scorers"]
+            if type(dataset) is not str or not (
+                type(scorers) is list and all(type(name) is str for name in scorers)
+            ):
+                raise InvalidArgument("its dataset is a name and its scorers a list of names")
+            return cls(dataset, cases, tuple(scorers))
+        except (ValueError, KeyError, TypeError, StateDecodeError) as exc:
+            said = exc.reason if isinstance(exc, StateDecodeError) else str(exc)
+            said = f"no {exc}" if isinstance(exc, KeyError) else said
+            raise StateDecodeError(f"{source}: not an evaluation report ({said})") from None
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> EvalReport:
@@ -245,9 +253,34 @@ class EvalReport:
             raise StateDecodeError(f"{target}: cannot read it ({exc})") from None
 
 
-def _trial(case: str, data: dict[str, Any]) -> Trial:
-    scores = tuple(
-        (name, Score(s["value"], s["passed"], s["explanation"]))
-        for name, s in sorted(data["scores"].items())
-    )
-    return Trial(case, int(data["trial"]), None, scores, data["error"], bool(data["ran"]))
+def _trial(case: Any, data: Any) -> Trial:
+    """A trial as ``Trial.to_data`` wrote it, each field of its type (``"ran": "false"``
+    is no ``false``): ``InvalidArgument`` naming the field otherwise."""
+    if type(case) is not str or type(data) is not dict:
+        raise InvalidArgument(f"case {case!r:.40}: a case is named and its trials are objects")
+    where = f"case {case!r:.40}, trial {data.get('trial')!r:.20}"
+    _check(data, _TRIAL, where)
+    scores = []
+    for name, score in sorted(data["scores"].items()):
+        _check(score, _SCORE, f"{where}: score {name!r:.40}")
+        scores.append((name, Score(score["value"], score["passed"], score["explanation"])))
+    return Trial(case, data["trial"], None, tuple(scores), data["error"], data["ran"])
+
+
+def _check(data: Any, fields: dict[str, tuple[Callable[[Any], bool], str]], where: str) -> None:
+    for field, (fits, said) in fields.items():
+        if type(data) is not dict or field not in data or not fits(data[field]):
+            raise InvalidArgument(f"{where}: {field} is not {said}")
+
+
+_TRIAL: Final = {
+    "trial": (lambda value: type(value) is int and value >= 0, "a whole number"),
+    "error": (lambda value: value is None or type(value) is str, "text or null"),
+    "ran": (lambda value: type(value) is bool, "true or false"),
+    "scores": (lambda value: type(value) is dict, "an object"),
+}
+_SCORE: Final = {
+    "value": (lambda value: type(value) in (int, float), "a number"),
+    "passed": (lambda value: type(value) is bool, "true or false"),
+    "explanation": (lambda value: type(value) is str, "text"),
+}

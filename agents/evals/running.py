@@ -329,9 +329,13 @@ def _recorded_cases(folder: Path) -> tuple[str, int, list[Case]]:
     ``folder`` (``_prepared``); a ``DatasetError`` naming the line that is not one."""
     path = folder / "cases.jsonl"
     try:
-        lines = read_file(path).decode("utf-8").splitlines()
-    except (UnreadableFile, OSError, UnicodeDecodeError) as exc:
+        data = read_file(path)
+    except (UnreadableFile, OSError) as exc:
         raise InvalidArgument(f"{folder}: not an evaluation's folder ({exc})") from None
+    try:
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"not UTF-8 (byte {exc.start})", file=str(path)) from None
     try:
         header = loads(lines[0]) if lines else None
     except StateDecodeError:
