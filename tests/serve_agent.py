@@ -68,6 +68,10 @@ def slow(seconds: float) -> str:
 
 def answer(request: Any) -> Any:
     last = request.messages[-1]
+    media = [part for part in last.parts if hasattr(part, "media_type")]
+    if last.role.value == "user" and media:  # what it was sent, its bytes read
+        held = [f"{p.media_type} of {len(p.data())} bytes" if p.blob else p.url for p in media]
+        return "you sent " + ", ".join(held)
     asked = next(m.text for m in reversed(request.messages) if m.role.value == "user")
     if last.role.value == "tool" and asked.startswith("refund"):
         results = [m.content for m in request.messages if m.role.value == "tool"]

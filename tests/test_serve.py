@@ -667,6 +667,43 @@ def test_ag_ui_streams_reasoning_with_the_protocols_reasoning_events(server):
     assert texts == ["I thought about it."]
 
 
+def test_ag_ui_takes_images_and_documents_in_a_user_message(server):
+    """An AG-UI user message of text, an image inline (base64, 2 MB: past the 1 MB other
+    requests may have) and a document by URL: the agent gets them as parts (it got the text
+    alone), the session stores the image as a blob reference; a provider's file handle or
+    bytes that are not base64 are a 422 naming the part, and nothing runs."""
+    import base64
+
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8_000
+    image = {"type": "data", "value": base64.b64encode(png).decode(), "mimeType": "image/png"}
+    content = [
+        {"type": "text", "text": "what are these?"},
+        {"type": "image", "source": image},
+        {"type": "document", "source": {"type": "url", "value": "https://a.test/terms.pdf"}},
+    ]
+    with httpx.Client() as client:
+        events = agui(
+            client,
+            server.url,
+            run_input("thread-m", "run-1", [{"id": "u1", "role": "user", "content": content}]),
+        )
+        said = f"you sent image/png of {len(png)} bytes, https://a.test/terms.pdf"
+        assert events[-1].result == said
+        text = client.get(f"{server.url}/sessions/thread-m").text
+        assert len(text) < 10_000 and '"kind":"Blob"' in text.replace(" ", "")
+        for source, words in (
+            ({"type": "file", "value": "file-abc123"}, "file handle"),
+            ({"type": "data", "value": "not base64!", "mimeType": "image/png"}, "not base64"),
+            ({"type": "url", "value": "ftp://a.test/x.png"}, "http(s)"),
+        ):
+            part = {"type": "image", "source": source}
+            body = run_input("thread-n", "run-1", [{"id": "u", "role": "user", "content": [part]}])
+            refused = client.post(f"{server.url}/ag-ui", json=body)
+            assert refused.status_code == 422, refused.text
+            assert "messages[0].content[0]" in refused.text and words in refused.text
+        assert client.get(f"{server.url}/sessions/thread-n").status_code == 404
+
+
 def test_ag_ui_keeps_the_servers_history_not_the_clients(server):
     """A second turn whose messages lost the first turn's tool call (as a client dropping a
     streamed call would send): the server's session goes on from its own history."""

@@ -47,8 +47,9 @@ from ag_ui.core import (
 )
 from pydantic import ValidationError
 
-from agents.errors import InvalidArgument, SessionNotFound
+from agents.errors import ContentError, InvalidArgument, SessionNotFound
 from agents.persistence.runtime import SessionRuntime
+from agents.records.content import AudioPart, DocumentPart, FilePart, ImagePart
 from agents.records.frozen import deep_thaw
 from agents.records.json_text import replace_lone_surrogates
 from agents.records.state import AgentState
@@ -70,14 +71,43 @@ def parse_input(data: Any) -> RunAgentInput:
         raise AgUiInputError(f"not a RunAgentInput: {where}: {first.get('msg')}") from None
 
 
-def _latest_user_message(run_input: RunAgentInput) -> str | None:
-    for message in reversed(run_input.messages):
-        if message.role == "user":
-            content = message.content
-            if isinstance(content, str):
-                return content
-            return " ".join(getattr(part, "text", "") for part in content) or None
+def _latest_user_message(run_input: RunAgentInput) -> Any:
+    """The newest user message's content: its text, or its text and media as parts (an
+    image, audio or a document by its inline bytes or its URL; a video as a ``FilePart``).
+    A provider's file handle, which only that provider can read, is refused."""
+    for position in range(len(run_input.messages) - 1, -1, -1):
+        message = run_input.messages[position]
+        if message.role != "user":
+            continue
+        if isinstance(message.content, str):
+            return message.content
+        content = [
+            _part(part, f"messages[{position}].content[{index}]")
+            for index, part in enumerate(message.content)
+        ]
+        return content if any(item for item in content) else None
     return None
+
+
+_MEDIA: Final = {"image": ImagePart, "audio": AudioPart, "document": DocumentPart}
+
+
+def _part(part: Any, where: str) -> Any:
+    """An AG-UI input part as a part of a message (text as text)."""
+    if part.type == "text":
+        return part.text
+    source = part.source
+    if source.type == "file":
+        raise AgUiInputError(
+            f"{where}: a provider's file handle cannot be sent on: give the bytes or a URL"
+        )
+    kind = _MEDIA.get(part.type, FilePart)
+    try:
+        if source.type == "data":
+            return kind.from_url(f"data:{source.mime_type};base64,{source.value}")
+        return kind.from_url(source.value, source.mime_type)
+    except ContentError as exc:
+        raise AgUiInputError(f"{where}: {exc}") from None
 
 
 def _decisions(run_input: RunAgentInput, questions: set[str]) -> list[tuple[str, bool, str]]:
@@ -210,19 +240,23 @@ async def agui_run(
     if opened is None:
         if cursor is not None:
             raise AgUiInputError(f"no run {run_id!r} of thread {thread!r} to resume")
-        if session is None:
-            session = await blocking(runtime.create, AgentState.initial(), thread)
-        opened = await _start(session.state, runs, run_input, blocking) + 1
+        state = session.state if session is not None else None
+        opened = await _start(runtime, state, runs, run_input, blocking) + 1
         index.started(thread, run_id, opened)
     async for line in _replayed(runs, thread, run_id, opened, cursor):
         yield line
 
 
 async def _start(
-    state: AgentState | None, runs: Runs, run_input: RunAgentInput, blocking: Any
+    runtime: SessionRuntime,
+    state: AgentState | None,
+    runs: Runs,
+    run_input: RunAgentInput,
+    blocking: Any,
 ) -> int:
-    """Check the input against the session's ``state`` and start its run; the number of
-    the event before the run."""
+    """Check the input against the session's ``state`` (``None``: a new thread, whose
+    session is made once the input is found good) and start its run; the number of the
+    event before the run."""
     thread, run_id = run_input.thread_id, run_input.run_id
     questions = {q.call_id for q in state.pending_inputs} if state is not None else set()
     decisions = _decisions(run_input, questions)
@@ -265,6 +299,8 @@ async def _start(
     opening = {"type": MARK, "step": None, "run_id": run_id}
 
     def start() -> int:
+        if state is None:
+            runtime.create(AgentState.initial(), thread)
         return runs.start(thread, act, opening=opening, closing=closing)
 
     return int(await blocking(start))

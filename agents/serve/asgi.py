@@ -55,6 +55,7 @@ from agents.tools.threads import to_thread
 __all__ = ["LOOPBACK_HOSTS", "MAX_BODY", "app", "guarded", "is_loopback", "run_server"]
 
 MAX_BODY: Final = 1_000_000  # bytes a request body may have
+MAX_AGUI_BODY: Final = 30_000_000  # an AG-UI input's: media inline, base64 (20 MB a blob)
 
 
 class _BadRequest(AgentError):
@@ -83,19 +84,22 @@ def _number(raw: str) -> int | None:
 
 
 async def _body(
-    request: Request, fields: Mapping[str, type | tuple[type, ...]] | None, required: set[str]
+    request: Request,
+    fields: Mapping[str, type | tuple[type, ...]] | None,
+    required: set[str],
+    most: int = MAX_BODY,
 ) -> dict[str, Any]:
     """The request's JSON object, checked: only ``fields`` (``None``: any), of their types;
-    ``required`` present."""
+    ``required`` present; ``most`` bytes at most."""
     declared = request.headers.get("content-length")
     size = None if declared is None else _number(declared)
-    if size is not None and size > MAX_BODY:
-        raise _BadRequest(413, f"the body is larger than {MAX_BODY} bytes")
-    raw = b""
+    if size is not None and size > most:
+        raise _BadRequest(413, f"the body is larger than {most:,} bytes")
+    raw = bytearray()
     async for chunk in request.stream():
         raw += chunk
-        if len(raw) > MAX_BODY:
-            raise _BadRequest(413, f"the body is larger than {MAX_BODY} bytes")
+        if len(raw) > most:
+            raise _BadRequest(413, f"the body is larger than {most:,} bytes")
     if not raw.strip():
         data: Any = {}
     else:
@@ -422,7 +426,7 @@ def _agui(runtime: SessionRuntime, runs: Runs) -> Handler:
         nonlocal index
         if index is None:
             index = AgUiRuns(runs)
-        data = await _body(request, None, set())
+        data = await _body(request, None, set(), MAX_AGUI_BODY)
         cursor = request.headers.get("last-event-id")
         lines = agui_run(runtime, runs, index, data, _blocking, cursor)
         try:
