@@ -158,6 +158,40 @@ def test_every_reader_of_run_files_reads_a_bundle(tmp_path, capsys):
     assert err.startswith(f"agents diff: {tmp_path / 'bad.zip'}/run.jsonl: line 3"), err
 
 
+def test_verify_of_a_bundle_refuses_a_blobs_folder(tmp_path, capsys):
+    """``--blobs`` names a log's folder: with a bundle it was read in place of the
+    bundle's own blobs, and an intact bundle failed with "blob ... is missing"."""
+    path = tmp_path / "run.jsonl"
+    audited(path)
+    bundle = tmp_path / "run.zip"
+    assert main(["bundle", str(path), "-o", str(bundle)]) == 0
+    (tmp_path / "empty").mkdir()
+    capsys.readouterr()
+    assert main(["verify", str(bundle), "--blobs", str(tmp_path / "empty")]) == 2
+    assert "a bundle holds its blobs" in capsys.readouterr().err
+    assert main(["verify", str(bundle)]) == 0
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077])
+def test_blobs_get_the_mode_of_the_log_beside_them(tmp_path, umask):
+    """The umask's mode, as the log has it: blobs were written with mkstemp's 600, so one
+    who may read the log could not read its images, and ``verify`` failed for them."""
+    import subprocess
+    import sys
+
+    script = (
+        f"import os; os.umask({umask}); from agents import FileBlobStore; "
+        "FileBlobStore('blobs').put(b'\\x89PNG\\r\\n\\x1a\\n', 'image/png'); "
+        "open('log.jsonl', 'w').close()"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True)
+    assert done.returncode == 0, done.stderr
+    (blob,) = (p for p in (tmp_path / "blobs").rglob("*") if p.is_file())
+    mode = (tmp_path / "log.jsonl").stat().st_mode & 0o777
+    assert blob.stat().st_mode & 0o777 == mode == 0o666 & ~umask
+    assert not list((tmp_path / "blobs").rglob(".*"))  # no temporary file left
+
+
 def test_a_bundle_with_a_swapped_blob_fails_verify(tmp_path, capsys):
     import zipfile
 

@@ -23,6 +23,7 @@ from agents.audit.blobs import blob_store, check_blobs, referenced
 from agents.audit.chain import read_bytes, verify_log
 from agents.errors import AuditLogTampered, ResourceError, StateDecodeError
 from agents.records.blobs import DEFAULT_LIMITS, Blob
+from agents.shell.files import replacing
 
 __all__ = ["bundled_log", "opened", "write_bundle"]
 
@@ -32,19 +33,15 @@ MAX_LOG_BYTES: Final = 1 << 30  # what a bundle's log may hold uncompressed
 
 
 def write_bundle(
-    log: str | os.PathLike[str],
-    out: str | os.PathLike[str],
-    blobs: Any = None,
-    *,
-    mode: int = 0o600,
+    log: str | os.PathLike[str], out: str | os.PathLike[str], blobs: Any = None
 ) -> int:
     """Write ``log`` and every blob it refers to (from ``blobs``, the folder beside it by
     default) into the zip ``out``, replacing it whole or not at all; how many blobs. The
     log is checked as ``verify`` checks it (its end aside: a run may be in progress) and
     each blob too: a line or a blob that is not what it should be is an
     ``AuditLogTampered`` naming it, and nothing is written. In the zip the log's name ends
-    in ``.jsonl``, as its readers take it. ``mode``: the file's (the command line gives
-    the mode any new file gets under the umask)."""
+    in ``.jsonl``, as its readers take it. The zip gets the mode any new file gets under
+    the umask."""
     store = blob_store(log, blobs)
     data = read_bytes(log)
     if not data:
@@ -61,22 +58,13 @@ def write_bundle(
     if target.is_dir():
         raise ResourceError(f"cannot write {out}: it is a directory")
     try:
-        handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
-    except OSError as exc:
-        raise ResourceError(f"cannot write {out}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(handle, "wb") as file, zipfile.ZipFile(file, "w") as bundle:
+        with replacing(target, fsync=False) as file, zipfile.ZipFile(file, "w") as bundle:
             _add(bundle, name, data, zipfile.ZIP_DEFLATED)
             for sha, blob in sorted(found.items()):
                 entry = f"{name}.blobs/{sha[:2]}/{sha}"
                 _add(bundle, entry, store.get(blob), zipfile.ZIP_STORED)
-        os.chmod(temporary, mode)
-        os.replace(temporary, target)
-    except BaseException as exc:
-        Path(temporary).unlink(missing_ok=True)
-        if isinstance(exc, OSError):
-            raise ResourceError(f"cannot write {out}: {exc.strerror or exc}") from None
-        raise
+    except OSError as exc:
+        raise ResourceError(f"cannot write {out}: {exc.strerror or exc}") from None
     return len(found)
 
 

@@ -14,7 +14,6 @@ from agents.cli.common import (
     DIFFERENT,
     OK,
     counted,
-    file_mode,
     progress,
     refuse_overwriting,
     write_atomically,
@@ -238,7 +237,7 @@ def bundle(args: argparse.Namespace, out: TextIO) -> int:
 
     refuse_overwriting(args.output, [args.file], ())
     try:
-        count = write_bundle(args.file, args.output, args.blobs, mode=file_mode())
+        count = write_bundle(args.file, args.output, args.blobs)
     except AuditLogTampered as exc:
         sys.stderr.write(f"agents bundle: {exc}\n")
         return DIFFERENT

@@ -56,8 +56,11 @@ def read_bundle(args: argparse.Namespace) -> Iterator[TextIO]:
     source (``args.source``) — calls that folder by the bundle's name,
     ``run.zip/run.jsonl``."""
     from agents.audit.bundle import opened
+    from agents.errors import InvalidArgument
 
     bundle = str(args.file)
+    if getattr(args, "blobs", None) is not None:  # it would be read in place of the bundle's
+        raise InvalidArgument(f"{bundle}: a bundle holds its blobs: --blobs is for a log's")
     with opened(bundle) as log:
         folder = str(log.parent)
         args.file, args.source = str(log), f"{bundle}/{log.name}"

@@ -4,19 +4,19 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 from agents.errors import BlobCorrupted, BlobNotFound, ContentError
 from agents.records.blobs import DEFAULT_LIMITS, Blob, ContentLimits, checked_bytes
-from agents.shell.files import UnreadableFile, read_file
+from agents.shell.files import UnreadableFile, read_file, replacing
 
 __all__ = ["FileBlobStore"]
 
 
 class FileBlobStore:
     """A ``BlobStore`` in the folder ``path`` (made when first written): the bytes of each
-    blob once, in ``<path>/<first two hex digits>/<sha256>``. ``put`` writes a temporary
+    blob once, in ``<path>/<first two hex digits>/<sha256>`` (of the umask's mode, as the
+    log beside it). ``put`` writes a temporary
     file, flushes it to disk and renames it into place, so a blob is whole or absent;
     ``get`` checks the bytes against the hash. ``fsync=False`` leaves the flush to disk to
     the system (an audit log with ``durability="none"`` keeps its blobs so)."""
@@ -47,20 +47,11 @@ class FileBlobStore:
         if self.has(blob):
             return
         data = blob.data()
-        folder = self._file(blob.sha256).parent
+        target = self._file(blob.sha256)
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=folder, prefix=".", suffix=".part")
-            try:
-                with os.fdopen(handle, "wb") as file:
-                    file.write(data)
-                    file.flush()
-                    if self._fsync:
-                        os.fsync(file.fileno())
-                os.replace(temporary, self._file(blob.sha256))
-            except BaseException:
-                Path(temporary).unlink(missing_ok=True)
-                raise
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with replacing(target, fsync=self._fsync) as file:
+                file.write(data)
         except OSError as exc:
             raise ContentError(f"{self.path}: cannot store a blob: {exc.strerror or exc}") from None
 

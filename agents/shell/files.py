@@ -1,21 +1,27 @@
 """Reading a file a user names (a run file, an audit log, a definition, a key): its bytes
 when it is a regular file, an error saying why not otherwise — never a read that does not
 end (``/dev/zero``, a device), one that never begins (a pipe nobody writes to), or a
-``MemoryError`` from a file larger than memory.
+``MemoryError`` from a file larger than memory. And replacing a file whole
+(``replacing``), with the mode the umask gives.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
-from typing import Final
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO, Final
 
 from agents.errors import ResourceError
 
-__all__ = ["DirectoryGiven", "UnreadableFile", "read_file", "read_text"]
+__all__ = ["DirectoryGiven", "UnreadableFile", "read_file", "read_text", "replacing"]
 
 _NONBLOCKING: Final = getattr(os, "O_NONBLOCK", 0)  # opening a pipe does not wait for a writer
+_NEW: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 _KINDS: Final = (
     (stat.S_ISFIFO, "a pipe"),
     (stat.S_ISCHR, "a character device"),
@@ -74,3 +80,24 @@ def read_text(path: str | os.PathLike[str]) -> str:
     """``read_file`` as UTF-8 text, its line ends read as text mode reads them (``\\r\\n``
     and ``\\r`` as ``\\n``); ``UnicodeDecodeError`` for bytes that are not UTF-8."""
     return read_file(path).decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+@contextlib.contextmanager
+def replacing(path: Path, *, fsync: bool) -> Iterator[BinaryIO]:
+    """A new file to write, put in ``path``'s place whole when the ``with`` block ends, or
+    not at all when it fails: written beside it, flushed (to disk too with ``fsync``),
+    then renamed. It gets the mode any new file gets under the process's umask, as
+    ``open`` gives it (``mkstemp``'s is 600, and reading the umask would change it for
+    every thread a moment)."""
+    temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
+    handle = os.open(temporary, _NEW, 0o666)
+    try:
+        with os.fdopen(handle, "wb") as file:
+            yield file
+            file.flush()
+            if fsync:
+                os.fsync(file.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
