@@ -129,6 +129,42 @@ def test_a_changed_system_prompt_is_a_changed_request_at_step_1(tmp_path):
     assert "+You add numbers, carefully." in change.diff()
 
 
+def test_a_tool_calls_provider_fields_dropped_on_the_way_back_is_a_changed_request(tmp_path):
+    """New code that sends a tool call back without what the provider gave with it
+    (Gemini's ``thought_signature``, which its API answers 400 without): regress called
+    the run the same, as a replay did (the calls' provider fields were not compared)."""
+    import attrs
+
+    from agents import ToolCall
+
+    def model(request):
+        if request.messages[-1].role.value == "tool":
+            return "3"
+        signed = {"thought_signature": "sig-1"}
+        return [ToolCall(id="c1", name="add", arguments={"a": 1, "b": 2}, provider_fields=signed)]
+
+    @hook(HookTrigger.BEFORE_INFERENCE)
+    def unsigned(context: HookContext) -> HookContext:
+        request = context.request
+        messages = [
+            attrs.evolve(m, tool_calls=[attrs.evolve(c, provider_fields={}) for c in m.tool_calls])
+            for m in request.messages
+        ]
+        return context.with_request(attrs.evolve(request, messages=messages))
+
+    def loop(*hooks: Any) -> AgentLoop:
+        ids, clock = SequentialIds(), TickingClock()
+        return AgentLoop(FunctionDriver(model), tools=[add], hooks=hooks, ids=ids, clock=clock)
+
+    recorded = tmp_path / "run.jsonl"
+    record(recorded, loop())
+    assert regress(loop(), [recorded], tools="record").ok
+    change = only_change(regress(loop(unsigned), [recorded], tools="record"))
+    assert (change.step, change.kind) == (2, "request")
+    assert change.field == "messages[2].tool_calls[0].provider_fields"
+    assert '-    "provider_fields": {' in change.diff()
+
+
 def test_a_definition_with_another_limit_stops_elsewhere(tmp_path):
     """``max_steps: 2`` where the recorded run took three: the stop reason changed."""
     path = tmp_path / "agent.toml"

@@ -233,7 +233,7 @@ def first_message_difference(sent: Sequence[Message], recorded: Sequence[Message
         if len(mine.tool_calls) != len(theirs.tool_calls):
             return f"messages[{index}].tool_calls"
         for number, (a, b) in enumerate(zip(mine.tool_calls, theirs.tool_calls, strict=True)):
-            for name in ("id", "name", "arguments", "raw_arguments"):
+            for name in ("id", "name", "arguments", "raw_arguments", "provider_fields"):
                 if getattr(a, name) != getattr(b, name):
                     return f"messages[{index}].tool_calls[{number}].{name}"
     return None
