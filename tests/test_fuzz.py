@@ -427,6 +427,37 @@ _REQUESTS = [  # (method, path, a valid body): what the HTTP API takes
             "forwardedProps": {},
         },
     ),
+    (
+        "POST",
+        "/ag-ui",
+        {
+            "threadId": "fz-media",
+            "runId": "run-1",
+            "messages": [
+                {
+                    "id": "m1",
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "what is this?"},
+                        {
+                            "type": "image",
+                            "source": {
+                                "type": "data",
+                                "value": "iVBORw0KGgoAAQID",  # a PNG's signature and 3 bytes
+                                "mimeType": "image/png",
+                            },
+                        },
+                        {
+                            "type": "document",
+                            "source": {"type": "url", "value": "https://a.test/x.pdf"},
+                        },
+                    ],
+                }
+            ],
+            "tools": [],
+            "context": [],
+        },
+    ),
 ]
 _ANSWERS = {200, 201, 202, 204, 400, 404, 409, 413, 422}
 
