@@ -286,6 +286,27 @@ def test_a_part_holds_text_where_it_holds_text(make):
     assert ReasoningPart("x", signature="s", redacted=None).signature == "s"
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://bob:hunter2-planted@a.test/x.png",  # it was kept, in every state and log
+        "ftp://bob:hunter2-planted@a.test/x.png",  # refused, the password in the error
+        "https://bob:hunter2-planted@a.test/x",
+        "HTTP://bob:hunter2-planted@a.test:8080/x.png",
+    ],
+)
+def test_a_part_url_holding_a_password_is_refused_without_saying_it(url):
+    with pytest.raises(ContentError) as raised:
+        ImagePart.from_url(url)
+    assert "hunter2-planted" not in str(raised.value) and "[redacted]" in str(raised.value)
+    data = json.loads(Message.user(["a", image()]).to_json())
+    data["content"][1] = {"kind": "ImagePart", "media_type": "image/png", "url": url}
+    with pytest.raises(StateDecodeError) as decoded:
+        Message.from_dict(data)
+    assert "hunter2-planted" not in str(decoded.value)
+    assert ImagePart.from_url("https://bob@a.test/x.png").url == "https://bob@a.test/x.png"
+
+
 def test_a_lying_part_in_json_is_a_decode_error_naming_the_field():
     data = json.loads(Message.user(["a", image()]).to_json())
     data["content"][1]["blob"]["sha256"] = "0" * 63

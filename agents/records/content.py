@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import stat
+import urllib.parse
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Self, Union
@@ -25,6 +26,7 @@ from agents.records.blobs import DEFAULT_LIMITS, Blob, ContentLimits, check_medi
 from agents.records.compiled import replace_fields
 from agents.records.frozen import to_pvector
 from agents.records.record import Record
+from agents.records.redaction import scrub
 from agents.records.registry import OPTIONAL, idempotent
 
 __all__ = [
@@ -112,9 +114,25 @@ def _check_source(part: MediaPart) -> None:
 
 def _check_url(url: Any) -> None:
     if not isinstance(url, str) or not url[:8].lower().startswith(("https://", "http://")):
-        raise ContentError(f"a part's url is http(s) (data URLs become blobs): {url!r:.80}")
+        said = _shown(url) if isinstance(url, str) else repr(url)
+        raise ContentError(f"a part's url is http(s) (data URLs become blobs): {said:.80}")
     if len(url) > _MAX_URL or any(ord(c) <= 32 or ord(c) == 127 for c in url):
-        raise ContentError(f"a malformed url (spaces, control characters or too long): {url!r:.80}")
+        said = _shown(url)
+        raise ContentError(f"a malformed url (spaces, control characters or too long): {said:.80}")
+    try:
+        password = urllib.parse.urlsplit(url).password
+    except ValueError:  # a port that is no number, a bracket unclosed...
+        raise ContentError(f"a malformed url: {_shown(url):.80}") from None
+    if password is not None:  # it would be in every state, log and session that holds it
+        raise ContentError(
+            f"a part's url holds a password ({_shown(url):.80}): give the bytes instead"
+        )
+
+
+def _shown(url: str) -> str:
+    """``url`` as an error may say it: quoted, a password in it (``user:secret@``, or a
+    ``token=`` in its query) redacted."""
+    return repr(scrub(url))
 
 
 @attrs.frozen(kw_only=True)
@@ -204,14 +222,14 @@ class MediaPart(Record):
         path = url.split("?", 1)[0].split("#", 1)[0]
         found = media_type or _SUFFIXES.get(path[path.rfind(".") :].lower() if "." in path else "")
         if found is None:
-            raise ContentError(f"no known media type for the url {url!r:.80}: pass one")
+            raise ContentError(f"no known media type for the url {_shown(url):.80}: pass one")
         cls._check_kind(check_media_type(found), limits)
         return cls(media_type=found, url=url)
 
     def data(self) -> bytes:
         """The bytes (``Blob.data``); a URL part's are not fetched here."""
         if self.blob is None:
-            raise ContentError(f"a part by url has no bytes here: {self.url!r:.80}")
+            raise ContentError(f"a part by url has no bytes here: {_shown(self.url or ''):.80}")
         return self.blob.data()
 
 
