@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
+from agents.audit.blobs import log_blobs
 from agents.audit.reading import read_run, read_runs
 from agents.drivers.replay import RECORD_KIND
 from agents.errors import StateDecodeError
+from agents.records.blobs import BlobStore, bind_blobs
 from agents.records.codec import from_json, loads
 from agents.records.state import AgentState
 from agents.replaying import RunRecord
@@ -20,8 +22,9 @@ ZIP: Final = b"PK\x03\x04"  # how a zip's first entry starts
 
 def load_state(path: str) -> AgentState:
     """The final state in a run file: an audit log (JSONL), a bundle of one
-    (``agents bundle``; its blobs stay in it) or a state JSON document (compact or
-    indented). Anything else is a ``StateDecodeError`` saying what the file is."""
+    (``agents bundle``) or a state JSON document (compact or indented); a log's parts read
+    their bytes from its blobs (beside it, or in the bundle). Anything else is a
+    ``StateDecodeError`` saying what the file is."""
     return load_record(path).final
 
 
@@ -67,14 +70,21 @@ def _load(path: str, data: bytes | None, *, every: bool) -> list[RunRecord]:
             raise StateDecodeError(f"{path}: {exc.strerror}") from None
     if not data.strip():
         raise StateDecodeError(f"{path}: empty file (a run file is an audit log or a state)")
+    store: BlobStore | None = None  # where the parts of an audit log's runs read their bytes
     if data.startswith(ZIP):  # a bundle (``agents bundle``): its log, named inside it
-        from agents.audit.bundle import bundled_log
+        from agents.audit.bundle import BundleBlobs, bundled_log
 
         name, data = bundled_log(path, data)
+        store = BundleBlobs(path, name)
         path, file = f"{path}/{name}", Path(path, name)
     first = _json_or_none(data.split(b"\n", 1)[0])
     if isinstance(first, dict) and "seq" in first and "prev_hash" in first:
-        return read_runs(file, data) if every else [read_run(file, data)]
+        records = read_runs(file, data) if every else [read_run(file, data)]
+        store = store or log_blobs(file)
+        if store is not None:
+            for record in records:
+                bind_blobs(record, store)
+        return records
     document = first if first is not None and b"\n" not in data.strip() else _json_or_none(data)
     kind = document.get("kind") if isinstance(document, dict) else None
     if kind == "AgentState":

@@ -192,6 +192,54 @@ def test_blobs_get_the_mode_of_the_log_beside_them(tmp_path, umask):
     assert not list((tmp_path / "blobs").rglob(".*"))  # no temporary file left
 
 
+def test_runs_read_from_a_log_or_its_bundle_read_their_parts_bytes(tmp_path):
+    """``load_record`` and ``regress`` read a log's blobs beside it, and a bundle's inside
+    it, as ``AuditLog.read_run`` does: a hook reading an image's bytes made a run read back
+    fail (BlobNotFound), and ``regress`` called the unchanged agent changed."""
+    import zipfile
+
+    from agents import BlobCorrupted, BlobNotFound, HookTrigger, hook
+    from agents.runfiles import load_record
+    from agents.testing.regression import regress
+
+    @hook(HookTrigger.BEFORE_INFERENCE)
+    def sizes(context):
+        for message in context.request.messages:
+            for part in message.parts:
+                if isinstance(part, ImagePart):
+                    assert len(part.data()) == len(PNG)
+        return context
+
+    def loop():
+        script = [call("add", a=i, b=1) for i in range(2)] + [reply("done")]
+        ids, clock = SequentialIds(), TickingClock()
+        return AgentLoop(ScriptedDriver(script), tools=[add], hooks=[sizes], ids=ids, clock=clock)
+
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        image = ImagePart.from_bytes(PNG, "image/png")
+        loop().with_listeners(log).run(AgentState.initial("s", messages=[["what?", image]]))
+    bundle = tmp_path / "run.zip"
+    assert main(["bundle", str(path), "-o", str(bundle)]) == 0
+    for source in (path, bundle):
+        assert load_record(str(source)).final.messages[0].parts[1].data() == PNG
+        report = regress(loop(), [source], tools="record")
+        assert report.ok, report.summary()
+    # What a bundle's blob store says of a blob it lacks, and of one swapped in it.
+    blob = load_record(str(bundle)).final.messages[0].parts[1].blob
+    with zipfile.ZipFile(bundle) as pristine:
+        entries = {info.filename: pristine.read(info) for info in pristine.infolist()}
+    name = next(entry for entry in entries if entry.endswith(blob.sha256))
+    for altered, error in ((b"", BlobNotFound), (PNG[:-1] + b"!", BlobCorrupted)):
+        with zipfile.ZipFile(tmp_path / "bad.zip", "w") as out:
+            for entry, data in entries.items():
+                if entry != name or altered:
+                    out.writestr(entry, altered if entry == name else data)
+        part = load_record(str(tmp_path / "bad.zip")).final.messages[0].parts[1]
+        with pytest.raises(error, match=blob.sha256):
+            part.data()
+
+
 def test_a_bundle_with_a_swapped_blob_fails_verify(tmp_path, capsys):
     import zipfile
 

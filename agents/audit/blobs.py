@@ -14,7 +14,7 @@ from agents.errors import AuditLogTampered, BlobCorrupted, BlobNotFound, Content
 from agents.persistence.blobs import FileBlobStore
 from agents.records.blobs import Blob, BlobStore, blob_references, blobs_in, store_blob
 
-__all__ = ["MENTION", "blob_store", "check_blobs", "keep_blobs", "referenced"]
+__all__ = ["MENTION", "blob_store", "check_blobs", "keep_blobs", "log_blobs", "referenced"]
 
 MENTION: Final = b'"kind":"Blob"'  # how a blob reference starts in a canonical record
 
@@ -30,6 +30,13 @@ def blob_store(log: str | os.PathLike[str], blobs: Any = None, fsync: bool = Tru
     if not isinstance(blobs, BlobStore):
         raise ContentError(f"blobs= takes a BlobStore or a folder, not {type(blobs).__name__}")
     return blobs
+
+
+def log_blobs(log: str | os.PathLike[str]) -> BlobStore | None:
+    """The store of the blobs in the folder beside the log (``<log>.blobs``), when there
+    is one: what the parts of its runs, read back, read their bytes from."""
+    folder = f"{os.fspath(log)}.blobs"
+    return FileBlobStore(folder) if os.path.isdir(folder) else None
 
 
 def referenced(data: bytes, path: Any) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -21,11 +21,18 @@ from typing import Any, Final
 
 from agents.audit.blobs import blob_store, check_blobs, referenced
 from agents.audit.chain import read_bytes, verify_log
-from agents.errors import AuditLogTampered, ResourceError, StateDecodeError
-from agents.records.blobs import DEFAULT_LIMITS, Blob
+from agents.errors import (
+    AuditLogTampered,
+    BlobCorrupted,
+    BlobNotFound,
+    ContentError,
+    ResourceError,
+    StateDecodeError,
+)
+from agents.records.blobs import DEFAULT_LIMITS, Blob, checked_bytes
 from agents.shell.files import replacing
 
-__all__ = ["bundled_log", "opened", "write_bundle"]
+__all__ = ["BundleBlobs", "bundled_log", "opened", "write_bundle"]
 
 _EPOCH: Final = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry holds
 _BLOB_NAME: Final = re.compile(r"[0-9a-f]{2}/[0-9a-f]{64}")
@@ -94,12 +101,45 @@ def opened(path: str | os.PathLike[str]) -> Iterator[Path]:
 
 def bundled_log(path: str | os.PathLike[str], data: bytes) -> tuple[str, bytes]:
     """The name and bytes of the audit log inside the bundle ``data`` (the bytes of the
-    file at ``path``), checked as ``opened`` checks a bundle, its blobs left in it: what
-    reading the runs takes (their parts refer to blobs by hash, as those of a log read
-    from its file do)."""
+    file at ``path``), checked as ``opened`` checks a bundle, its blobs left in it (the
+    runs read from it read them with ``BundleBlobs``)."""
     with _bundle(path, io.BytesIO(data)) as bundle:
         name, log, _ = _contents(bundle, path, len(data))
         return name, log
+
+
+class BundleBlobs:
+    """The blobs inside the bundle at ``path`` (whose log is ``log``), read from it when
+    their bytes are needed and checked against their hash: what the runs of a bundle read
+    without unpacking it (``bundled_log``) read their parts' bytes from. Nothing is put."""
+
+    def __init__(self, path: str | os.PathLike[str], log: str) -> None:
+        self._path, self._log = path, log
+
+    def _name(self, blob: Blob) -> str:
+        return f"{self._log}.blobs/{blob.sha256[:2]}/{blob.sha256}"
+
+    def get(self, blob: Blob) -> bytes:
+        try:
+            with _bundle(self._path) as bundle:
+                entry = bundle.getinfo(self._name(blob))
+                data = _read(bundle, entry, DEFAULT_LIMITS.max_blob_bytes, self._path)
+        except KeyError:
+            raise BlobNotFound(blob.sha256, f"not in {self._path}") from None
+        except StateDecodeError as exc:  # the bundle gone, or its entry unreadable
+            raise BlobCorrupted(blob.sha256, exc.reason) from None
+        return checked_bytes(blob, data)
+
+    def has(self, blob: Blob) -> bool:
+        try:
+            with _bundle(self._path) as bundle:
+                bundle.getinfo(self._name(blob))
+        except (KeyError, StateDecodeError):
+            return False
+        return True
+
+    def put(self, data: bytes, media_type: str) -> Blob:
+        raise ContentError(f"{self._path}: a bundle's blobs are read, not written")
 
 
 def _bundle(path: Any, file: Any = None) -> zipfile.ZipFile:

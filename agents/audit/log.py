@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
-from agents.audit.blobs import MENTION, blob_store, check_blobs, keep_blobs
+from agents.audit.blobs import MENTION, blob_store, check_blobs, keep_blobs, log_blobs
 from agents.audit.chain import (
     FORMAT,
     GENESIS,
@@ -412,6 +412,7 @@ class AuditLog:
 
 def _with_blobs(path: str | os.PathLike[str], record: RunRecord) -> RunRecord:
     """``record``, its parts reading their bytes from the blobs beside the log."""
-    if os.path.isdir(f"{os.fspath(path)}.blobs"):
-        bind_blobs(record, blob_store(path))
+    store = log_blobs(path)
+    if store is not None:
+        bind_blobs(record, store)
     return record
