@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from agents.audit.blobs import log_blobs
+from agents.audit.chain import ZIP
 from agents.audit.reading import read_run, read_runs
 from agents.drivers.replay import RECORD_KIND
 from agents.errors import StateDecodeError
@@ -16,8 +17,6 @@ from agents.replaying import RunRecord
 from agents.shell.files import UnreadableFile, read_file
 
 __all__ = ["chosen_runs", "load_record", "load_records", "load_state"]
-
-ZIP: Final = b"PK\x03\x04"  # how a zip's first entry starts
 
 
 def load_state(path: str) -> AgentState:

@@ -240,6 +240,24 @@ def test_runs_read_from_a_log_or_its_bundle_read_their_parts_bytes(tmp_path):
             part.data()
 
 
+def test_a_bundle_is_known_by_its_bytes_and_is_no_tampered_log(tmp_path, capsys):
+    """A bundle not named ``*.zip`` is read as a bundle by the commands; given where a log
+    is read (``AuditLog.read``, ``check``), a zip is said to be one (bad input), where it
+    was "line 1 is not a JSON record", tampering."""
+    from agents import StateDecodeError
+
+    path = tmp_path / "run.jsonl"
+    audited(path)
+    bundle = tmp_path / "run.bundle"
+    assert main(["bundle", str(path), "-o", str(bundle)]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(bundle)]) == 0
+    assert capsys.readouterr().out.startswith(f"{bundle}/run.jsonl: intact and complete")
+    for read in (AuditLog.read, AuditLog.read_run, AuditLog.check):
+        with pytest.raises(StateDecodeError, match="a zip, not an audit log"):
+            read(bundle)
+
+
 def test_a_bundle_with_a_swapped_blob_fails_verify(tmp_path, capsys):
     import zipfile
 
@@ -291,7 +309,7 @@ def test_bundle_refuses_what_is_no_log_and_writes_nothing(tmp_path, capsys):
         b"".join([*lines[:2], lines[2].replace(b'"number":2', b'"number":3', 1), *lines[3:]])
     )
     for name, code, words in [
-        ("run.zip", 1, "line 1 is not a JSON record"),
+        ("run.zip", 2, "a zip, not an audit log"),  # not "tampered" (exit 1): no log at all
         ("empty.jsonl", 2, "an empty file, not an audit log"),
         ("changed.jsonl", 1, "line 3 was modified"),
     ]:

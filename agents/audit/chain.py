@@ -28,6 +28,7 @@ __all__ = [
     "FORMAT",
     "GENESIS",
     "RECORD_START",
+    "ZIP",
     "Checked",
     "canonical",
     "is_record",
@@ -54,6 +55,7 @@ _TAIL: Final = re.compile(
 )
 # Every record the log writes begins so (canonical JSON: "agent_id" is the first key).
 RECORD_START: Final = b'{"agent_id":'
+ZIP: Final = b"PK\x03\x04"  # how a zip starts (a bundle: ``audit.bundle``)
 _KEYS: Final = frozenset(
     {"seq", "record", "type", "agent_id", "execution_id", "step", "payload", "prev_hash", "hash"}
 )
@@ -302,12 +304,20 @@ def is_record(entry: Any) -> TypeGuard[dict[str, Any]]:
 
 
 def read_bytes(path: str | os.PathLike[str]) -> bytes:
-    """The file's bytes, or a ``StateDecodeError`` saying why there are none."""
+    """The file's bytes, or a ``StateDecodeError`` saying why there are none (or that they
+    are a zip's, a bundle's perhaps: no log, and no tampered one)."""
     try:
-        return read_file(path)
+        data = read_file(path)
     except FileNotFoundError:
         raise StateDecodeError(f"{path}: no such file", "$") from None
     except IsADirectoryError:
         raise StateDecodeError(f"{path}: is a directory, not an audit log", "$") from None
     except UnreadableFile as exc:
         raise StateDecodeError(f"{path}: {exc.strerror}", "$") from None
+    if data.startswith(ZIP):
+        raise StateDecodeError(
+            f"{path}: a zip, not an audit log (a bundle of one is read by the agents "
+            "commands and by agents.runfiles.load_record)",
+            "$",
+        )
+    return data

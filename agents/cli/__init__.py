@@ -386,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             command = getattr(importlib.import_module(module), name)
             out: TextIO = sys.stdout
-            if args.command in _READ_BUNDLES and str(args.file).lower().endswith(".zip"):
+            if args.command in _READ_BUNDLES and _is_zip(str(args.file)):
                 from agents.cli.runfiles import read_bundle
 
                 out = bundle.enter_context(read_bundle(args))
@@ -397,6 +397,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             said = "out of memory" if isinstance(exc, MemoryError) else _said(exc)
             sys.stderr.write(f"agents {args.command}: {said}\n")
             return BAD_INPUT
+
+
+def _is_zip(path: str) -> bool:
+    """Whether ``path`` is a regular file starting as a zip does (a bundle, whatever its
+    name; a command says what any other file is)."""
+    from agents.audit.chain import ZIP
+
+    try:
+        if not os.path.isfile(path):
+            return False
+        with open(path, "rb") as file:
+            return file.read(len(ZIP)) == ZIP
+    except OSError:
+        return False
 
 
 def _said(exc: BaseException) -> str:
