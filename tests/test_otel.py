@@ -593,3 +593,22 @@ def test_captured_content_holds_parts_as_references_never_bytes(traced):
     everything = repr([dict(s.attributes) for s in exporter.get_finished_spans()])
     assert everything.count(image.blob.sha256) >= 2  # the question, and the tool's result
     assert base64.b64encode(png).decode()[:24] not in everything
+
+
+def test_a_signed_urls_signature_is_not_captured(traced):
+    """A part by a signed URL (S3's): ``capture_content`` exported its signature and
+    credential, with which anyone holding the span could fetch the image."""
+    from agents import AgentState, ImagePart
+
+    signed = (
+        "https://b.s3.amazonaws.com/x.png?X-Amz-Credential=AKIAPLANTEDCREDENTIAL"
+        "&X-Amz-Signature=planted0signature0fe5f80f77d5fa3&X-Amz-Expires=60"
+    )
+    image = ImagePart.from_url(signed)
+    provider, exporter = traced
+    final = make_loop(reply("seen")).run(AgentState.initial("s", messages=[["look", image]]))
+    assert final.messages[0].parts[1].url == signed  # the state keeps what the model is sent
+    export(final, provider, capture_content=True)
+    everything = repr([dict(s.attributes) for s in exporter.get_finished_spans()])
+    assert "b.s3.amazonaws.com/x.png" in everything and "X-Amz-Expires=60" in everything
+    assert "planted0signature" not in everything and "PLANTEDCREDENTIAL" not in everything

@@ -237,6 +237,16 @@ def test_secrets_named_in_a_texts_pairs_are_redacted_and_prose_is_kept():
     assert scrub("OPENAI_API_KEY='quoted value' x") == "OPENAI_API_KEY='[redacted]' x"
     for kept in ("max_tokens=5 tokens=3", "key=value in prose", "a key: 2", '{"token": 5}'):
         assert scrub(kept) == kept
+    # A signed URL's signature and credential (S3, Google Cloud Storage, CloudFront, Azure),
+    # in a URL's query only: elsewhere a "signature" is an e-mail's.
+    assert scrub("u?X-Amz-Credential=AKIA1&X-Amz-Date=2&X-Amz-Signature=fe5f") == (
+        "u?X-Amz-Credential=[redacted]&X-Amz-Date=2&X-Amz-Signature=[redacted]"
+    )
+    assert scrub("u?X-Goog-Signature=0a&sv=2021&sig=abc%3D&Signature=x~") == (
+        "u?X-Goog-Signature=[redacted]&sv=2021&sig=[redacted]&Signature=[redacted]"
+    )
+    for kept in ("signature=mine", "the sig: 5", "credential=x in prose"):
+        assert scrub(kept) == kept
 
     @tool
     def connect(host: str) -> str:

@@ -74,7 +74,15 @@ _KEY_PATTERN: Final = re.compile(
 # or as a Python dict). Found by the name's last word (the name is then read back to its
 # start and asked of ``is_secret_key``), in the text lowered letter for letter.
 _PAIR_WORD: Final = re.compile(
-    r"(?:api[_\-]?key|authorization|password|secret|token|cookie|key)([\"']?)(\s*[=:]\s*)"
+    r"(?:api[_\-]?key|authorization|password|secret|token|cookie|key|signature|credential|sig)"
+    r"([\"']?)(\s*[=:]\s*)"
+)
+# What a signed URL's query holds that lets its holder fetch it (S3, Google Cloud Storage,
+# CloudFront, Azure's SAS): secrets in a URL's query only (elsewhere, a "signature" is
+# as likely an e-mail's).
+_SIGNED_URL_NAMES: Final = frozenset(
+    {"key", "x_amz_signature", "x_amz_credential", "x_goog_signature", "x_goog_credential"}
+    | {"signature", "sig"}
 )
 _PAIR_VALUES: Final = {
     "": re.compile(r"[^\s&;,\"'<>]+"),
@@ -227,7 +235,8 @@ def scrub(text: str, secrets: Iterable[str] = ()) -> str:
 
 def _without_secret_pairs(text: str) -> str:
     """``text`` with the value of each ``name=value`` and ``"name": "value"`` redacted
-    whose name is a secret key's (or ``key`` in a URL's query)."""
+    whose name is a secret key's (or, in a URL's query, ``key`` or a signed URL's
+    signature or credential)."""
     pieces: list[str] = []
     done = 0
     for match in _PAIR_WORD.finditer(text.translate(_LOWER)):  # the same length
@@ -241,7 +250,8 @@ def _without_secret_pairs(text: str) -> str:
             secret = before == quote and colon and is_secret_key(name)
         else:  # name=value
             secret = not colon and (
-                is_secret_key(name) or (name.lower() == "key" and before in ("?", "&"))
+                is_secret_key(name)
+                or (before in ("?", "&") and name.lower().replace("-", "_") in _SIGNED_URL_NAMES)
             )
         at = match.end()
         opening = text[at : at + 1]
