@@ -3,6 +3,8 @@ that refer to them, and checked by verify."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from agents import (
@@ -41,6 +43,15 @@ def audited(path, steps: int = 5, **options) -> AgentState:
         return loop.with_listeners(log).run(
             AgentState.initial("s", messages=[["what is this?", image]])
         )
+
+
+def bundled(tmp_path, name: str = "run.zip") -> tuple[Path, Path]:
+    """A run audited into ``run.jsonl`` and bundled into ``name``: (log, bundle)."""
+    path = tmp_path / "run.jsonl"
+    audited(path)
+    bundle = tmp_path / name
+    assert main(["bundle", str(path), "-o", str(bundle)]) == 0
+    return path, bundle
 
 
 def test_an_image_is_stored_once_beside_the_log_and_verified(tmp_path, capsys):
@@ -107,10 +118,7 @@ def test_a_blob_that_cannot_be_stored_leaves_no_record_referring_to_it(tmp_path)
 def test_a_bundle_holds_the_log_and_its_blobs_and_the_commands_read_it(tmp_path, capsys):
     import zipfile
 
-    path = tmp_path / "run.jsonl"
-    audited(path)
-    bundle = tmp_path / "run.zip"
-    assert main(["bundle", str(path), "-o", str(bundle)]) == 0
+    path, bundle = bundled(tmp_path)
     first = bundle.read_bytes()
     assert main(["bundle", str(path), "-o", str(tmp_path / "again.zip")]) == 0
     assert (tmp_path / "again.zip").read_bytes() == first  # the same bytes every time
@@ -161,10 +169,7 @@ def test_every_reader_of_run_files_reads_a_bundle(tmp_path, capsys):
 def test_verify_of_a_bundle_refuses_a_blobs_folder(tmp_path, capsys):
     """``--blobs`` names a log's folder: with a bundle it was read in place of the
     bundle's own blobs, and an intact bundle failed with "blob ... is missing"."""
-    path = tmp_path / "run.jsonl"
-    audited(path)
-    bundle = tmp_path / "run.zip"
-    assert main(["bundle", str(path), "-o", str(bundle)]) == 0
+    _, bundle = bundled(tmp_path)
     (tmp_path / "empty").mkdir()
     capsys.readouterr()
     assert main(["verify", str(bundle), "--blobs", str(tmp_path / "empty")]) == 2
@@ -246,10 +251,7 @@ def test_a_bundle_is_known_by_its_bytes_and_is_no_tampered_log(tmp_path, capsys)
     was "line 1 is not a JSON record", tampering."""
     from agents import StateDecodeError
 
-    path = tmp_path / "run.jsonl"
-    audited(path)
-    bundle = tmp_path / "run.bundle"
-    assert main(["bundle", str(path), "-o", str(bundle)]) == 0
+    _, bundle = bundled(tmp_path, "run.bundle")
     capsys.readouterr()
     assert main(["verify", str(bundle)]) == 0
     assert capsys.readouterr().out.startswith(f"{bundle}/run.jsonl: intact and complete")
@@ -415,10 +417,7 @@ def test_what_the_commands_say_of_a_bundle_names_the_bundle(tmp_path, capsys):
     ``run.zip/run.jsonl``, and the report is the same bytes every time."""
     import zipfile
 
-    path = tmp_path / "run.jsonl"
-    audited(path)
-    bundle = tmp_path / "run.zip"
-    assert main(["bundle", str(path), "-o", str(bundle)]) == 0
+    path, bundle = bundled(tmp_path)
     capsys.readouterr()
     assert main(["verify", str(bundle)]) == 0
     assert capsys.readouterr().out.startswith(f"{bundle}/run.jsonl: intact and complete")
