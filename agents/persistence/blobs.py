@@ -16,10 +16,10 @@ __all__ = ["FileBlobStore"]
 class FileBlobStore:
     """A ``BlobStore`` in the folder ``path`` (made when first written): the bytes of each
     blob once, in ``<path>/<first two hex digits>/<sha256>`` (of the umask's mode, as the
-    log beside it). ``put`` writes a temporary
-    file, flushes it to disk and renames it into place, so a blob is whole or absent;
-    ``get`` checks the bytes against the hash. ``fsync=False`` leaves the flush to disk to
-    the system (an audit log with ``durability="none"`` keeps its blobs so)."""
+    log beside it). ``put`` writes a temporary file, flushes it to disk and renames it
+    into place, so a blob is whole or absent; ``get`` checks the bytes against the hash.
+    ``fsync=False`` leaves the flush to disk to the system (an audit log with
+    ``durability="none"`` keeps its blobs so)."""
 
     def __init__(
         self,

@@ -81,8 +81,15 @@ _PAIR_WORD: Final = re.compile(
 # CloudFront, Azure's SAS): secrets in a URL's query only (elsewhere, a "signature" is
 # as likely an e-mail's).
 _SIGNED_URL_NAMES: Final = frozenset(
-    {"key", "x_amz_signature", "x_amz_credential", "x_goog_signature", "x_goog_credential"}
-    | {"signature", "sig"}
+    {
+        "key",
+        "x_amz_signature",
+        "x_amz_credential",
+        "x_goog_signature",
+        "x_goog_credential",
+        "signature",
+        "sig",
+    }
 )
 _PAIR_VALUES: Final = {
     "": re.compile(r"[^\s&;,\"'<>]+"),
