@@ -412,12 +412,22 @@ def test_a_bundle_whose_log_has_a_broken_line_referring_to_a_blob_fails_verify(t
     assert err.startswith(f"agents verify: {tmp_path / 'bad.zip'}/run.jsonl: line 1"), err
 
 
-def test_what_the_commands_say_of_a_bundle_names_the_bundle(tmp_path, capsys):
-    """Not the temporary folder it is read in: the output, the errors and the report name
-    ``run.zip/run.jsonl``, and the report is the same bytes every time."""
+def test_what_the_commands_say_of_a_bundle_names_the_bundle(tmp_path, capsys, monkeypatch):
+    """A bundle is read where it is, nothing unpacked (no temporary folder to name): what
+    ``verify`` says, and the errors, name the log inside it, ``run.zip/run.jsonl``; the
+    report's source is the bundle, and the report is the same bytes every time."""
+    import tempfile
     import zipfile
 
     path, bundle = bundled(tmp_path)
+    made: list[str] = []
+    mkdtemp = tempfile.mkdtemp
+
+    def unpacked(*args, **options):
+        made.append(mkdtemp(*args, **options))
+        return made[-1]
+
+    monkeypatch.setattr(tempfile, "mkdtemp", unpacked)
     capsys.readouterr()
     assert main(["verify", str(bundle)]) == 0
     assert capsys.readouterr().out.startswith(f"{bundle}/run.jsonl: intact and complete")
@@ -426,7 +436,10 @@ def test_what_the_commands_say_of_a_bundle_names_the_bundle(tmp_path, capsys):
         report = tmp_path / f"report-{index}.html"
         assert main(["report", str(bundle), "-o", str(report)]) == 0
         reports.append(report.read_bytes())
-    assert reports[0] == reports[1] and f"{bundle}/run.jsonl".encode() in reports[0]
+    assert reports[0] == reports[1] and f"<code>{bundle}</code>".encode() in reports[0]
+    for command in (["inspect"], ["replay", "--verify"]):
+        assert main([*command, str(bundle)]) == 0
+    assert made == []
     lines = path.read_bytes().splitlines(keepends=True)
     lines[2] = lines[2].replace(b'"number":2', b'"number":3', 1)
     with zipfile.ZipFile(tmp_path / "bad.zip", "w") as out:

@@ -654,8 +654,8 @@ def _mutate_bundle(entries: list[tuple[str, bytes]], rng: random.Random) -> byte
 def test_bundles(tmp_path, monkeypatch):
     """Hostile bundles (``agents bundle``'s zip of a log with its blobs, remade with an
     entry changed, gone, renamed, added, deflated or doubled, or its bytes mutated): the
-    commands that read one answer 0, 1 or 2 in one line at most, name the bundle (never
-    their temporary folder), write nothing outside that folder, and leave none behind."""
+    commands that read one answer 0, 1 or 2 in one line at most, name the bundle, and
+    write nothing (a bundle is read where it is: no temporary folder, no file left)."""
     import tempfile
     import warnings
     import zipfile
@@ -674,7 +674,7 @@ def test_bundles(tmp_path, monkeypatch):
         ["inspect"],
         ["replay", "--verify"],
         ["report", "-o", "out.html"],
-        ["diff", str(log)],  # which reads a bundle's log without unpacking its blobs
+        ["diff", str(log)],
     ]
     codes = set()
     for case in range(_BLOB_CASES):
@@ -694,7 +694,7 @@ def test_bundles(tmp_path, monkeypatch):
         assert "Traceback" not in err.getvalue()
         assert err.getvalue().count("\n") <= 1, (argv, err.getvalue())
         assert str(scratch) not in err.getvalue() + out.getvalue()  # the bundle is named
-        assert list(scratch.iterdir()) == []  # the bundle's temporary folder is gone
+        assert list(scratch.iterdir()) == []  # nothing unpacked
         codes.add(code)
     after = sorted(p.name for p in tmp_path.iterdir() if p.name not in ("hostile.zip", "out.html"))
     assert after == before

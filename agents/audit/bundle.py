@@ -3,8 +3,9 @@
 
 A bundle is a zip holding ``<name>.jsonl`` and ``<name>.jsonl.blobs/<aa>/<sha256>``, its
 entries in name order with a fixed time, so the same log and blobs give the same bytes.
-Reading one extracts it into a temporary folder, taking only those names (no path leads
-out of the folder), no entry past the blob size limit and no more than the entries say.
+A bundle is read where it is, nothing unpacked: its log checked as a bundle's (one log at
+its top, only the blobs it refers to), each blob read from it when its bytes are needed,
+no more than the blob size limit and than its entry says.
 """
 
 from __future__ import annotations
@@ -13,14 +14,13 @@ import contextlib
 import io
 import os
 import re
-import tempfile
 import zipfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
 from agents.audit.blobs import blob_store, check_blobs, referenced
-from agents.audit.chain import read_bytes, verify_log
+from agents.audit.chain import Checked, read_bytes, verify_log
+from agents.audit.keys import load_public_key
 from agents.errors import (
     AuditLogTampered,
     BlobCorrupted,
@@ -32,7 +32,7 @@ from agents.errors import (
 from agents.records.blobs import DEFAULT_LIMITS, Blob, checked_bytes
 from agents.shell.files import replacing
 
-__all__ = ["BundleBlobs", "bundled_log", "opened", "write_bundle"]
+__all__ = ["BundleBlobs", "bundled_log", "check_bundle", "write_bundle"]
 
 _EPOCH: Final = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry holds
 _BLOB_NAME: Final = re.compile(r"[0-9a-f]{2}/[0-9a-f]{64}")
@@ -82,27 +82,33 @@ def _add(bundle: zipfile.ZipFile, name: str, data: bytes, compression: int) -> N
     bundle.writestr(entry, data)
 
 
-@contextlib.contextmanager
-def opened(path: str | os.PathLike[str]) -> Iterator[Path]:
-    """The audit log inside the bundle at ``path``, extracted with its blobs into a
-    temporary folder for the ``with`` block. ``StateDecodeError`` for a file that is no
-    bundle, or an entry it should not hold: a blob the log does not refer to, or blobs
-    that would unpack to more bytes than the bundle holds (a bundle stores them as they
-    are, so a zip bomb is refused before anything is unpacked)."""
-    with _bundle(path) as bundle, tempfile.TemporaryDirectory(prefix="agents-bundle-") as folder:
-        name, data, blobs = _contents(bundle, path, os.path.getsize(path))
-        (Path(folder) / name).write_bytes(data)
-        for entry in blobs:
-            target = Path(folder) / entry.filename
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(_read(bundle, entry, DEFAULT_LIMITS.max_blob_bytes, path))
-        yield Path(folder) / name
+def check_bundle(
+    path: str | os.PathLike[str],
+    *,
+    public_key: object = None,
+    anchor: object = None,
+    progress: Any = None,
+) -> tuple[str, Checked]:
+    """``AuditLog.check`` of the log inside the bundle at ``path``, its blobs read from
+    the bundle: the name errors give the log (``run.zip/run.jsonl``), and what was
+    checked. ``StateDecodeError`` for a file that is no bundle, or an entry it should not
+    hold: a blob the log does not refer to, or blobs that would unpack to more bytes than
+    the bundle holds (a bundle stores them as they are: a zip bomb is refused unread)."""
+    key = load_public_key(public_key) if public_key is not None else None
+    with _bundle(path) as bundle:
+        name, data, _ = _contents(bundle, path, os.path.getsize(path))
+        shown = f"{os.fspath(path)}/{name}"
+        checked = verify_log(
+            shown, complete=True, public_key=key, progress=progress, anchor=anchor, data=data
+        )
+        blobs = check_blobs(shown, BundleBlobs(path, name, bundle), data)
+    return shown, checked._replace(blobs=blobs)
 
 
 def bundled_log(path: str | os.PathLike[str], data: bytes) -> tuple[str, bytes]:
     """The name and bytes of the audit log inside the bundle ``data`` (the bytes of the
-    file at ``path``), checked as ``opened`` checks a bundle, its blobs left in it (the
-    runs read from it read them with ``BundleBlobs``)."""
+    file at ``path``), checked as ``check_bundle`` checks a bundle, its blobs left in it
+    (the runs read from it read them with ``BundleBlobs``)."""
     with _bundle(path, io.BytesIO(data)) as bundle:
         name, log, _ = _contents(bundle, path, len(data))
         return name, log
@@ -111,35 +117,42 @@ def bundled_log(path: str | os.PathLike[str], data: bytes) -> tuple[str, bytes]:
 class BundleBlobs:
     """The blobs inside the bundle at ``path`` (whose log is ``log``), read from it when
     their bytes are needed and checked against their hash: what the runs of a bundle read
-    without unpacking it (``bundled_log``) read their parts' bytes from. Nothing is put."""
+    without unpacking it (``bundled_log``) read their parts' bytes from. Nothing is put.
+    ``bundle``: the bundle opened, for as long as the caller keeps it open (else each read
+    opens it: a state's parts may outlive any open file)."""
 
-    def __init__(self, path: str | os.PathLike[str], log: str) -> None:
-        self._path, self._log = path, log
+    def __init__(
+        self, path: str | os.PathLike[str], log: str, bundle: zipfile.ZipFile | None = None
+    ) -> None:
+        self.path, self._log, self._open = Path(path), log, bundle
 
     def _name(self, blob: Blob) -> str:
         return f"{self._log}.blobs/{blob.sha256[:2]}/{blob.sha256}"
 
+    def _opened(self) -> Any:
+        return _bundle(self.path) if self._open is None else contextlib.nullcontext(self._open)
+
     def get(self, blob: Blob) -> bytes:
         try:
-            with _bundle(self._path) as bundle:
+            with self._opened() as bundle:
                 entry = bundle.getinfo(self._name(blob))
-                data = _read(bundle, entry, DEFAULT_LIMITS.max_blob_bytes, self._path)
+                data = _read(bundle, entry, DEFAULT_LIMITS.max_blob_bytes, self.path)
         except KeyError:
-            raise BlobNotFound(blob.sha256, f"not in {self._path}") from None
+            raise BlobNotFound(blob.sha256, f"not in {self.path}") from None
         except StateDecodeError as exc:  # the bundle gone, or its entry unreadable
             raise BlobCorrupted(blob.sha256, exc.reason) from None
         return checked_bytes(blob, data)
 
     def has(self, blob: Blob) -> bool:
         try:
-            with _bundle(self._path) as bundle:
+            with self._opened() as bundle:
                 bundle.getinfo(self._name(blob))
         except (KeyError, StateDecodeError):
             return False
         return True
 
     def put(self, data: bytes, media_type: str) -> Blob:
-        raise ContentError(f"{self._path}: a bundle's blobs are read, not written")
+        raise ContentError(f"{self.path}: a bundle's blobs are read, not written")
 
 
 def _bundle(path: Any, file: Any = None) -> zipfile.ZipFile:

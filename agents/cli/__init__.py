@@ -8,7 +8,6 @@ the files it reads.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import functools
 import importlib
 import io
@@ -16,7 +15,7 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any
 
 from agents.cli.common import BAD_INPUT, one_line
 
@@ -41,9 +40,6 @@ _COMMANDS = {
     "worker": ("agents.cli.durable", "worker"),
     "recover": ("agents.cli.durable", "recover"),
 }
-
-
-_READ_BUNDLES = frozenset({"verify", "inspect", "report", "replay"})  # take a bundle's zip
 
 
 class _Parser(argparse.ArgumentParser):
@@ -382,35 +378,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return BAD_INPUT
     module, name = found
-    with contextlib.ExitStack() as bundle:
-        try:
-            command = getattr(importlib.import_module(module), name)
-            out: TextIO = sys.stdout
-            if args.command in _READ_BUNDLES and _is_zip(str(args.file)):
-                from agents.cli.runfiles import read_bundle
-
-                out = bundle.enter_context(read_bundle(args))
-            return int(command(args, out))
-        except (AgentError, OSError, ValueError, MemoryError) as exc:
-            # Said in one line (within a bundle, naming it); so is an input too large for
-            # this machine.
-            said = "out of memory" if isinstance(exc, MemoryError) else _said(exc)
-            sys.stderr.write(f"agents {args.command}: {said}\n")
-            return BAD_INPUT
-
-
-def _is_zip(path: str) -> bool:
-    """Whether ``path`` is a regular file starting as a zip does (a bundle, whatever its
-    name; a command says what any other file is)."""
-    from agents.audit.chain import ZIP
-
     try:
-        if not os.path.isfile(path):
-            return False
-        with open(path, "rb") as file:
-            return file.read(len(ZIP)) == ZIP
-    except OSError:
-        return False
+        command = getattr(importlib.import_module(module), name)
+        return int(command(args, sys.stdout))
+    except (AgentError, OSError, ValueError, MemoryError) as exc:
+        # Said in one line; so is an input too large for this machine.
+        said = "out of memory" if isinstance(exc, MemoryError) else _said(exc)
+        sys.stderr.write(f"agents {args.command}: {said}\n")
+        return BAD_INPUT
 
 
 def _said(exc: BaseException) -> str:

@@ -18,6 +18,7 @@ __all__ = [
     "command_name",
     "counted",
     "file_mode",
+    "is_bundle",
     "load_attribute",
     "one_line",
     "progress",
@@ -34,6 +35,20 @@ def one_line(text: str, secrets: Sequence[str]) -> str:
     from agents.records.redaction import scrub
 
     return " ".join(scrub(text, secrets).split())
+
+
+def is_bundle(path: str) -> bool:
+    """Whether ``path`` is a regular file starting as a zip does (a bundle, whatever its
+    name; a command says what any other file is)."""
+    from agents.audit.chain import ZIP
+
+    try:
+        if not os.path.isfile(path):
+            return False
+        with open(path, "rb") as file:
+            return file.read(len(ZIP)) == ZIP
+    except OSError:
+        return False
 
 
 def counted(number: int, noun: str) -> str:

@@ -14,6 +14,7 @@ from agents.cli.common import (
     DIFFERENT,
     OK,
     counted,
+    is_bundle,
     progress,
     refuse_overwriting,
     write_atomically,
@@ -196,17 +197,24 @@ def verify(args: argparse.Namespace, out: TextIO) -> int:
     1 unless the audit log is intact and complete, every blob it refers to present and
     whole (and signed by the key, and as long as its anchor)."""
     from agents.audit import AuditLog
-    from agents.errors import AuditLogTampered, ConfigurationError, StateDecodeError
+    from agents.audit.bundle import check_bundle
+    from agents.errors import (
+        AuditLogTampered,
+        ConfigurationError,
+        InvalidArgument,
+        StateDecodeError,
+    )
 
+    bundled = is_bundle(args.file)
+    if bundled and args.blobs is not None:  # it would be read in place of the bundle's
+        raise InvalidArgument(f"{args.file}: a bundle holds its blobs: --blobs is for a log's")
     try:
         anchor = _anchor_of(args.anchor) if args.anchor else None
-        checked = AuditLog.check(
-            args.file,
-            public_key=args.key,
-            anchor=anchor,
-            progress=progress("verifying"),
-            blobs=args.blobs,
-        )
+        options = {"public_key": args.key, "anchor": anchor, "progress": progress("verifying")}
+        if bundled:
+            shown, checked = check_bundle(args.file, **options)
+        else:
+            shown, checked = args.file, AuditLog.check(args.file, blobs=args.blobs, **options)
     except AuditLogTampered as exc:
         sys.stderr.write(f"agents verify: {exc}\n")
         return DIFFERENT
@@ -225,7 +233,7 @@ def verify(args: argparse.Namespace, out: TextIO) -> int:
     anchored = f"; as long as its anchor ({checked.anchored} records)" if anchor else ""
     blobs = f"; {counted(checked.blobs, 'blob')} present and whole" if checked.blobs else ""
     records = counted(checked.records, "record")
-    out.write(f"{args.file}: intact and complete, {records}; {signed}{anchored}{blobs}\n")
+    out.write(f"{shown}: intact and complete, {records}; {signed}{anchored}{blobs}\n")
     return OK
 
 
@@ -268,9 +276,7 @@ def report(args: argparse.Namespace, out: TextIO) -> int:
 
     refuse_overwriting(args.output, [args.file], ())
     runs, count = runs_of(args.file, args.run)
-    write_atomically(
-        args.output, render_report([r.final for _, r in runs], getattr(args, "source", args.file))
-    )
+    write_atomically(args.output, render_report([r.final for _, r in runs], args.file))
     held = f" ({count} runs in this log)" if len(runs) > 1 else ""
     out.write(f"report written to {args.output}{held}\n")
     return OK

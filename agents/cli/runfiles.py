@@ -1,14 +1,7 @@
-"""Run files for the command line: reading them (``agents.runfiles``; a bundle's log, read
-in a temporary folder), and comparing two histories."""
+"""Run files for the command line: reading them (``agents.runfiles``: an audit log, a
+bundle of one or a state), and comparing two histories."""
 
 from __future__ import annotations
-
-import argparse
-import contextlib
-import io
-import sys
-from collections.abc import Iterator
-from typing import TextIO, cast
 
 from agents.replaying import RunRecord, compare
 from agents.runfiles import chosen_runs, load_record, load_records, load_state
@@ -18,7 +11,6 @@ __all__ = [
     "load_record",
     "load_records",
     "load_state",
-    "read_bundle",
     "run_heading",
     "runs_of",
     "table",
@@ -46,41 +38,3 @@ def table(rows: list[list[str]]) -> str:
         "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
         for row in rows
     )
-
-
-@contextlib.contextmanager
-def read_bundle(args: argparse.Namespace) -> Iterator[TextIO]:
-    """For a reading command given a bundle (``args.file``): its log and blobs extracted
-    into a temporary folder (``args.file`` then names the log there), and for the ``with``
-    block what the command says — its output (the stream given), its errors, a report's
-    source (``args.source``) — calls that folder by the bundle's name,
-    ``run.zip/run.jsonl``."""
-    from agents.audit.bundle import opened
-    from agents.errors import InvalidArgument
-
-    bundle = str(args.file)
-    if getattr(args, "blobs", None) is not None:  # it would be read in place of the bundle's
-        raise InvalidArgument(f"{bundle}: a bundle holds its blobs: --blobs is for a log's")
-    with opened(bundle) as log:
-        folder = str(log.parent)
-        args.file, args.source = str(log), f"{bundle}/{log.name}"
-        with contextlib.redirect_stderr(_Renamed(sys.stderr, folder, bundle)):
-            yield cast(TextIO, _Renamed(sys.stdout, folder, bundle))
-
-
-class _Renamed(io.TextIOBase):
-    """A text stream writing to ``stream`` with the path ``old`` written as ``new``."""
-
-    def __init__(self, stream: TextIO, old: str, new: str) -> None:
-        super().__init__()
-        self._stream, self._old, self._new = stream, old, new
-
-    def write(self, text: str) -> int:
-        self._stream.write(text.replace(self._old, self._new))
-        return len(text)
-
-    def flush(self) -> None:
-        self._stream.flush()
-
-    def isatty(self) -> bool:
-        return self._stream.isatty()
