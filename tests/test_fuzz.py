@@ -410,6 +410,17 @@ def test_cli_file_arguments(corpus, workers, tmp_path):
 _REQUESTS = [  # (method, path, a valid body): what the HTTP API takes
     ("POST", "/sessions", {"system_prompt": "You help.", "session_id": "fz"}),
     ("POST", "/sessions/fz/messages", {"message": "add 2 3"}),
+    (
+        "POST",
+        "/sessions/fz/messages",
+        {
+            "message": [
+                "what is this?",
+                {"type": "image", "url": "data:image/png;base64,iVBORw0KGgoAAQID"},
+                {"type": "file", "url": "https://a.test/x", "media_type": "video/mp4"},
+            ]
+        },
+    ),
     ("POST", "/sessions/fz/steer", {"message": "hurry"}),
     ("POST", "/sessions/fz/follow-ups", {"message": "then this"}),
     ("POST", "/sessions/fz/approvals", {"call_id": "r1", "approved": True, "reason": "ok"}),

@@ -443,7 +443,15 @@ def test_the_token_and_bad_input(tmp_path):
                     ),
                     404,
                 ),
-                (client.post(url, content=b"x" * 2_000_000, headers=auth), 413),
+                (client.post(url, content=b"x" * 31_000_000, headers=auth), 413),
+                (
+                    client.post(
+                        f"{server.url}/sessions/{session}/steer",
+                        content=b"x" * 2_000_000,
+                        headers=auth,
+                    ),
+                    413,
+                ),
             ]
             for response, code in cases:
                 assert response.status_code == code, response.text
@@ -702,6 +710,46 @@ def test_ag_ui_takes_images_and_documents_in_a_user_message(server):
             assert refused.status_code == 422, refused.text
             assert "messages[0].content[0]" in refused.text and words in refused.text
         assert client.get(f"{server.url}/sessions/thread-n").status_code == 404
+
+
+def test_a_message_may_hold_images_and_documents(server):
+    """``POST /sessions/{id}/messages`` with a list of text and parts: an image inline (a
+    data URL, 2 MB: past the 1 MB other requests may have) and a document by URL reach the
+    agent as parts (the route took text alone) and the session holds the image as a blob
+    reference; a part that is not one is a 422 naming it, and nothing runs."""
+    import base64
+
+    png = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8_000
+    message = [
+        "what are these?",
+        {"type": "image", "url": "data:image/png;base64," + base64.b64encode(png).decode()},
+        {"type": "document", "url": "https://a.test/terms", "media_type": "application/pdf"},
+    ]
+    with httpx.Client() as client:
+        session = new_session(client, server.url)
+        url = f"{server.url}/sessions/{session}/messages"
+        events = stream(client, "POST", url, json={"message": message})
+        said = f"you sent image/png of {len(png)} bytes, https://a.test/terms"
+        assert events[-2]["data"]["final_response"] == said
+        text = client.get(f"{server.url}/sessions/{session}").text
+        assert len(text) < 10_000 and '"kind":"Blob"' in text.replace(" ", "")
+        before = client.get(f"{server.url}/sessions/{session}").text
+        for part, words in (
+            ({"type": "image", "url": "data:image/png;base64,not base64!"}, "base64"),
+            ({"type": "image", "url": "ftp://a.test/x.png"}, "http(s)"),
+            ({"type": "image", "url": "https://a.test/x"}, "media type"),
+            ({"type": "video", "url": "https://a.test/x.mp4"}, "a part of type image"),
+            ({"type": "image", "url": "https://a.test/x.png", "alt": "x"}, "its type, url"),
+            ({"type": "image", "url": 5}, "its type, url"),
+            ({"type": ["image"], "url": "https://a.test/x.png"}, "a part of type image"),
+            (7, "a part of type image"),
+        ):
+            refused = client.post(url, json={"message": ["look", part]})
+            assert refused.status_code == 422, refused.text
+            assert "message[1]" in refused.text and words in refused.text, refused.text
+        refused = client.post(url, json={"message": []})
+        assert refused.status_code == 422 and "non-empty" in refused.text
+        assert client.get(f"{server.url}/sessions/{session}").text == before
 
 
 def test_ag_ui_keeps_the_servers_history_not_the_clients(server):

@@ -37,6 +37,7 @@ from agents.errors import (
 from agents.persistence.runtime import SessionRuntime
 from agents.records.blobs import shown_image
 from agents.records.codec import encode_value
+from agents.records.content import AudioPart, DocumentPart, FilePart, ImagePart
 from agents.records.json_text import dumps
 from agents.records.state import AgentState
 from agents.serve.guard import LOOPBACK_HOSTS, Guard, is_loopback
@@ -55,7 +56,7 @@ from agents.tools.threads import to_thread
 __all__ = ["LOOPBACK_HOSTS", "MAX_BODY", "app", "guarded", "is_loopback", "run_server"]
 
 MAX_BODY: Final = 1_000_000  # bytes a request body may have
-MAX_AGUI_BODY: Final = 30_000_000  # an AG-UI input's: media inline, base64 (20 MB a blob)
+MAX_MEDIA_BODY: Final = 30_000_000  # a message's, media inline in base64 (20 MB a blob)
 
 
 class _BadRequest(AgentError):
@@ -322,13 +323,46 @@ def _delete(runtime: SessionRuntime, runs: Runs) -> Handler:
 def _messages(runtime: SessionRuntime, runs: Runs) -> Handler:
     async def messages(request: Request) -> Response:
         session_id = request.path_params["session_id"]
-        body = await _body(request, {"message": str}, {"message"})
+        body = await _body(request, {"message": (str, list)}, {"message"}, MAX_MEDIA_BODY)
+        message = _content(body["message"])
         await _blocking(_exists, runtime, session_id)  # 404 before anything starts
-        message = body["message"]
         before = await _blocking(runs.start, session_id, lambda rt: rt.send(session_id, message))
         return _sse(runs.batches(session_id, before))
 
     return _handler(messages)
+
+
+_PARTS: Final = {"image": ImagePart, "audio": AudioPart, "document": DocumentPart, "file": FilePart}
+
+
+def _content(message: str | list[Any]) -> Any:
+    """A message's content: its text, or a list of text and parts, each part
+    ``{"type": "image", "url": ...}`` (``audio``, ``document`` or ``file``; a ``data:``
+    URL holds the bytes, stored once as a blob; ``media_type`` for an http(s) URL without
+    a known suffix). 422 naming the item for anything else."""
+    if isinstance(message, str):
+        return message
+    if not message:
+        raise _BadRequest(422, "field 'message' is text or a non-empty list of text and parts")
+    content: list[Any] = []
+    for index, item in enumerate(message):
+        where = f"message[{index}]"
+        if isinstance(item, str):
+            content.append(item)
+            continue
+        named = item.get("type") if isinstance(item, dict) else None
+        kind = _PARTS.get(named) if isinstance(named, str) else None
+        if kind is None:
+            raise _BadRequest(422, f"{where}: text, or a part of type {', '.join(_PARTS)}")
+        unknown = sorted(set(item) - {"type", "url", "media_type"})
+        url, media_type = item.get("url"), item.get("media_type")
+        if unknown or not isinstance(url, str) or not isinstance(media_type, str | None):
+            raise _BadRequest(422, f"{where}: a part is its type, url and media_type (text)")
+        try:
+            content.append(kind.from_url(url, media_type))
+        except ContentError as exc:
+            raise _BadRequest(422, f"{where}: {exc}") from None
+    return content
 
 
 def _events(runtime: SessionRuntime, runs: Runs) -> Handler:
@@ -426,7 +460,7 @@ def _agui(runtime: SessionRuntime, runs: Runs) -> Handler:
         nonlocal index
         if index is None:
             index = AgUiRuns(runs)
-        data = await _body(request, None, set(), MAX_AGUI_BODY)
+        data = await _body(request, None, set(), MAX_MEDIA_BODY)
         cursor = request.headers.get("last-event-id")
         lines = agui_run(runtime, runs, index, data, _blocking, cursor)
         try:
