@@ -215,7 +215,6 @@ def _segment(
     if start.execution is None:
         raise where.error("the run's starting state has no execution", "payload.state.execution")
     state = start
-    described: dict[str, Any] | None = None  # the JSON of the state without its messages
     heads = _Heads()
     for number, entry in entries[first_index + 1 :]:
         record = entry.get("record")
@@ -225,18 +224,16 @@ def _segment(
         payload = where.get("payload")
         if entry.get("execution_id") != execution_id or _record_depth(payload, where) != 0:
             continue  # another run's, or a sub-agent's
-        if isinstance(payload, dict) and "changes" in payload and described is None:
-            described = encode_value(stub_of(state))
         if record == "end":
             if entry.get("format") in (2, 3):  # what changed since the last step
-                end = _changed(state, where, False, described, heads)[0]
+                end = _changed(state, where, False, heads)
             else:
                 end = where.decode(where.get("payload", "state"), AgentState, "payload.state")
             shape = payload.get("request") if isinstance(payload, dict) else None
             if isinstance(shape, dict):  # what the step it was suspended in offered
                 offered[(end.step_count or 0) + 1] = shape
             return start, end, True
-        state, described = _after_step(state, where, described, heads)
+        state = _after_step(state, where, heads)
         step = entry.get("step")
         shape = payload.get("request") if isinstance(payload, dict) else None
         if isinstance(shape, dict) and isinstance(step, int) and not isinstance(step, bool):
@@ -256,14 +253,12 @@ def _record_depth(payload: Any, where: _Where) -> int:
     return _depth(payload.get("state"))
 
 
-def _after_step(
-    before: AgentState, where: _Where, described: dict[str, Any] | None, heads: _Heads
-) -> tuple[AgentState, dict[str, Any] | None]:
+def _after_step(before: AgentState, where: _Where, heads: _Heads) -> AgentState:
     """The state after the step an audit record describes, from the state before it."""
     payload = where.get("payload")
     if not isinstance(payload, dict) or ("state" not in payload and "changes" not in payload):
-        return _after_step_legacy(before, where), described  # before states were described
-    return _changed(before, where, True, described, heads)
+        return _after_step_legacy(before, where)  # before states were described
+    return _changed(before, where, True, heads)
 
 
 def _patched(described: dict[str, Any], where: _Where) -> dict[str, Any]:
@@ -363,13 +358,7 @@ def _fields(cls: type) -> frozenset[str]:
     return frozenset(field.name for field in field_plan(cls))
 
 
-def _changed(
-    before: AgentState,
-    where: _Where,
-    step: bool,
-    described: dict[str, Any] | None,
-    heads: _Heads,
-) -> tuple[AgentState, dict[str, Any] | None]:
+def _changed(before: AgentState, where: _Where, step: bool, heads: _Heads) -> AgentState:
     """The state a record describes as a change from ``before``: its fields, its message
     sections' changes, and (``step``) one more step."""
     payload = where.get("payload")
@@ -413,12 +402,11 @@ def _changed(
         store = store.with_section(name, section.prefix(keep).extend(messages))
     context = stub.context.with_store(store)
     if not step:
-        state = replace_fields(
+        return replace_fields(
             stub,
             context=context,
             execution=replace_fields(stub.execution, step_executions=execution.step_executions),
         )
-        return state, described
     field = "payload.step_execution"
     written = where.get("payload", "step_execution")
     try:
@@ -435,10 +423,9 @@ def _changed(
         outputs = store.messages.extend(step_execution.step.output_messages)
         context = context.with_store(store.with_section("messages", outputs))
     steps = execution.step_executions.append(step_execution)
-    state = replace_fields(
+    return replace_fields(
         stub, context=context, execution=replace_fields(stub.execution, step_executions=steps)
     )
-    return state, described
 
 
 def _after_step_legacy(state: AgentState, where: _Where) -> AgentState:
