@@ -778,3 +778,45 @@ def test_evaluation_folders(tmp_path):
         assert not said or str(path) in said, said
         path.write_bytes(listed if which == "cases" else report)
     assert all(read.values()), read
+
+
+def test_model_call_recordings(tmp_path):
+    """``ReplayDriver.from_file`` on mutants of a ``RecordingInterceptor`` file (two calls,
+    the first sent an image): a driver, or a ``StateDecodeError`` naming the file, never
+    another exception (deep nesting, bytes that are not UTF-8, a ``step`` of another
+    type)."""
+    from agents import AgentLoop, ImagePart, RecordingInterceptor, ReplayDriver, tool
+    from agents.errors import StateDecodeError
+    from agents.testing import ScriptedDriver, call, reply
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    path = tmp_path / "calls.jsonl"
+    answers = [call("add", a=1, b=1), reply("2")]
+    image = ImagePart.from_bytes(b"\x89PNG\r\n\x1a\n\0\1\2", "image/png")
+    with RecordingInterceptor(path) as recorder:
+        AgentLoop(ScriptedDriver(answers), tools=[add], interceptors=[recorder]).run(
+            AgentState.initial("s", messages=["add", image])
+        )
+    pristine = path.read_bytes()
+    read = 0
+    for case in range(_BLOB_CASES * 2):
+        rng = _rng(7, case)
+        target = tmp_path / "mutant.jsonl"
+        target.write_bytes(mutated(pristine, rng, lines=True))
+        said = ""
+        try:
+            ReplayDriver.from_file(target)
+        except StateDecodeError as exc:
+            said = str(exc)
+        else:
+            read += 1
+        assert not said or said.startswith(str(target)), said
+    assert 0 < read < _BLOB_CASES * 2
+    for bad in (b"[" * 100_000 + b"\n", b"\xff\xfe garbage\n", b'{"kind": NaN}\n'):
+        target.write_bytes(bad)
+        with pytest.raises(StateDecodeError, match=str(target)):
+            ReplayDriver.from_file(target)

@@ -26,7 +26,7 @@ from agents.records.codec import from_dict, from_json, to_dict
 from agents.records.encoding import unrecordable
 from agents.records.error_info import ErrorInfo, ReplayDivergence
 from agents.records.inference import InferenceRequest, InferenceResponse
-from agents.records.json_text import utf8_safe
+from agents.records.json_text import loads, utf8_safe
 from agents.records.messages import Message
 from agents.records.state import AgentState
 from agents.records.step import AgentStep
@@ -112,13 +112,15 @@ class ReplayDriver:
             text = read_text(path)
         except UnreadableFile as exc:
             raise StateDecodeError(f"{path}: {exc.strerror}", "$") from None
+        except UnicodeDecodeError as exc:
+            raise StateDecodeError(f"{path}: not UTF-8 (byte {exc.start})", "$") from None
         stripped = text.lstrip()
         if not stripped:
             raise StateDecodeError(f"{path} is empty", "$")
         first_line = stripped.splitlines()[0]
         try:
-            head = json.loads(first_line)
-        except ValueError:
+            head = loads(first_line)
+        except StateDecodeError:  # not a recording: the state's reader says what it is
             head = None
         if isinstance(head, dict) and head.get("kind") == RECORD_KIND:
             return cls(_read_recording(text, str(path)))
@@ -245,11 +247,14 @@ def _read_recording(text: str, where: str) -> list[RecordedInference]:
         if not line.strip():
             continue
         try:
-            entry = json.loads(line)
-        except ValueError as exc:
-            raise StateDecodeError(f"{where} line {number}: not JSON ({exc})", "$") from None
+            entry = loads(line)
+        except StateDecodeError as exc:
+            raise StateDecodeError(f"{where} line {number}: {exc.reason}", "$") from None
         if not isinstance(entry, dict) or entry.get("kind") != RECORD_KIND:
             raise StateDecodeError(f"{where} line {number}: not an {RECORD_KIND}", "kind")
+        step = entry.get("step", number)
+        if type(step) is not int or step < 1:
+            raise StateDecodeError(f"{where} line {number}: a step is a number from 1", "step")
         try:
             request = from_dict(entry["request"], InferenceRequest)
             response = (
@@ -264,11 +269,7 @@ def _read_recording(text: str, where: str) -> list[RecordedInference]:
             raise StateDecodeError(f"{where} line {number}: {exc.reason}", exc.path) from None
         if response is None and error is None:
             raise StateDecodeError(f"{where} line {number}: neither response nor error", "response")
-        recorded.append(
-            RecordedInference(
-                int(entry.get("step", number)), tuple(request.messages), response, error
-            )
-        )
+        recorded.append(RecordedInference(step, tuple(request.messages), response, error))
     return recorded
 
 
