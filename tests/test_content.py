@@ -195,6 +195,8 @@ def test_from_path_takes_the_media_type_from_the_suffix(tmp_path):
         FilePart.from_path(tmp_path, "application/octet-stream")
     with pytest.raises(ContentError, match="No such file"):
         ImagePart.from_path(tmp_path / "missing.png")
+    with pytest.raises(ContentError, match="null byte"):  # was a bare ValueError
+        ImagePart.from_path(f"{tmp_path}/a\0b.png")
 
 
 def test_a_data_url_becomes_a_blob():

@@ -14,6 +14,7 @@ from llm_server import LLMServer, answer
 
 from agents import (
     AgentLoop,
+    ImagePart,
     InferenceRequest,
     InferenceResponse,
     LiteLLMDriver,
@@ -245,6 +246,61 @@ def test_a_dataset_file_names_the_file_line_and_field_of_an_error(tmp_path):
         with pytest.raises(DatasetError) as caught:
             Dataset.load(path)
         assert str(caught.value).startswith(str(tmp_path / said)), (str(caught.value), said)
+
+
+def test_a_dataset_file_holds_images_and_documents_by_path_or_url(tmp_path):
+    """A case's input in a file may hold parts, ``{type, path or url, media_type?}``: a
+    path is a file in the dataset's folder (or below it), read once and sent to the model
+    as its bytes; one outside it (``..``, absolute, a link out), a part that is not one and
+    a file that is not its type are a ``DatasetError`` naming the file, line and item."""
+    png = b"\x89PNG\r\n\x1a\n" + bytes(64)
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images" / "cat.png").write_bytes(png)
+    (tmp_path / "secret.png").write_bytes(png)
+    folder = tmp_path / "data"
+    folder.mkdir()
+    (folder / "images").symlink_to(tmp_path / "images")  # a folder linked in: out of it
+    (folder / "cat.png").write_bytes(png)
+    (folder / "fake.png").write_bytes(b"not a png")
+    good = folder / "cases.yaml"
+    good.write_text(
+        "- name: cat\n"
+        "  input:\n"
+        "    - What animal is this?\n"
+        "    - {type: image, path: cat.png}\n"
+        "    - {type: document, url: 'https://a.test/terms', media_type: application/pdf}\n"
+        "  expected: cat\n"
+    )
+    (case,) = Dataset.load(good).cases
+    said: list[str] = []
+
+    def model(request: InferenceRequest) -> str:
+        media = [p for p in request.messages[-1].parts if hasattr(p, "media_type")]
+        said.append(", ".join(f"{p.media_type} {p.name or p.url}" for p in media))
+        return "cat" if media[0].data() == png else "no idea"
+
+    report = evaluate(AgentLoop(FunctionDriver(model)), Dataset.load(good), [s.equals()])
+    assert report.cases[0].passes == 1
+    assert said == ["image/png cat.png, application/pdf https://a.test/terms"]
+    assert case.input[1].blob.sha256 == ImagePart.from_bytes(png, "image/png").blob.sha256
+    bad = [
+        ("{type: image, path: ../secret.png}", "not in the dataset's folder"),
+        (f"{{type: image, path: {tmp_path / 'secret.png'}}}", "not in the dataset's folder"),
+        ("{type: image, path: images/cat.png}", "not in the dataset's folder"),
+        ("{type: image, path: fake.png}", "image/png"),
+        ("{type: image, path: missing.png}", "No such file"),
+        ("{type: video, path: cat.png}", "a part's type is image, audio, document, file"),
+        ("{type: image, path: cat.png, url: 'https://a.test/x.png'}", "a path or a url"),
+        ("{type: image, path: [cat.png]}", "a path or a url"),
+        ("{type: image, url: 'ftp://a.test/x.png'}", "http(s)"),
+    ]
+    for item, words in bad:
+        path = folder / "bad.yaml"
+        path.write_text(f"- name: a\n  input:\n    - look\n    - {item}\n")
+        with pytest.raises(DatasetError) as caught:
+            Dataset.load(path)
+        message = str(caught.value)
+        assert message.startswith(f"{path}:2: input[1]: ") and words in message, message
 
 
 def test_an_eval_through_litellm_against_a_local_server():

@@ -713,15 +713,19 @@ def test_bundles(tmp_path, monkeypatch):
 
 
 def test_evaluation_datasets(tmp_path):
-    """``Dataset.load`` on mutants of a YAML and a JSON Lines dataset: cases, or a
-    ``DatasetError`` naming the file, never another exception."""
+    """``Dataset.load`` on mutants of a YAML and a JSON Lines dataset (one case's input
+    holding an image by path and a document by URL): cases, or a ``DatasetError`` naming
+    the file, never another exception."""
     from agents.evals import Case, Dataset, DatasetError
 
     yaml_text = (
         "- name: two\n  input: '2+2'\n  expected: '4'\n  metadata: {level: 1}\n"
         "- name: three\n  input: ['3+3', 'please']\n"
         "- name: state\n  input: {state: " + initial().to_json() + "}\n"
+        "- name: image\n  input: [look, {type: image, path: cat.png}, {type: document, "
+        "url: 'https://a.test/t.pdf'}]\n"
     ).encode()
+    (tmp_path / "cat.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(16))
     lines = b"".join(
         json.dumps(case.to_data()).encode() + b"\n"
         for case in (Case("a", "1+1", "2", {"k": [1, 2]}), Case("b", ["x", "y"]))

@@ -12,7 +12,8 @@ from typing import Any, Final
 
 import attrs
 
-from agents.errors import DatasetError, DefinitionError, StateDecodeError
+from agents.errors import ContentError, DatasetError, DefinitionError, StateDecodeError
+from agents.records.content import MEDIA_PARTS
 from agents.records.frozen import NestingError, deep_freeze, deep_thaw
 from agents.records.json_text import loads
 from agents.records.state import AgentState
@@ -173,11 +174,15 @@ def case_of(data: Any, line: int, keys: dict[str, int], source: str) -> Case:
 
 
 def _given(value: Any, source: str, line: int) -> Any:
-    """A case's input from a file: text, a list of texts, or ``{"state": <a state>}``."""
+    """A case's input from a file: text, a list of texts and parts (``_part``), or
+    ``{"state": <a state>}``."""
     if isinstance(value, str):
         return value
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        return value
+    if isinstance(value, list) and value and all(isinstance(v, str | dict) for v in value):
+        return [
+            item if isinstance(item, str) else _part(item, source, line, f"input[{index}]")
+            for index, item in enumerate(value)
+        ]
     if isinstance(value, dict) and set(value) == {"state"}:
         try:
             return AgentState.from_dict(value["state"])
@@ -185,5 +190,48 @@ def _given(value: Any, source: str, line: int) -> Any:
             field = "input.state" + ("" if exc.path == "$" else f".{exc.path}")
             raise DatasetError(exc.reason, file=source, line=line, field=field) from None
     raise DatasetError(
-        "text, a list of texts, or {state: <a state>}", file=source, line=line, field="input"
+        "text, a list of texts and parts, or {state: <a state>}",
+        file=source,
+        line=line,
+        field="input",
     )
+
+
+_PARTS: Final = {part.kind: part for part in MEDIA_PARTS}
+
+
+def _part(item: dict[str, Any], source: str, line: int, field: str) -> Any:
+    """A part of a case's input: ``{type, path or url, media_type?}`` of type ``image``,
+    ``audio``, ``document`` or ``file``; a ``path`` names a file in the dataset's folder
+    (or below it), and no other: a dataset from elsewhere cannot send the model any file
+    of this machine."""
+    named = item.get("type")
+    kind = _PARTS.get(named) if isinstance(named, str) else None
+    if kind is None:
+        raise DatasetError(
+            f"a part's type is {', '.join(_PARTS)}", file=source, line=line, field=field
+        )
+    given = [key for key in ("path", "url") if key in item]
+    media_type = item.get("media_type")
+    if (
+        set(item) - {"type", "path", "url", "media_type"}
+        or len(given) != 1
+        or not isinstance(item[given[0]], str)
+        or not isinstance(media_type, str | None)
+    ):
+        raise DatasetError(
+            "a part is its type, a path or a url, and a media_type (text)",
+            file=source,
+            line=line,
+            field=field,
+        )
+    try:
+        if given[0] == "url":
+            return kind.from_url(item["url"], media_type)
+        folder = Path(source).parent.resolve()
+        path = (folder / item["path"]).resolve()
+        if not path.is_relative_to(folder):
+            raise ContentError(f"{item['path']}: not in the dataset's folder ({folder})")
+        return kind.from_path(path, media_type)
+    except (ContentError, OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise DatasetError(str(exc), file=source, line=line, field=field) from None

@@ -196,8 +196,8 @@ class MediaPart(Record):
                     f"{limits.max_blob_bytes:,} (ContentLimits.max_blob_bytes)"
                 )
             data = file.read_bytes()
-        except OSError as exc:
-            raise ContentError(f"{file}: {exc.strerror or exc}") from None
+        except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+            raise ContentError(f"{file}: {getattr(exc, 'strerror', None) or exc}") from None
         found = media_type or _SUFFIXES.get(file.suffix.lower())
         if found is None:
             raise ContentError(f"{file}: no known media type for {file.suffix!r}: pass one")

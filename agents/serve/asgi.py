@@ -37,7 +37,7 @@ from agents.errors import (
 from agents.persistence.runtime import SessionRuntime
 from agents.records.blobs import shown_image
 from agents.records.codec import encode_value
-from agents.records.content import AudioPart, DocumentPart, FilePart, ImagePart
+from agents.records.content import MEDIA_PARTS
 from agents.records.json_text import dumps
 from agents.records.state import AgentState
 from agents.serve.guard import LOOPBACK_HOSTS, Guard, is_loopback
@@ -332,7 +332,7 @@ def _messages(runtime: SessionRuntime, runs: Runs) -> Handler:
     return _handler(messages)
 
 
-_PARTS: Final = {"image": ImagePart, "audio": AudioPart, "document": DocumentPart, "file": FilePart}
+_PARTS: Final = {part.kind: part for part in MEDIA_PARTS}
 
 
 def _content(message: str | list[Any]) -> Any:
