@@ -284,12 +284,15 @@ def test_a_dataset_file_holds_images_and_documents_by_path_or_url(tmp_path):
     assert said == ["image/png cat.png, application/pdf https://a.test/terms"]
     assert case.input[1].blob.sha256 == ImagePart.from_bytes(png, "image/png").blob.sha256
     bad = [
-        ("{type: image, path: ../secret.png}", "not in the dataset's folder"),
-        (f"{{type: image, path: {tmp_path / 'secret.png'}}}", "not in the dataset's folder"),
-        ("{type: image, path: images/cat.png}", "not in the dataset's folder"),
+        (
+            "{type: image, path: ../secret.png}",
+            f"not in the folder of the file naming it ({folder})",
+        ),
+        (f"{{type: image, path: {tmp_path / 'secret.png'}}}", "not in the folder of the file"),
+        ("{type: image, path: images/cat.png}", "not in the folder of the file"),
         ("{type: image, path: fake.png}", "image/png"),
         ("{type: image, path: missing.png}", "No such file"),
-        ("{type: video, path: cat.png}", "a part's type is image, audio, document, file"),
+        ("{type: video, path: cat.png}", "a part of type image, audio, document, file"),
         ("{type: image, path: cat.png, url: 'https://a.test/x.png'}", "a path or a url"),
         ("{type: image, path: [cat.png]}", "a path or a url"),
         ("{type: image, url: 'ftp://a.test/x.png'}", "http(s)"),

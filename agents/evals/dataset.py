@@ -13,7 +13,7 @@ from typing import Any, Final
 import attrs
 
 from agents.errors import ContentError, DatasetError, DefinitionError, StateDecodeError
-from agents.records.content import MEDIA_PARTS
+from agents.records.content import part_of
 from agents.records.frozen import NestingError, deep_freeze, deep_thaw
 from agents.records.json_text import loads
 from agents.records.state import AgentState
@@ -197,41 +197,10 @@ def _given(value: Any, source: str, line: int) -> Any:
     )
 
 
-_PARTS: Final = {part.kind: part for part in MEDIA_PARTS}
-
-
 def _part(item: dict[str, Any], source: str, line: int, field: str) -> Any:
-    """A part of a case's input: ``{type, path or url, media_type?}`` of type ``image``,
-    ``audio``, ``document`` or ``file``; a ``path`` names a file in the dataset's folder
-    (or below it), and no other: a dataset from elsewhere cannot send the model any file
-    of this machine."""
-    named = item.get("type")
-    kind = _PARTS.get(named) if isinstance(named, str) else None
-    if kind is None:
-        raise DatasetError(
-            f"a part's type is {', '.join(_PARTS)}", file=source, line=line, field=field
-        )
-    given = [key for key in ("path", "url") if key in item]
-    media_type = item.get("media_type")
-    if (
-        set(item) - {"type", "path", "url", "media_type"}
-        or len(given) != 1
-        or not isinstance(item[given[0]], str)
-        or not isinstance(media_type, str | None)
-    ):
-        raise DatasetError(
-            "a part is its type, a path or a url, and a media_type (text)",
-            file=source,
-            line=line,
-            field=field,
-        )
+    """A part of a case's input (``content.part_of``): a ``path`` names a file in the
+    dataset's folder or below it."""
     try:
-        if given[0] == "url":
-            return kind.from_url(item["url"], media_type)
-        folder = Path(source).parent.resolve()
-        path = (folder / item["path"]).resolve()
-        if not path.is_relative_to(folder):
-            raise ContentError(f"{item['path']}: not in the dataset's folder ({folder})")
-        return kind.from_path(path, media_type)
-    except (ContentError, OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        return part_of(item, Path(source).parent)
+    except ContentError as exc:
         raise DatasetError(str(exc), file=source, line=line, field=field) from None

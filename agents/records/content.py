@@ -44,6 +44,7 @@ __all__ = [
     "TextPart",
     "checked_content",
     "parse_data_url",
+    "part_of",
     "parts_of",
     "text_of",
     "to_content",
@@ -263,6 +264,42 @@ class FilePart(MediaPart):
 
 
 MEDIA_PARTS: Final = (ImagePart, AudioPart, DocumentPart, FilePart)
+_KINDS: Final = {part.kind: part for part in MEDIA_PARTS}
+
+
+def part_of(fields: Any, folder: Path | None = None) -> MediaPart:
+    """A media part from the fields a request or a file gives it: ``type`` (``image``,
+    ``audio``, ``document`` or ``file``), ``url`` (http(s), or a ``data:`` URL holding the
+    bytes) and ``media_type`` where the URL does not say it. With ``folder``, ``path`` may
+    name a file in that folder or below it instead; one leading out (``..``, an absolute
+    path, a link elsewhere) is refused, so that a file from elsewhere cannot send the model
+    a file of this machine. ``ContentError`` saying what is wrong."""
+    named = fields.get("type") if isinstance(fields, dict) else None
+    kind = _KINDS.get(named) if isinstance(named, str) else None
+    if kind is None:
+        raise ContentError(f"text, or a part of type {', '.join(_KINDS)}")
+    sources = ("path", "url") if folder is not None else ("url",)
+    given = [key for key in sources if key in fields]
+    media_type = fields.get("media_type")
+    if (
+        set(fields) - {"type", "media_type", *sources}
+        or len(given) != 1
+        or not isinstance(fields[given[0]], str)
+        or not isinstance(media_type, str | None)
+    ):
+        said = "a path or a url" if folder is not None else "url"
+        raise ContentError(f"a part is its type, {said} and a media_type (text)")
+    if folder is None or given[0] == "url":
+        return kind.from_url(fields["url"], media_type)
+    try:
+        home = folder.resolve()
+        path = (home / fields["path"]).resolve()
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise ContentError(f"{fields['path']!r:.80}: {exc}") from None
+    if not path.is_relative_to(home):
+        raise ContentError(f"{fields['path']}: not in the folder of the file naming it ({home})")
+    return kind.from_path(path, media_type)
+
 
 Part = Union[TextPart, ImagePart, AudioPart, DocumentPart, FilePart, ReasoningPart]  # noqa: UP007
 """A part of a message."""

@@ -37,7 +37,7 @@ from agents.errors import (
 from agents.persistence.runtime import SessionRuntime
 from agents.records.blobs import shown_image
 from agents.records.codec import encode_value
-from agents.records.content import MEDIA_PARTS
+from agents.records.content import part_of
 from agents.records.json_text import dumps
 from agents.records.state import AgentState
 from agents.serve.guard import LOOPBACK_HOSTS, Guard, is_loopback
@@ -332,36 +332,20 @@ def _messages(runtime: SessionRuntime, runs: Runs) -> Handler:
     return _handler(messages)
 
 
-_PARTS: Final = {part.kind: part for part in MEDIA_PARTS}
-
-
 def _content(message: str | list[Any]) -> Any:
-    """A message's content: its text, or a list of text and parts, each part
-    ``{"type": "image", "url": ...}`` (``audio``, ``document`` or ``file``; a ``data:``
-    URL holds the bytes, stored once as a blob; ``media_type`` for an http(s) URL without
-    a known suffix). 422 naming the item for anything else."""
+    """A message's content: its text, or a list of text and parts (``content.part_of``:
+    ``{"type": "image", "url": ...}``; a ``data:`` URL holds the bytes, stored once as a
+    blob). 422 naming the item for anything else."""
     if isinstance(message, str):
         return message
     if not message:
         raise _BadRequest(422, "field 'message' is text or a non-empty list of text and parts")
     content: list[Any] = []
     for index, item in enumerate(message):
-        where = f"message[{index}]"
-        if isinstance(item, str):
-            content.append(item)
-            continue
-        named = item.get("type") if isinstance(item, dict) else None
-        kind = _PARTS.get(named) if isinstance(named, str) else None
-        if kind is None:
-            raise _BadRequest(422, f"{where}: text, or a part of type {', '.join(_PARTS)}")
-        unknown = sorted(set(item) - {"type", "url", "media_type"})
-        url, media_type = item.get("url"), item.get("media_type")
-        if unknown or not isinstance(url, str) or not isinstance(media_type, str | None):
-            raise _BadRequest(422, f"{where}: a part is its type, url and media_type (text)")
         try:
-            content.append(kind.from_url(url, media_type))
+            content.append(item if isinstance(item, str) else part_of(item))
         except ContentError as exc:
-            raise _BadRequest(422, f"{where}: {exc}") from None
+            raise _BadRequest(422, f"message[{index}]: {exc}") from None
     return content
 
 
