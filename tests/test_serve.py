@@ -859,6 +859,18 @@ def test_ag_ui_questions_are_interrupts_answered_by_a_resume(server):
             ),
         )
         assert wrong.status_code == 422 and "does not fit" in wrong.json()["error"]
+        # An answer is never read as what it does not say: a payload that is not an object
+        # is not an empty answer, an unknown action is not a dismissal; nothing runs.
+        for status, payload, said in (
+            ("resolved", "May 5", "resume[0].payload must be an object"),
+            ("cancelled", {"action": "declined"}, "action must be 'decline' or 'cancel'"),
+            ("cancelled", ["decline"], "resume[0].payload must be an object"),
+        ):
+            entry = {"interruptId": "b1", "status": status, "payload": payload}
+            refused = client.post(
+                f"{server.url}/ag-ui", json=run_input("thread-q", "run-2", [], resume=[entry])
+            )
+            assert refused.status_code == 422 and said in refused.json()["error"], refused.text
         resumed = agui(
             client,
             server.url,

@@ -134,16 +134,21 @@ def _decisions(run_input: RunAgentInput, questions: set[str]) -> list[tuple[str,
 def _answers(
     run_input: RunAgentInput, questions: set[str]
 ) -> list[tuple[str, str, dict[str, Any] | None]]:
-    """The resume entries answering questions: ``resolved`` accepts, its payload the
-    answer's content; ``cancelled`` declines when its payload says ``{"action":
-    "decline"}``, else dismisses."""
+    """The resume entries answering questions: ``resolved`` accepts, its payload (an
+    object, or none) the answer's content; ``cancelled`` declines when its payload says
+    ``{"action": "decline"}``, and dismisses without one (or with ``"cancel"``). Any other
+    payload is an ``AgUiInputError``: an answer is never read as what it does not say."""
     found: list[tuple[str, str, dict[str, Any] | None]] = []
-    for entry in run_input.resume or ():
+    for index, entry in enumerate(run_input.resume or ()):
         if entry.interrupt_id not in questions:
             continue
-        payload = entry.payload if isinstance(entry.payload, dict) else None
+        payload, where = entry.payload, f"resume[{index}].payload"
+        if payload is not None and not isinstance(payload, dict):
+            raise AgUiInputError(f"{where} must be an object (the answer's content)")
         if entry.status == "cancelled":
-            action = "decline" if payload and payload.get("action") == "decline" else "cancel"
+            action = (payload or {}).get("action", "cancel")
+            if action not in ("decline", "cancel"):
+                raise AgUiInputError(f"{where}: action must be 'decline' or 'cancel'")
             found.append((entry.interrupt_id, action, None))
         else:
             found.append((entry.interrupt_id, "accept", payload or {}))
