@@ -8,6 +8,7 @@ import ast
 import functools
 import importlib.metadata
 import importlib.util
+import os
 import re
 import sys
 import tomllib
@@ -48,13 +49,14 @@ def _declared() -> dict[str, set[str]]:
 
 @functools.cache
 def _owners() -> dict[str, str]:
-    """Each installed file's distribution (normalised), by its absolute path (about 3 s to
-    resolve them all: once per test process)."""
+    """Each installed file's distribution (normalised), by its absolute path: each
+    distribution's folder resolved (links followed) once, its files' paths joined to it."""
     owners = {}
     for dist in importlib.metadata.distributions():
         name = _name(dist.metadata["Name"])
+        base = Path(dist.locate_file("")).resolve()
         for file in dist.files or ():
-            owners[str(Path(dist.locate_file(file)).resolve())] = name
+            owners[os.path.normpath(base / file)] = name
     return owners
 
 
