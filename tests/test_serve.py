@@ -832,6 +832,19 @@ def test_ag_ui_interrupts_answered_in_one_resume(server):
             ),
         )
         assert bad.status_code == 422 and "nope" in bad.json()["error"]
+        # Two answers to one interrupt contradict each other (or repeat): neither is taken.
+        twice = [
+            {"interruptId": two.id, "status": "resolved", "payload": {"approved": True}},
+            {"interruptId": two.id, "status": "resolved", "payload": {"approved": False}},
+        ]
+        both = client.post(
+            f"{server.url}/ag-ui", json=run_input("thread-3", "run-5", [], resume=twice)
+        )
+        assert both.status_code == 422, both.text
+        assert f"resume[1] answers {two.id!r} again" in both.json()["error"]
+        state = json.loads(client.get(f"{server.url}/sessions/thread-3").text)
+        decided = [d["call_id"] for d in state["execution"]["approvals"]]
+        assert decided == [one.tool_call_id]  # the other still waits
         assert client.post(f"{server.url}/ag-ui", json={"threadId": 1}).status_code == 422
 
 

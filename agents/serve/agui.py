@@ -264,6 +264,11 @@ async def _start(
     event before the run."""
     thread, run_id = run_input.thread_id, run_input.run_id
     questions = {q.call_id for q in state.pending_inputs} if state is not None else set()
+    named: set[str] = set()  # one answer an interrupt: two would contradict, or repeat
+    for index, entry in enumerate(run_input.resume or ()):
+        if entry.interrupt_id in named:
+            raise AgUiInputError(f"resume[{index}] answers {entry.interrupt_id!r:.80} again")
+        named.add(entry.interrupt_id)
     decisions = _decisions(run_input, questions)
     answers = _answers(run_input, questions)
     message = None if decisions or answers else _latest_user_message(run_input)
