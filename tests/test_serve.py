@@ -934,6 +934,14 @@ def test_the_page_chats_approves_and_shows_the_timeline(server, tmp_path):
         assert "Which date for the room?" in browser.evaluate(
             "document.querySelector('.question').textContent"
         )
+        # Left blank, the date is not answered (not answered as ""): the server says what
+        # is missing and the form stays.
+        browser.evaluate("document.querySelector('.question button').click(); true")
+        said = browser.wait_for(
+            "[...document.querySelectorAll('#log .error')].map(p => p.textContent).join()"
+        )
+        assert "does not fit" in said and "date" in said, said
+        assert browser.evaluate("!!document.querySelector('.question input[name=date]')")
         browser.evaluate(
             "document.querySelector('.question input[name=date]').value = 'June 1';"
             "document.querySelector('.question button').click(); true"

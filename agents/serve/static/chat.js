@@ -181,6 +181,7 @@ async function answer(callId, action, fields, box) {
     body.content = {};
     for (const [name, [input, type]] of Object.entries(fields)) {
       if (type === "boolean") body.content[name] = input.checked;
+      else if (input.value.trim() === "") continue;  // left blank: unanswered, never "" or 0
       else if (type === "number" || type === "integer") body.content[name] = Number(input.value);
       else body.content[name] = input.value;
     }
