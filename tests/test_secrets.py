@@ -479,3 +479,30 @@ def test_a_tools_secret_default_is_never_sent_to_the_model():
     assert all("default" not in properties[name] for name in ("api_key", "headers", "auth"))
     shown = "\n".join([*sent, str(loop.describe()), loop.describe_markdown(), final.to_json()])
     assert DEFAULT_KEY not in shown and DEFAULT_BEARER not in shown
+
+
+SIGNATURE = "planted-url-signature-4545"
+
+
+def test_a_signed_urls_signature_never_shows_where_a_part_is_shown(tmp_path):
+    """A part sent by a signed URL keeps the URL whole (the model fetches it), but its
+    repr and the HTML report showed the signature and credential that let anyone fetch it;
+    both show them redacted, as errors and telemetry do."""
+    from agents import ImagePart
+    from agents.cli import main
+
+    url = (
+        "https://bucket.s3.amazonaws.com/x.png?X-Amz-Credential=AKIA-planted"
+        f"&X-Amz-Date=20261206&X-Amz-Signature={SIGNATURE}"
+    )
+    part = ImagePart.from_url(url)
+    assert part.url == url and SIGNATURE in part.to_json()  # kept: the model is sent it
+    state = make_loop(reply("a cat")).run(initial().with_user_message(["what is this?", part]))
+    assert "X-Amz-Signature=[redacted]" in repr(part)
+    for shown in (repr(part), repr(state), repr(state.messages[-2])):
+        assert SIGNATURE not in shown and "AKIA-planted" not in shown
+    saved, page = tmp_path / "run.json", tmp_path / "run.html"
+    saved.write_text(state.to_json(), encoding="utf-8")
+    assert main(["report", str(saved), "-o", str(page)]) == 0
+    html = page.read_text(encoding="utf-8")
+    assert "X-Amz-Date=20261206" in html and SIGNATURE not in html and "AKIA-planted" not in html

@@ -16,6 +16,7 @@ from agents.records.blobs import SHOWN_IMAGES
 from agents.records.content import ImagePart, ReasoningPart, TextPart
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import deep_thaw
+from agents.records.redaction import scrub
 from agents.records.state import AgentState
 from agents.records.step import StepType
 
@@ -171,7 +172,8 @@ def _part(part: Any) -> str:
         return f'<details class="reasoning">{folded}</details>'
     blob = part.blob
     if blob is None:
-        return f'<p class="media">{_e(part.media_type)} at <code>{_e(part.url)}</code></p>'
+        url = scrub(part.url)  # a signed URL's signature and credential redacted
+        return f'<p class="media">{_e(part.media_type)} at <code>{_e(url)}</code></p>'
     named = f"{blob.media_type}, {blob.size:,} bytes, sha256:{blob.sha256[:12]}"
     shown = isinstance(part, ImagePart) and blob.media_type in SHOWN_IMAGES
     if shown and blob.size <= THUMBNAIL_BYTES:

@@ -136,6 +136,10 @@ def _shown(url: str) -> str:
     return repr(scrub(url))
 
 
+def _shown_or_none(url: str | None) -> str:
+    return "None" if url is None else _shown(url)
+
+
 @attrs.frozen(kw_only=True)
 class MediaPart(Record):
     """Media by ``url`` or by ``blob`` (one of the two), of ``media_type``; ``name`` the
@@ -144,7 +148,8 @@ class MediaPart(Record):
 
     kind: ClassVar[str] = "file"  # which ContentLimits field says what it takes
     media_type: str
-    url: str | None = attrs.field(default=None, metadata={OPTIONAL: True})
+    # (shown as errors show it: a signed URL's signature redacted; the part keeps it whole)
+    url: str | None = attrs.field(default=None, repr=_shown_or_none, metadata={OPTIONAL: True})
     blob: Blob | None = attrs.field(default=None, metadata={OPTIONAL: True})
     name: str | None = attrs.field(default=None, validator=_text, metadata={OPTIONAL: True})
 
