@@ -506,3 +506,21 @@ def test_a_signed_urls_signature_never_shows_where_a_part_is_shown(tmp_path):
     assert main(["report", str(saved), "-o", str(page)]) == 0
     html = page.read_text(encoding="utf-8")
     assert "X-Amz-Date=20261206" in html and SIGNATURE not in html and "AKIA-planted" not in html
+
+
+def test_an_mcp_resources_uri_keeps_no_secret_as_the_parts_name():
+    """An MCP server's embedded resource brings its bytes and a URI, which the part keeps
+    as its name (in every state, log and session): a password or a signed query in the
+    URI was kept with it."""
+    import base64
+
+    from mcp.types import BlobResourceContents, EmbeddedResource
+
+    from agents.mcp.parts import parts_of
+
+    uri = f"https://me:{URL_PASSWORD}@files.example/r.pdf?X-Amz-Signature={SIGNATURE}"
+    pdf = base64.b64encode(b"%PDF-1.4 a report").decode()
+    resource = BlobResourceContents(uri=uri, mimeType="application/pdf", blob=pdf)
+    (part,) = parts_of([EmbeddedResource(type="resource", resource=resource)], str)
+    assert part.name == "https://me:[redacted]@files.example/r.pdf"
+    assert part.data() == b"%PDF-1.4 a report"

@@ -11,6 +11,7 @@ from typing import Any
 from agents.errors import ContentError
 from agents.records.blobs import DEFAULT_LIMITS
 from agents.records.content import AudioPart, DocumentPart, FilePart, ImagePart
+from agents.records.redaction import shown_url
 
 __all__ = ["parts_of"]
 
@@ -36,7 +37,8 @@ def parts_of(blocks: Sequence[Any], text_of: Callable[[Sequence[Any]], str]) -> 
         elif kind == "resource" and hasattr(block.resource, "blob"):
             resource = block.resource
             media_type = resource.mime_type or "application/octet-stream"
-            found.append(_media_part(resource.blob, media_type, "resource", str(resource.uri)))
+            name = shown_url(str(resource.uri))  # a name: no password, no query (a key?)
+            found.append(_media_part(resource.blob, media_type, "resource", name))
         elif kind == "resource":
             found.append(block.resource.text)
         else:
