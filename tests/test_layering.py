@@ -311,3 +311,41 @@ def test_the_length_check_finds_a_long_function(tmp_path):
     body = "".join(f"    x{i} = {i}\n" for i in range(89))
     (tmp_path / "long.py").write_text(f"def long():\n{body}")
     assert long_functions(tmp_path) == {"long.py:long": 90}
+
+
+# What is the whole process's, every thread's: the garbage collector switched, the umask set
+# (even to read it), the recursion limit, the switch interval.
+PROCESS_WIDE = {
+    ("gc", "disable"),
+    ("gc", "enable"),
+    ("gc", "freeze"),
+    ("os", "umask"),
+    ("sys", "setrecursionlimit"),
+    ("sys", "setswitchinterval"),
+}
+
+
+def process_wide_calls(package: Path) -> list[str]:
+    """``module:line: call`` for each call under ``package`` that changes process-wide
+    state (``PROCESS_WIDE``)."""
+    found = []
+    for relative, tree in _modules(package):
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            owner = node.func.value
+            if isinstance(owner, ast.Name) and (owner.id, node.func.attr) in PROCESS_WIDE:
+                found.append(f"{relative}:{node.lineno}: {owner.id}.{node.func.attr}")
+    return found
+
+
+def test_no_module_changes_process_wide_state():
+    """No module switches the garbage collector, sets the umask (reading it means setting
+    it), the recursion limit or the switch interval (docs/architecture.md)."""
+    assert process_wide_calls(PACKAGE) == []
+
+
+def test_the_process_wide_check_finds_a_call(tmp_path):
+    """The check can fail: a module turning the collector off and reading the umask."""
+    (tmp_path / "m.py").write_text("import gc, os\ngc.disable()\nmask = os.umask(0)\n")
+    assert process_wide_calls(tmp_path) == ["m.py:2: gc.disable", "m.py:3: os.umask"]

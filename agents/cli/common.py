@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from agents.errors import ResourceError
@@ -17,7 +17,6 @@ __all__ = [
     "OK",
     "command_name",
     "counted",
-    "file_mode",
     "is_bundle",
     "load_attribute",
     "one_line",
@@ -56,33 +55,18 @@ def counted(number: int, noun: str) -> str:
     return f"{number:,} {noun}" if number == 1 else f"{number:,} {noun}s"
 
 
-def file_mode() -> int:
-    """The mode a new file gets under the process's umask (``mkstemp`` alone gives 600)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
 def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` only once all of it is ready (no partial output file),
-    with the mode any new file gets under the umask (a lone surrogate as its escape, as
-    the command line prints it). A failure names ``path``."""
-    directory = os.path.dirname(os.path.abspath(path))
+    """Write ``text`` to ``path`` only once all of it is ready (no partial output file:
+    ``files.replacing``), with the mode any new file gets under the umask (a lone surrogate
+    as its escape, as the command line prints it). A failure names ``path``."""
+    from agents.shell.files import replacing
+
+    data = text.encode("utf-8", "backslashreplace")
     try:
-        handle, temporary = tempfile.mkstemp(dir=directory, prefix=".agents-", suffix=".tmp")
+        with replacing(Path(path), fsync=False) as file:
+            file.write(data)
     except OSError as exc:
         raise ResourceError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as file:
-            file.write(text)
-        os.chmod(temporary, file_mode())
-        os.replace(temporary, path)
-    except BaseException as exc:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        if isinstance(exc, OSError):
-            raise ResourceError(f"cannot write {path}: {exc.strerror or exc}") from None
-        raise
 
 
 def refuse_overwriting(output: str, inputs: list[str], suffixes: tuple[str, ...]) -> None:

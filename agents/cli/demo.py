@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
+import uuid
 from typing import Any, TextIO
 
 from agents import (
@@ -21,7 +21,7 @@ from agents import (
     tool,
 )
 from agents.audit import AuditLog
-from agents.cli.common import command_name, file_mode
+from agents.cli.common import command_name
 from agents.drivers.scripted import ScriptedDriver, call, calls, reply
 from agents.errors import AgentError
 
@@ -108,11 +108,11 @@ def run_demo(out_dir: str, stdout: TextIO, stderr: TextIO, sign: str | None = No
         except AgentError as exc:
             stderr.write(f"agents demo: {exc}\n")
             return 2
+    # Written under a name of its own, then named by the run's agent id (the log makes the
+    # file, with the mode any new file gets under the umask).
+    temporary = os.path.join(out_dir, f".agents-demo-{uuid.uuid4().hex}.jsonl")
     try:
         os.makedirs(out_dir, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=out_dir, prefix=".agents-demo-", suffix=".jsonl")
-        os.close(handle)
-        os.chmod(temporary, file_mode())  # as any new file (mkstemp's own mode is 600)
     except OSError as exc:
         stderr.write(f"agents demo: cannot write the run file in {out_dir!r}: {exc}\n")
         return 2
