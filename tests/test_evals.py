@@ -546,3 +546,25 @@ def test_the_command_shows_progress_with_the_time_left_on_a_terminal_only(tmp_pa
     assert done.returncode == 0 and done.stdout.startswith("sums: ")
     text = shown.decode("utf-8", "replace")
     assert "0/150 [00:00<" in text and "trial/s]" in text, text  # the time left after "<"
+
+
+def test_a_comparison_page_is_written_whole_or_not_at_all(tmp_path, monkeypatch):
+    """Writing a comparison's page over an earlier one that fails half-way leaves the
+    earlier page as it was (the file was emptied before the new page was made)."""
+    from agents.evals import pages
+    from agents.evals.comparing import Comparison
+
+    comparison = Comparison("no evidence", 0, 0.0, 1.0, (0.0, 0.0), 0.05, ())
+    page = tmp_path / "compare.html"
+    comparison.write_html(page)
+    written = page.read_text(encoding="utf-8")
+    assert "no evidence" in written
+
+    def failing(_: object) -> str:
+        raise MemoryError("no room to render the page")
+
+    monkeypatch.setattr(pages, "render_comparison", failing)
+    with pytest.raises(MemoryError):
+        comparison.write_html(page)
+    assert page.read_text(encoding="utf-8") == written
+    assert [p.name for p in tmp_path.iterdir()] == ["compare.html"]

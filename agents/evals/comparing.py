@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any, Final, Literal
 
 import attrs
@@ -83,11 +84,13 @@ class Comparison:
         return json.dumps(self.to_data(), indent=2, sort_keys=True) + "\n"
 
     def write_html(self, path: str | os.PathLike[str]) -> None:
-        """Write the comparison as one HTML page."""
+        """Write the comparison as one HTML page (whole, or not at all)."""
         from agents.evals.pages import render_comparison
+        from agents.shell.files import replacing
 
-        with open(path, "w", encoding="utf-8") as page:
-            page.write(render_comparison(self))
+        page = render_comparison(self).encode("utf-8")
+        with replacing(Path(path), fsync=False) as file:
+            file.write(page)
 
 
 def compare(

@@ -10,6 +10,8 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
+from agents.shell.files import replacing
+
 __all__ = ["render", "render_comparison", "write_html"]
 
 _STYLE: Final = """
@@ -116,9 +118,9 @@ def write_html(
             text = render_report(AuditLog.read(log), str(log))
             (folder / f"{log.stem}.html").write_text(text, encoding="utf-8")
         runs = folder.name
-    temporary = page.with_name(f".{page.name}.part")  # the page whole, or not at all
-    temporary.write_text(render(report, comparison, runs), encoding="utf-8")
-    os.replace(temporary, page)
+    written = render(report, comparison, runs).encode("utf-8")
+    with replacing(page, fsync=False) as file:  # the page whole, or not at all
+        file.write(written)
 
 
 def render_comparison(comparison: Any) -> str:
