@@ -524,3 +524,29 @@ def test_an_mcp_resources_uri_keeps_no_secret_as_the_parts_name():
     (part,) = parts_of([EmbeddedResource(type="resource", resource=resource)], str)
     assert part.name == "https://me:[redacted]@files.example/r.pdf"
     assert part.data() == b"%PDF-1.4 a report"
+
+
+def test_an_mcp_servers_arguments_never_show_their_credentials():
+    """Servers often take their credentials as arguments (a database URL, ``--api-key=K``,
+    ``--token T``); the repr of a stdio server showed them whole."""
+    from agents.mcp import MCPServerStdio
+
+    server = MCPServerStdio(
+        "npx",
+        [
+            "-y",
+            "@modelcontextprotocol/server-postgres",
+            f"postgresql://me:{URL_PASSWORD}@127.0.0.1/db",
+            f"--api-key={PAIR_KEY}",
+            "--token",
+            QUERY_KEY,
+            "--verbose",
+        ],
+    )
+    shown = repr(server)
+    assert not [s for s in (URL_PASSWORD, PAIR_KEY, QUERY_KEY) if s in shown], shown
+    assert shown == (
+        "MCPServerStdio('npx', ['-y', '@modelcontextprotocol/server-postgres', "
+        "'postgresql://me:[redacted]@127.0.0.1/db', '--api-key=[redacted]', '--token', "
+        "'[redacted]', '--verbose'])"
+    )

@@ -14,7 +14,7 @@ from typing import Any, Final
 from agents.mcp import sdk
 from agents.mcp.client import START_TIMEOUT, MCPServer
 from agents.mcp.connection import Connection
-from agents.records.redaction import shown_url
+from agents.records.redaction import REDACTED, is_secret_key, scrub, shown_url
 
 __all__ = ["MCPServerHTTP", "MCPServerStdio"]
 
@@ -124,7 +124,19 @@ class MCPServerStdio(MCPServer):
         )
 
     def __repr__(self) -> str:  # never the environment: it may hold credentials
-        return f"MCPServerStdio({self.command!r}, {list(self.args)!r})"
+        return f"MCPServerStdio({self.command!r}, {_shown_args(self.args)!r})"
+
+
+def _shown_args(args: Sequence[str]) -> list[str]:
+    """A server's arguments as its repr shows them: a value after a flag naming a secret
+    (``--token T``) redacted, and what ``scrub`` finds in each (``--api-key=K``, a
+    database URL's password): servers often take their credentials so."""
+    shown = []
+    for index, arg in enumerate(args):
+        flag = args[index - 1] if index else ""
+        after_secret = flag.startswith("-") and is_secret_key(flag.lstrip("-"))
+        shown.append(REDACTED if after_secret else scrub(arg))
+    return shown
 
 
 class MCPServerHTTP(MCPServer):
