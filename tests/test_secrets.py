@@ -550,3 +550,22 @@ def test_an_mcp_servers_arguments_never_show_their_credentials():
         "'postgresql://me:[redacted]@127.0.0.1/db', '--api-key=[redacted]', '--token', "
         "'[redacted]', '--verbose'])"
     )
+
+
+def test_a_urls_password_in_a_map_never_shows_in_a_repr_or_a_written_definition():
+    """A password in a URL held under a key that is no secret's (``llm_options``'
+    ``api_base``) was shown by the definition's and the state's repr, and written into the
+    file ``to_text`` makes, whose docstring promises no credential in a file."""
+    from agents.definitions import AgentDefinition
+
+    base = f"http://me:{URL_PASSWORD}@127.0.0.1:9/v1"
+    definition = AgentDefinition.from_text(
+        f"---\nname: g\nmodel: openai/m\nllm_options:\n  api_base: {base}\n---\nYou greet.\n",
+        "markdown",
+    )
+    state = initial().with_llm_config(model="openai/m", api_base=base)
+    shown = [repr(definition), repr(state)]
+    shown += [definition.to_text(kind) for kind in ("markdown", "yaml", "toml")]
+    assert not [text for text in shown if URL_PASSWORD in text]
+    assert "api_base: http://me:[redacted]@127.0.0.1:9/v1" in shown[3]
+    assert definition.llm_options["api_base"] == base  # kept: the driver is given it

@@ -155,8 +155,9 @@ def _redacted_map(plain: dict[Any, Any], note: Any) -> dict[str, Any]:
 
 
 def redacted(value: Any) -> Any:
-    """Any value with secrets under secret keys replaced, at any depth; values that are
-    not maps or sequences are kept as they are (for reprs and descriptions)."""
+    """Any value with secrets under secret keys replaced, at any depth, and a URL's
+    password in any text (``api_base: http://user:secret@host``); other values are kept as
+    they are (for reprs, descriptions and the files written from them)."""
     if isinstance(value, Mapping | PMap):
         return {
             key: REDACTED if isinstance(key, str) and is_secret_key(key) else redacted(item)
@@ -164,11 +165,14 @@ def redacted(value: Any) -> Any:
         }
     if isinstance(value, list | tuple | PVector):
         return [redacted(item) for item in value]
+    if _has_url_password(value):
+        return _DSN_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(3)}", value)
     return value
 
 
 def holds_secret_key(value: Any) -> bool:
-    """Whether a map in ``value``, at any depth, has a secret key."""
+    """Whether a map in ``value``, at any depth, has a secret key, or a text in it a URL's
+    password (what ``redacted`` would change)."""
     if isinstance(value, Mapping | PMap):
         return any(
             (isinstance(key, str) and is_secret_key(key)) or holds_secret_key(item)
@@ -176,7 +180,16 @@ def holds_secret_key(value: Any) -> bool:
         )
     if isinstance(value, list | tuple | PVector):
         return any(holds_secret_key(item) for item in value)
-    return False
+    return _has_url_password(value)
+
+
+def _has_url_password(value: Any) -> bool:
+    return (
+        type(value) is str
+        and "@" in value
+        and "://" in value
+        and _DSN_USERINFO.search(value) is not None
+    )
 
 
 def secret_values(value: Any) -> tuple[str, ...]:
