@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import sqlite3
+from pathlib import Path
 
 import pytest
 from helpers import add, initial, make_loop
@@ -550,6 +551,8 @@ def test_an_mcp_servers_arguments_never_show_their_credentials():
         "'postgresql://me:[redacted]@127.0.0.1/db', '--api-key=[redacted]', '--token', "
         "'[redacted]', '--verbose'])"
     )
+    given = MCPServerStdio("python", [Path("server.py"), "--token", 5])  # (not all text)
+    assert repr(given) == "MCPServerStdio('python', ['server.py', '--token', '[redacted]'])"
 
 
 def test_a_urls_password_in_a_map_never_shows_in_a_repr_or_a_written_definition():

@@ -131,11 +131,12 @@ def _shown_args(args: Sequence[str]) -> list[str]:
     """A server's arguments as its repr shows them: a value after a flag naming a secret
     (``--token T``) redacted, and what ``scrub`` finds in each (``--api-key=K``, a
     database URL's password): servers often take their credentials so."""
+    texts = [str(arg) for arg in args]  # (a path, say, as the process is given it)
     shown = []
-    for index, arg in enumerate(args):
-        flag = args[index - 1] if index else ""
+    for index, text in enumerate(texts):
+        flag = texts[index - 1] if index else ""
         after_secret = flag.startswith("-") and is_secret_key(flag.lstrip("-"))
-        shown.append(REDACTED if after_secret else scrub(arg))
+        shown.append(REDACTED if after_secret else scrub(text))
     return shown
 
 
