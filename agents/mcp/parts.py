@@ -10,7 +10,7 @@ from typing import Any
 
 from agents.errors import ContentError
 from agents.records.blobs import DEFAULT_LIMITS
-from agents.records.content import AudioPart, DocumentPart, FilePart, ImagePart
+from agents.records.content import PART_KINDS, DocumentPart, FilePart
 from agents.records.redaction import shown_url
 
 __all__ = ["parts_of"]
@@ -51,7 +51,7 @@ def _media_part(data: str, media_type: str, kind: str, name: str | None = None) 
         raw = base64.b64decode(data, validate=True)
     except (binascii.Error, ValueError):
         raise ContentError(f"an MCP {kind} whose data is not base64") from None
-    part: Any = {"image": ImagePart, "audio": AudioPart}.get(kind)
+    part: Any = PART_KINDS.get(kind)  # an image, audio; a resource by its media type
     if part is None:
         part = DocumentPart if media_type in DEFAULT_LIMITS.document else FilePart
     return part.from_bytes(raw, media_type, name=name)

@@ -32,6 +32,7 @@ from agents.records.registry import OPTIONAL, idempotent
 __all__ = [
     "MEDIA_PARTS",
     "PARTS",
+    "PART_KINDS",
     "AudioPart",
     "Content",
     "DocumentPart",
@@ -269,7 +270,8 @@ class FilePart(MediaPart):
 
 
 MEDIA_PARTS: Final = (ImagePart, AudioPart, DocumentPart, FilePart)
-_KINDS: Final = {part.kind: part for part in MEDIA_PARTS}
+PART_KINDS: Final = {part.kind: part for part in MEDIA_PARTS}
+"""The media part classes by their kind's name: ``image``, ``audio``, ``document``, ``file``."""
 
 
 def part_of(fields: Any, folder: Path | None = None) -> MediaPart:
@@ -280,9 +282,9 @@ def part_of(fields: Any, folder: Path | None = None) -> MediaPart:
     path, a link elsewhere) is refused, so that a file from elsewhere cannot send the model
     a file of this machine. ``ContentError`` saying what is wrong."""
     named = fields.get("type") if isinstance(fields, dict) else None
-    kind = _KINDS.get(named) if isinstance(named, str) else None
+    kind = PART_KINDS.get(named) if isinstance(named, str) else None
     if kind is None:
-        raise ContentError(f"text, or a part of type {', '.join(_KINDS)}")
+        raise ContentError(f"text, or a part of type {', '.join(PART_KINDS)}")
     sources = ("path", "url") if folder is not None else ("url",)
     given = [key for key in sources if key in fields]
     media_type = fields.get("media_type")

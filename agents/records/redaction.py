@@ -165,8 +165,8 @@ def redacted(value: Any) -> Any:
         }
     if isinstance(value, list | tuple | PVector):
         return [redacted(item) for item in value]
-    if _has_url_password(value):
-        return _DSN_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(3)}", value)
+    if type(value) is str and "://" in value and "@" in value:
+        return _without_url_password(value)
     return value
 
 
@@ -180,16 +180,8 @@ def holds_secret_key(value: Any) -> bool:
         )
     if isinstance(value, list | tuple | PVector):
         return any(holds_secret_key(item) for item in value)
-    return _has_url_password(value)
-
-
-def _has_url_password(value: Any) -> bool:
-    return (
-        type(value) is str
-        and "@" in value
-        and "://" in value
-        and _DSN_USERINFO.search(value) is not None
-    )
+    is_text = type(value) is str and "://" in value and "@" in value
+    return is_text and _DSN_USERINFO.search(value) is not None
 
 
 def secret_values(value: Any) -> tuple[str, ...]:
@@ -249,7 +241,7 @@ def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     if "=" in text or ":" in text:
         text = _without_secret_pairs(text)
     if "://" in text and "@" in text:  # a URL's user information: scheme://user:password@
-        text = _DSN_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(3)}", text)
+        text = _without_url_password(text)
     return _KEY_PATTERN.sub(REDACTED, text)
 
 
@@ -293,6 +285,14 @@ def _without_secret_pairs(text: str) -> str:
 # A password in a database DSN: in a URL's user information, or as a key=value pair (the
 # libpq form, or a URL's query), quoted or not.
 _DSN_USERINFO: Final = re.compile(r"(://[^/:@\s]*:)([^@\s]*)(@)")
+
+
+def _without_url_password(text: str) -> str:
+    """``text`` with the password of each URL's user information (``://user:secret@``)
+    redacted."""
+    return _DSN_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(3)}", text)
+
+
 _DSN_PAIR: Final = re.compile(
     r"((?:^|[\s?&])(?:password|sslpassword)\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]*)", re.IGNORECASE
 )
@@ -320,5 +320,5 @@ def shown_url(url: str) -> str:
 
 def redacted_dsn(dsn: str) -> str:
     """``dsn`` with its passwords replaced by ``"[redacted]"`` (URL or key=value form)."""
-    text = _DSN_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(3)}", dsn)
+    text = _without_url_password(dsn)
     return _DSN_PAIR.sub(lambda m: f"{m.group(1)}{REDACTED}", text)

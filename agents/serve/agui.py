@@ -49,7 +49,7 @@ from pydantic import ValidationError
 
 from agents.errors import ContentError, InvalidArgument, SessionNotFound
 from agents.persistence.runtime import SessionRuntime
-from agents.records.content import AudioPart, DocumentPart, FilePart, ImagePart
+from agents.records.content import PART_KINDS, FilePart
 from agents.records.frozen import deep_thaw
 from agents.records.json_text import replace_lone_surrogates
 from agents.records.state import AgentState
@@ -89,9 +89,6 @@ def _latest_user_message(run_input: RunAgentInput) -> Any:
     return None
 
 
-_MEDIA: Final = {"image": ImagePart, "audio": AudioPart, "document": DocumentPart}
-
-
 def _part(part: Any, where: str) -> Any:
     """An AG-UI input part as a part of a message (text as text)."""
     if part.type == "text":
@@ -101,7 +98,7 @@ def _part(part: Any, where: str) -> Any:
         raise AgUiInputError(
             f"{where}: a provider's file handle cannot be sent on: give the bytes or a URL"
         )
-    kind = _MEDIA.get(part.type, FilePart)
+    kind = PART_KINDS.get(part.type, FilePart)
     try:
         if source.type == "data":
             return kind.from_url(f"data:{source.mime_type};base64,{source.value}")
