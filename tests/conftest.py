@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import os
+import sys
 
-from hypothesis import HealthCheck, settings
+# The suite starts about 300 Python processes (the command line, servers, DBOS workers) and
+# three pytest workers. Where the environment turns bytecode caching off
+# (PYTHONDONTWRITEBYTECODE), each of them compiled the package from source again and each
+# worker rewrote the asserts of every test module and plugin anew (collecting took 14 s of
+# CPU instead of 8, and starting the command line 0.3 s instead of 0.2). The test run caches
+# bytecode whatever the environment says; this file loads before the workers start, so they
+# and every process the tests start inherit it.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
+from hypothesis import HealthCheck, settings  # noqa: E402
 
 settings.register_profile("dev", max_examples=60, deadline=None)
 # CI explores a fixed sequence of examples (derandomized) so that a green build stays green;

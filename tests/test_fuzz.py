@@ -42,6 +42,7 @@ from agents import (
 from agents.audit import canonical
 from agents.cli import main
 from agents.definitions import AgentDefinition
+from agents.drivers import litellm as litellm_driver
 from agents.testing import call, calls, reply
 
 CASES = int(os.environ.get("AGENTS_FUZZ_CASES", "5000"))
@@ -381,6 +382,8 @@ def _cli_cases(corpus: dict[str, bytes], folder: str, start: int, stop: int) -> 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(LiteLLMDriver, "infer", _no_network)
         patch.setattr(LiteLLMDriver, "ainfer", _no_network)
+        # nor import litellm (4 s of CPU in each of the two processes) to warm it up
+        patch.setattr(litellm_driver, "_warm_up", lambda: None)
         for case in range(start, stop):
             name, lines, suffix = _SOURCES[case % len(_SOURCES)]
             target = home / f"input{suffix}"

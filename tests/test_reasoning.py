@@ -4,7 +4,6 @@ provider's own API and enforces its rule for sending reasoning back."""
 
 from __future__ import annotations
 
-import litellm
 import pytest
 from provider_servers import ProviderServer, Turn
 
@@ -41,6 +40,8 @@ def five_turns() -> list[Turn]:
 
 
 def ask(server: ProviderServer, provider: str, messages: list[dict]) -> object:
+    import litellm
+
     model, options = MODELS[provider]
     return litellm.completion(
         model=model,
@@ -70,6 +71,8 @@ def ask(server: ProviderServer, provider: str, messages: list[dict]) -> object:
 def test_a_naive_conversation_gets_the_providers_400(provider):
     """Sending the tool call back without its reasoning (Claude's thinking block, Gemini's
     thought signature), as a chat-completions client that keeps only text and calls does."""
+    import litellm
+
     with ProviderServer(provider).plan(*five_turns()) as server:
         first = ask(server, provider, [{"role": "user", "content": "go"}])
         call = first.choices[0].message.tool_calls[0]
