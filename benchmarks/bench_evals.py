@@ -82,7 +82,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    found = measure(200 if args.quick else 1_000, 5, 2 if args.quick else 3)
+    found = measure(50 if args.quick else 1_000, 5, 1 if args.quick else 3)
     if args.json:
         print(json.dumps(found))
         return

@@ -334,7 +334,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     found = measure(20 if args.quick else 100, 1 if args.quick else 5)
-    found["clients"] = measure_clients(50 if args.quick else 800, 1 if args.quick else 3)
+    found["clients"] = measure_clients(20 if args.quick else 800, 1 if args.quick else 3)
     if args.json:
         print(json.dumps(found))
         return

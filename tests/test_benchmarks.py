@@ -56,7 +56,7 @@ def test_the_quick_run_measures_every_workload_and_writes_its_report(tmp_path):
         "| compacting SQL session step ≤ 1 ms, flat to N = 300 |",
         "| every intermediate state retained ≤ 1.3x the final state (200 steps) |",
         "| regress 1,000 recorded 20-step runs (tools=record) ≤ 4x running them |",
-        "| regress: memory flat (peak at 100 runs ≤ 2x the peak at a tenth of them",
+        "| regress: memory flat (peak at 20 runs ≤ 2x the peak at a tenth of them",
         "`thread=False` tool, on the event loop",
         "| live tracing (OTelListener): what it adds a step beyond the SDK's own start_span/end "
         "for the same spans made by hand ≤ 0.5x that SDK cost |",
