@@ -157,7 +157,7 @@ def test_a_wrong_key_or_an_unsigned_log(tmp_path, signed):
     """Another key's log, or an unsigned one, fails at line 1 when a key is asked for."""
     path, _ = signed
     other = Ed25519PrivateKey.generate().public_key()
-    caught(path, other, 1, "not signed by this key")
+    caught(path, other, 1, f"{path}: line 1 is not signed by this key (")
     unsigned = tmp_path / "unsigned.jsonl"
     write_log(unsigned)
     caught(unsigned, other, 1, "is not signed")

@@ -190,9 +190,9 @@ def _check_signatures(signed: list[tuple[int, str, str]], key: PublicKey, path: 
             high = middle
     number = signed[low][0]
     since = signed[low - 1][0] + 1 if low else 1
-    where = f"line {number}" if since == number else f"lines {since}-{number}"
+    where = "" if since == number else f"lines {since}-{number}: "
     raise AuditLogTampered(
-        f"{path}: {where}: line {number} is not signed by this key (rewritten since the "
+        f"{path}: {where}line {number} is not signed by this key (rewritten since the "
         "last good signature, or another key's log)",
         line=since,
     )
