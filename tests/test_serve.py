@@ -842,6 +842,13 @@ def test_ag_ui_interrupts_answered_in_one_resume(server):
         )
         assert both.status_code == 422, both.text
         assert f"resume[1] answers {two.id!r} again" in both.json()["error"]
+        # A cancelled entry's payload is an object (its reason) or nothing, never "yes".
+        said = [{"interruptId": two.id, "status": "cancelled", "payload": "yes"}]
+        odd = client.post(
+            f"{server.url}/ag-ui", json=run_input("thread-3", "run-5", [], resume=said)
+        )
+        assert odd.status_code == 422, odd.text
+        assert "resume[0].payload must be an object" in odd.json()["error"]
         state = json.loads(client.get(f"{server.url}/sessions/thread-3").text)
         decided = [d["call_id"] for d in state["execution"]["approvals"]]
         assert decided == [one.tool_call_id]  # the other still waits

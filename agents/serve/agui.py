@@ -8,11 +8,11 @@ dropped a streamed tool call cannot corrupt the next turn). Calls waiting for ap
 run with an ``interrupt`` outcome, one ``Interrupt`` per call (its id the call's id); a
 ``resume`` answers any of them — ``resolved`` with ``{"approved": true or false, "reason":
 text}`` (read as ``POST /approvals`` reads a decision: anything else is a 422 and decides
-nothing), ``cancelled`` denies — several in one request; a call no entry answers stays
-waiting. A tool call's question for a human (``state.pending_inputs``) is an
-``Interrupt`` too (reason ``input``, its ``responseSchema`` the question's schema), answered
-by ``resolved`` with the answer as payload, or ``cancelled`` (``{"action": "decline"}``
-declines, else the question is dismissed).
+nothing), ``cancelled`` denies (its payload, if any, an object) — several in one request;
+a call no entry answers stays waiting. A tool call's question for a human
+(``state.pending_inputs``) is an ``Interrupt`` too (reason ``input``, its ``responseSchema``
+the question's schema), answered by ``resolved`` with the answer as payload, or
+``cancelled`` (``{"action": "decline"}`` declines, else the question is dismissed).
 """
 
 from __future__ import annotations
@@ -116,7 +116,9 @@ def _decisions(run_input: RunAgentInput, questions: set[str]) -> list[tuple[str,
         if entry.interrupt_id in questions:
             continue  # an answer (``_answers``)
         if entry.status == "cancelled":
-            payload = entry.payload if isinstance(entry.payload, dict) else {}
+            payload = {} if entry.payload is None else entry.payload
+            if not isinstance(payload, dict):
+                raise AgUiInputError(f"resume[{index}].payload must be an object (a reason)")
             reason = payload.get("reason", "cancelled")
             found.append((entry.interrupt_id, False, reason if isinstance(reason, str) else ""))
             continue
