@@ -572,3 +572,26 @@ def test_a_urls_password_in_a_map_never_shows_in_a_repr_or_a_written_definition(
     assert not [text for text in shown if URL_PASSWORD in text]
     assert "api_base: http://me:[redacted]@127.0.0.1:9/v1" in shown[3]
     assert definition.llm_options["api_base"] == base  # kept: the driver is given it
+
+
+def test_a_urls_password_in_a_map_is_never_written(tmp_path):
+    """The state's JSON, a session's row and an audit log wrote a URL's password held in a
+    map under a key that is no secret's (``llm_config``'s ``api_base``, a tool's argument)
+    as it was; it is written redacted, as values under secret keys are."""
+    base = f"http://me:{URL_PASSWORD}@127.0.0.1:9/v1"
+    state = initial().with_llm_config(model="openai/m", api_base=base)
+    state = state.with_metadata("source", [{"url": base}])
+    text = state.to_json()
+    assert URL_PASSWORD not in text
+    back = AgentState.from_json(text)
+    assert back.llm_config["api_base"] == "http://me:[redacted]@127.0.0.1:9/v1"
+    assert back.metadata["source"][0]["url"] == "http://me:[redacted]@127.0.0.1:9/v1"
+    assert state.llm_config["api_base"] == base  # kept in memory: the driver is given it
+    SQLiteSessionStore(tmp_path / "s.db").create(state, session_id="s1")
+    log = tmp_path / "run.jsonl"
+    with AuditLog.open(log) as audit:
+        make_loop(reply("done"), listeners=[audit]).run(state)
+    database = b"".join(path.read_bytes() for path in tmp_path.glob("s.db*"))  # -wal too
+    written = [database, log.read_bytes()]
+    assert not [data for data in written if URL_PASSWORD.encode() in data]
+    assert all(b"http://me:[redacted]@127.0.0.1:9/v1" in data for data in written)

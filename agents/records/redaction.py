@@ -116,16 +116,19 @@ def odd_float(value: float) -> bool:
 
 
 def redact(value: Any, note: Any = None) -> Any:
-    """``value`` as plain JSON data, with secrets in every map replaced by ``"[redacted]"``.
+    """``value`` (a map's, or within one) as plain JSON data, with secrets in every map
+    replaced by ``"[redacted]"``, and a URL's password in any text.
 
     ``note`` (the codec's ``Encoding``), when given, has ``odd`` set when a float is met
     that orjson would write otherwise than ``json`` does."""
     kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
+    if kind is str or isinstance(value, str):
+        return _without_url_password(value) if "://" in value and "@" in value else value
+    if kind is int or kind is bool or value is None:
         return value
     if kind is _PMAP_TYPE:
         return _redacted_map(shallow_dict(value), note) if value else {}
-    if isinstance(value, str | int | bool):
+    if isinstance(value, int | bool):
         return value
     if isinstance(value, float):
         if note is not None and odd_float(value):
