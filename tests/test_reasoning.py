@@ -40,7 +40,7 @@ def five_turns() -> list[Turn]:
 
 
 def ask(server: ProviderServer, provider: str, messages: list[dict]) -> object:
-    import litellm
+    import litellm  # here, not at collection: 4 s of CPU in every worker (CONTRIBUTING.md)
 
     model, options = MODELS[provider]
     return litellm.completion(

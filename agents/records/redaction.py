@@ -122,7 +122,7 @@ def redact(value: Any, note: Any = None) -> Any:
     ``note`` (the codec's ``Encoding``), when given, has ``odd`` set when a float is met
     that orjson would write otherwise than ``json`` does."""
     kind = type(value)
-    if kind is str or isinstance(value, str):
+    if isinstance(value, str):
         return _without_url_password(value) if "://" in value and "@" in value else value
     if kind is int or kind is bool or value is None:
         return value
