@@ -123,7 +123,7 @@ def redact(value: Any, note: Any = None) -> Any:
     that orjson would write otherwise than ``json`` does."""
     kind = type(value)
     if isinstance(value, str):
-        return _without_url_password(value) if "://" in value and "@" in value else value
+        return _without_url_password(value)
     if kind is int or kind is bool or value is None:
         return value
     if kind is _PMAP_TYPE:
@@ -168,7 +168,7 @@ def redacted(value: Any) -> Any:
         }
     if isinstance(value, list | tuple | PVector):
         return [redacted(item) for item in value]
-    if type(value) is str and "://" in value and "@" in value:
+    if type(value) is str:
         return _without_url_password(value)
     return value
 
@@ -243,8 +243,7 @@ def scrub(text: str, secrets: Iterable[str] = ()) -> str:
     text = _SCHEME_PATTERN.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
     if "=" in text or ":" in text:
         text = _without_secret_pairs(text)
-    if "://" in text and "@" in text:  # a URL's user information: scheme://user:password@
-        text = _without_url_password(text)
+    text = _without_url_password(text)  # a URL's user information: scheme://user:password@
     return _KEY_PATTERN.sub(REDACTED, text)
 
 
@@ -292,7 +291,9 @@ _DSN_USERINFO: Final = re.compile(r"(://[^/:@\s]*:)([^@\s]*)(@)")
 
 def _without_url_password(text: str) -> str:
     """``text`` with the password of each URL's user information (``://user:secret@``)
-    redacted."""
+    redacted (two substring tests for a text that holds no URL with user information)."""
+    if "://" not in text or "@" not in text:
+        return text
     return _DSN_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(3)}", text)
 
 
