@@ -772,6 +772,32 @@ def test_ag_ui_keeps_the_servers_history_not_the_clients(server):
         assert roles == ["user", "assistant", "tool", "assistant", "user", "assistant"]
 
 
+def test_ag_ui_never_takes_a_user_message_twice(server):
+    """A new run whose newest user message a run of the thread took already (a client's
+    "regenerate", or its history sent back with no new message) is a 422 naming it; the
+    session is not touched, and a new message then goes on as before."""
+    with httpx.Client() as client:
+        first = [{"id": "u1", "role": "user", "content": "hello"}]
+        agui(client, server.url, run_input("thread-once", "run-1", first))
+        url = f"{server.url}/sessions/thread-once"
+        before = client.get(url).text
+        answered = [*first, {"id": "a1", "role": "assistant", "content": "you said: hello"}]
+        for run, messages in (("run-2", first), ("run-3", answered)):
+            refused = client.post(
+                f"{server.url}/ag-ui", json=run_input("thread-once", run, messages)
+            )
+            assert refused.status_code == 422, refused.text
+            assert "'u1' was taken by an earlier run" in refused.text
+            assert client.get(url).text == before
+        new = [*answered, {"id": "u2", "role": "user", "content": "again"}]
+        assert agui(client, server.url, run_input("thread-once", "run-4", new))[-1].result == (
+            "you said: again"
+        )
+        state = json.loads(client.get(url).text)
+        users = [m for m in state["context"]["store"]["messages"] if m["role"] == "user"]
+        assert [m["content"] for m in users] == ["hello", "again"]
+
+
 def test_ag_ui_interrupts_answered_in_one_resume(server):
     """Two calls waiting for approval end the run with an interrupt outcome, one interrupt
     per call; one ``resume`` answering both (one approved, one cancelled) finishes the run;

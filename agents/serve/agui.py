@@ -4,7 +4,8 @@ AG-UI front-ends (CopilotKit and others) talk to an ``agents`` agent.
 
 The conversation is the server's session, keyed by ``threadId`` — never the client's copy of
 the history: of the input's messages only the newest user message is taken (a client that
-dropped a streamed tool call cannot corrupt the next turn). Calls waiting for approval end a
+dropped a streamed tool call cannot corrupt the next turn), once (its id kept in its
+metadata, ``MESSAGE_ID``: a run asking for it again is refused). Calls waiting for approval end a
 run with an ``interrupt`` outcome, one ``Interrupt`` per call (its id the call's id); a
 ``resume`` answers any of them — ``resolved`` with ``{"approved": true or false, "reason":
 text}`` (read as ``POST /approvals`` reads a decision: anything else is a 422 and decides
@@ -18,8 +19,6 @@ the question's schema), answered by ``resolved`` with the answer as payload, or
 from __future__ import annotations
 
 import json
-import threading
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterator
 from typing import Any, Final
 
@@ -52,7 +51,9 @@ from agents.persistence.runtime import SessionRuntime
 from agents.records.content import PART_KINDS, FilePart
 from agents.records.frozen import deep_thaw
 from agents.records.json_text import replace_lone_surrogates
+from agents.records.messages import Message, Role
 from agents.records.state import AgentState
+from agents.serve.agui_runs import MARK, AgUiRuns
 from agents.serve.runs import ENDED, DecisionError, Runs, approval_decision, session_id_problem
 
 __all__ = ["AgUiInputError", "AgUiRuns", "agui_run"]
@@ -71,22 +72,38 @@ def parse_input(data: Any) -> RunAgentInput:
         raise AgUiInputError(f"not a RunAgentInput: {where}: {first.get('msg')}") from None
 
 
-def _latest_user_message(run_input: RunAgentInput) -> Any:
-    """The newest user message's content: its text, or its text and media as parts (an
-    image, audio or a document by its inline bytes or its URL; a video as a ``FilePart``).
-    A provider's file handle, which only that provider can read, is refused."""
+def _latest_user_message(run_input: RunAgentInput) -> Message | None:
+    """The newest user message, its AG-UI id in its metadata (``MESSAGE_ID``): its text,
+    or its text and media as parts (an image, audio or a document by its inline bytes or
+    its URL; a video as a ``FilePart``). A provider's file handle, which only that
+    provider can read, is refused."""
     for position in range(len(run_input.messages) - 1, -1, -1):
         message = run_input.messages[position]
         if message.role != "user":
             continue
         if isinstance(message.content, str):
-            return message.content
-        content = [
-            _part(part, f"messages[{position}].content[{index}]")
-            for index, part in enumerate(message.content)
-        ]
-        return content if any(item for item in content) else None
+            content: Any = message.content
+        else:
+            content = [
+                _part(part, f"messages[{position}].content[{index}]")
+                for index, part in enumerate(message.content)
+            ]
+            if not any(content):
+                return None
+        return Message.user(content).with_metadata(MESSAGE_ID, message.id)
     return None
+
+
+def _taken(state: AgentState, message: Message) -> bool:
+    """Whether the thread's conversation holds ``message``'s AG-UI id already: a run took
+    it (a client asking to answer it again, or sending its history back without a new
+    message, would have it twice)."""
+    wanted = message.metadata[MESSAGE_ID]
+    return any(
+        taken.metadata.get(MESSAGE_ID) == wanted
+        for taken in state.messages
+        if taken.role is Role.USER
+    )
 
 
 def _part(part: Any, where: str) -> Any:
@@ -118,7 +135,7 @@ def _decisions(run_input: RunAgentInput, questions: set[str]) -> list[tuple[str,
         if entry.status == "cancelled":
             payload = {} if entry.payload is None else entry.payload
             if not isinstance(payload, dict):
-                raise AgUiInputError(f"resume[{index}].payload must be an object (a reason)")
+                raise AgUiInputError(f"resume[{index}].payload must be an object (with its reason)")
             reason = payload.get("reason", "cancelled")
             found.append((entry.interrupt_id, False, reason if isinstance(reason, str) else ""))
             continue
@@ -154,59 +171,8 @@ def _answers(
     return found
 
 
-MARK: Final = "AgUiRun"  # the event opening each AG-UI run in the session's log
 OUTCOME: Final = "AgUiOutcome"  # the event before its end: what RUN_FINISHED says
-_MARK_TEXT: Final = '{"type":"' + MARK + '",'
-_KEPT_THREADS: Final = 1024
-
-
-class AgUiRuns:
-    """The AG-UI runs of each thread, by ``runId``: where each begins in the session's
-    event log (its ``AgUiRun`` event), so that a repeated ``runId`` replays that run's
-    events instead of running again. Read from the log (so another process's runs count
-    too), past what was read before; the threads seen last are kept in memory."""
-
-    def __init__(self, runs: Runs) -> None:
-        self._runs = runs
-        self._lock = threading.Lock()
-        self._known: OrderedDict[str, tuple[int, dict[str, int]]] = OrderedDict()
-
-    def find(self, thread: str, run_id: str) -> int | None:
-        """The number of run ``run_id``'s opening event in ``thread``'s log, or ``None``."""
-        with self._lock:
-            read, found = self._known.get(thread, (0, {}))
-        if run_id in found:
-            return found[run_id]
-        found = dict(found)
-        while True:
-            try:
-                events = self._runs.store.events(thread, after=read, limit=1000)
-            except SessionNotFound:
-                events = []
-            for number, text in events:
-                if text.startswith(_MARK_TEXT):
-                    data = json.loads(text)
-                    if isinstance(data.get("run_id"), str):
-                        found.setdefault(data["run_id"], number)
-            if len(events) < 1000:
-                break
-            read = events[-1][0]
-        read = events[-1][0] if events else read
-        self._remember(thread, read, found)
-        return found.get(run_id)
-
-    def started(self, thread: str, run_id: str, number: int) -> None:
-        """Run ``run_id`` of ``thread`` opens with event ``number``."""
-        with self._lock:
-            read, found = self._known.get(thread, (0, {}))
-        self._remember(thread, read, {**found, run_id: number})
-
-    def _remember(self, thread: str, read: int, found: dict[str, int]) -> None:
-        with self._lock:
-            self._known[thread] = (read, found)
-            self._known.move_to_end(thread)
-            while len(self._known) > _KEPT_THREADS:
-                self._known.popitem(last=False)
+MESSAGE_ID: Final = "ag_ui_message_id"  # a user message's AG-UI id, in its metadata
 
 
 def _cursor(last_event_id: str | None) -> tuple[int, int] | None:
@@ -273,6 +239,11 @@ async def _start(
     message = None if decisions or answers else _latest_user_message(run_input)
     if not decisions and not answers and message is None:
         raise AgUiInputError("the input has neither a user message nor a resume")
+    if message is not None and state is not None and _taken(state, message):
+        raise AgUiInputError(
+            f"user message {message.metadata[MESSAGE_ID]!r:.80} was taken by an earlier run "
+            "of this thread: send a new message (an answer is not generated again)"
+        )
     waiting = {call.id for call in _undecided(state)} if state is not None else set()
     unknown = [call_id for call_id, _, _ in decisions if call_id not in waiting]
     if unknown:
