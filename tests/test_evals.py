@@ -568,3 +568,43 @@ def test_a_comparison_page_is_written_whole_or_not_at_all(tmp_path, monkeypatch)
         comparison.write_html(page)
     assert page.read_text(encoding="utf-8") == written
     assert [p.name for p in tmp_path.iterdir()] == ["compare.html"]
+
+
+REPORT_PAST_THE_LIMIT = """
+import resource, signal, sys
+from agents import AgentLoop
+from agents.evals import Case, evaluate
+from agents.evals import scorers as s
+from agents.testing import FunctionDriver
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+resource.setrlimit(resource.RLIMIT_FSIZE, (32_768, 32_768))  # each trial's log fits
+cases = [Case(f"case {i}", "hi", "hi") for i in range(40)]
+agent = AgentLoop(FunctionDriver(lambda request: "hi"))
+try:
+    evaluate(agent, cases, [s.equals()], trials=3, out=sys.argv[1])  # a 56 KB report
+except OSError as exc:
+    print("refused", exc.errno)
+"""
+
+
+def test_a_report_that_cannot_be_written_whole_is_not_written(tmp_path):
+    """``evaluate(out=...)`` whose report fails half-way (here: past the file-size limit,
+    as on a full disk) raises, and leaves no torn ``report.json`` that a later ``load``
+    or gate would meet; the runs stay, for ``rescore`` to score again."""
+    import errno
+    import subprocess
+    import sys
+
+    folder = tmp_path / "out"
+    child = subprocess.run(
+        [sys.executable, "-c", REPORT_PAST_THE_LIMIT, str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.stdout.strip() == f"refused {errno.EFBIG}", child.stderr[-2000:]
+    assert len(list((folder / "runs").glob("*.jsonl"))) == 240  # a log and calls a trial
+    assert sorted(p.name for p in folder.iterdir()) == ["cases.jsonl", "runs"]
+    again = rescore(folder, [s.equals()])
+    assert [len(case.trials) for case in again.cases] == [3] * 40

@@ -25,7 +25,7 @@ from agents.evals.report import CaseResult, EvalReport, Score, Trial, scorer_nam
 from agents.records.execution import ExecutionStatus
 from agents.records.json_text import loads
 from agents.records.state import AgentState
-from agents.shell.files import UnreadableFile, read_file
+from agents.shell.files import UnreadableFile, read_file, replacing
 from agents.shell.loop import AgentLoop
 from agents.testing.regression import agent_under_test
 
@@ -184,7 +184,8 @@ async def aevaluate(
     await asyncio.gather(*(worker() for _ in range(min(concurrency, len(jobs)) or 1)))
     report = _report(name, cases, trials, results, named)
     if folder is not None:
-        (folder / "report.json").write_text(report.to_json(), encoding="utf-8")
+        with replacing(folder / "report.json", fsync=False) as file:  # whole, or not at all
+            file.write(report.to_json().encode("utf-8"))
     return report
 
 
@@ -320,7 +321,8 @@ def _prepared(out: str | os.PathLike[str], name: str, cases: Sequence[Case], tri
     (folder / "runs").mkdir(parents=True, exist_ok=True)
     lines = [json.dumps({"dataset": name, "trials": trials}, sort_keys=True)]
     lines += [json.dumps(case.to_data(), sort_keys=True, ensure_ascii=False) for case in cases]
-    (folder / "cases.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with replacing(folder / "cases.jsonl", fsync=False) as file:  # whole, or not at all
+        file.write(("\n".join(lines) + "\n").encode("utf-8"))
     return folder
 
 
