@@ -8,6 +8,7 @@ import io
 import json
 import logging
 import os
+import re
 import sqlite3
 from pathlib import Path
 
@@ -595,3 +596,44 @@ def test_a_urls_password_in_a_map_is_never_written(tmp_path):
     written = [database, log.read_bytes()]
     assert not [data for data in written if URL_PASSWORD.encode() in data]
     assert all(b"http://me:[redacted]@127.0.0.1:9/v1" in data for data in written)
+
+
+# litellm's own names for a provider's credentials (Bedrock, Azure AD, Vertex AI, watsonx,
+# OCI), and a key in a URL's query (Google's APIs take ``?key=``): none names a secret by
+# the words ``api_key``, ``password`` or ``token`` alone.
+PROVIDER_CREDENTIALS = {
+    "aws_access_key_id": "AKIAPLANTEDKEYID01",
+    "aws_secret_access_key": "planted-aws-secret-02",
+    "aws_session_token": "planted-aws-session-03",
+    "aws_web_identity_token": "planted-web-identity-04",
+    "azure_ad_token": "planted-azure-ad-05",
+    "vertex_credentials": '{"private_key": "planted-vertex-06"}',
+    "watsonx_credentials": {"apikey": "planted-watsonx-07"},
+    "oci_key": "-----BEGIN PRIVATE KEY----- planted-oci-08",
+    "langfuse_secret_key": "planted-langfuse-09",
+    "private_key": "planted-private-10",
+    "api_base": "https://127.0.0.1:9/v1beta?alt=sse&key=planted-query-key-11",
+}
+
+
+def test_provider_credentials_and_a_urls_query_key_are_never_written(tmp_path):
+    """litellm's credential parameters in ``llm_config`` and a key in a URL's query were
+    written as they were into the state's JSON, its ``repr``, a session's row and an
+    audit log; each is written redacted (the state in memory keeps them)."""
+    state = initial().with_llm_config(model="openai/m", max_tokens=5, **PROVIDER_CREDENTIALS)
+    planted = re.findall(r"planted-[a-z-]+\d\d|AKIA\w+", str(PROVIDER_CREDENTIALS))
+    assert len(planted) == len(PROVIDER_CREDENTIALS)
+    text = state.to_json()
+    assert [secret for secret in planted if secret in text + repr(state)] == []
+    back = AgentState.from_json(text)
+    assert back.llm_config["api_base"] == "https://127.0.0.1:9/v1beta?alt=sse&key=[redacted]"
+    assert back.llm_config["aws_session_token"] == "[redacted]"
+    assert back.llm_config["max_tokens"] == 5 and back.llm_config["model"] == "openai/m"
+    assert state.llm_config["aws_session_token"] == "planted-aws-session-03"
+    SQLiteSessionStore(tmp_path / "s.db").create(state, session_id="s1")
+    log = tmp_path / "run.jsonl"
+    with AuditLog.open(log) as audit:
+        make_loop(reply("done"), listeners=[audit]).run(state)
+    database = b"".join(path.read_bytes() for path in tmp_path.glob("s.db*"))  # -wal too
+    for data in (database, log.read_bytes()):
+        assert [secret for secret in planted if secret.encode() in data] == []

@@ -55,9 +55,28 @@ _SECRET_KEYS: Final = frozenset(
         "refresh_token",
         "id_token",
         "cookie",
+        "credentials",
+        "private_key",
+        "session_token",
+        # litellm's names for a provider's credentials: Bedrock (the key's id too: half
+        # a credential, of no use to a record), Azure AD, Vertex AI, OCI's private key
+        "aws_access_key_id",
+        "aws_secret_access_key",
+        "azure_ad_token",
+        "oci_key",
     }
 )
-_SECRET_SUFFIXES: Final = ("_api_key", "_secret", "_password", "_access_token")
+_SECRET_SUFFIXES: Final = (
+    "_api_key",
+    "_secret",
+    "_secret_key",
+    "_password",
+    "_access_token",
+    "_session_token",
+    "_identity_token",
+    "_credentials",
+    "_private_key",
+)
 # Environment variables holding credentials are named more loosely (OPENAI_API_KEY,
 # HF_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD).
 _ENV_SUFFIXES: Final = ("_key", "_token", "_secret", "_password", "_pass")
@@ -117,13 +136,14 @@ def odd_float(value: float) -> bool:
 
 def redact(value: Any, note: Any = None) -> Any:
     """``value`` (a map's, or within one) as plain JSON data, with secrets in every map
-    replaced by ``"[redacted]"``, and a URL's password in any text.
+    replaced by ``"[redacted]"``, and a URL's secrets in any text (its password, a key in
+    its query).
 
     ``note`` (the codec's ``Encoding``), when given, has ``odd`` set when a float is met
     that orjson would write otherwise than ``json`` does."""
     kind = type(value)
     if isinstance(value, str):
-        return _without_url_password(value)
+        return _without_url_secrets(value)
     if kind is int or kind is bool or value is None:
         return value
     if kind is _PMAP_TYPE:
@@ -159,7 +179,7 @@ def _redacted_map(plain: dict[Any, Any], note: Any) -> dict[str, Any]:
 
 def redacted(value: Any) -> Any:
     """Any value with secrets under secret keys replaced, at any depth, and a URL's
-    password in any text (``api_base: http://user:secret@host``); other values are kept as
+    secrets in any text (``api_base: http://user:secret@host``, ``?key=…``); others kept as
     they are (for reprs, descriptions and the files written from them)."""
     if isinstance(value, Mapping | PMap):
         return {
@@ -169,13 +189,13 @@ def redacted(value: Any) -> Any:
     if isinstance(value, list | tuple | PVector):
         return [redacted(item) for item in value]
     if type(value) is str:
-        return _without_url_password(value)
+        return _without_url_secrets(value)
     return value
 
 
 def holds_secret_key(value: Any) -> bool:
     """Whether a map in ``value``, at any depth, has a secret key, or a text in it a URL's
-    password (what ``redacted`` would change)."""
+    secret (what ``redacted`` would change)."""
     if isinstance(value, Mapping | PMap):
         return any(
             (isinstance(key, str) and is_secret_key(key)) or holds_secret_key(item)
@@ -183,8 +203,7 @@ def holds_secret_key(value: Any) -> bool:
         )
     if isinstance(value, list | tuple | PVector):
         return any(holds_secret_key(item) for item in value)
-    is_text = type(value) is str and "://" in value and "@" in value
-    return is_text and _DSN_USERINFO.search(value) is not None
+    return type(value) is str and _without_url_secrets(value) != value
 
 
 def secret_values(value: Any) -> tuple[str, ...]:
@@ -295,6 +314,17 @@ def _without_url_password(text: str) -> str:
     if "://" not in text or "@" not in text:
         return text
     return _DSN_USERINFO.sub(lambda m: f"{m.group(1)}{REDACTED}{m.group(3)}", text)
+
+
+def _without_url_secrets(text: str) -> str:
+    """``text`` with a URL's secrets redacted: its user information's password, and in
+    its query the values of secret names and of ``key`` and a signed URL's signature or
+    credential (``?alt=sse&key=[redacted]``). One substring test for a text that holds
+    no URL."""
+    if "://" not in text:
+        return text
+    text = _without_url_password(text)
+    return _without_secret_pairs(text) if "?" in text and "=" in text else text
 
 
 _DSN_PAIR: Final = re.compile(
