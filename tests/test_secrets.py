@@ -239,6 +239,21 @@ def test_secrets_named_in_a_texts_pairs_are_redacted_and_prose_is_kept():
     assert scrub("OPENAI_API_KEY='quoted value' x") == "OPENAI_API_KEY='[redacted]' x"
     for kept in ("max_tokens=5 tokens=3", "key=value in prose", "a key: 2", '{"token": 5}'):
         assert scrub(kept) == kept
+    # A header as a raw request shows it ("Name: value"), a scheme kept before its
+    # credential; provider keys by their shape (Google, AWS, Groq, Hugging Face, xAI).
+    assert scrub("x-goog-api-key: AIzaPlanted1 sent") == "x-goog-api-key: [redacted] sent"
+    assert scrub("Authorization: Token abc123") == "Authorization: Token [redacted]"
+    assert scrub("Cookie: session=s3cret; a=1") == "Cookie: [redacted]; a=1"
+    shaped = [
+        "AIza" + "SyD-planted0123456789abcdefghijklmn",
+        "AKIA" + "IOSFODNN7EXAMPLE",
+        "gsk_" + "planted0123456789abcdefgh",
+        "hf_" + "planted0123456789abcdefghijklmnopq",
+        "xai-" + "planted0123456789abcdefgh",
+    ]
+    assert scrub(f"keys {' '.join(shaped)} end") == "keys" + " [redacted]" * 5 + " end"
+    for kept in ("the AKIA prefix", "AIzaShort", "hf_token", "max_tokens: 5"):
+        assert scrub(kept) == kept
     # A signed URL's signature and credential (S3, Google Cloud Storage, CloudFront, Azure),
     # in a URL's query only: elsewhere a "signature" is an e-mail's.
     assert scrub("u?X-Amz-Credential=AKIA1&X-Amz-Date=2&X-Amz-Signature=fe5f") == (

@@ -84,9 +84,13 @@ _ENV_NAMES: Final = frozenset({"pgpassword"})
 _MIN_SECRET: Final = 6  # shorter values would scrub ordinary words; such keys are no keys
 # Key-shaped words, whatever their source (provider keys echoed in error messages):
 # ``sk-…``, ``pk-…``, ``rk-…``, and ``key-…`` holding a digit (Mailgun's keys; without a
-# digit it is prose: "a key-value store", "the api-key-rotation policy").
+# digit it is prose: "a key-value store", "the api-key-rotation policy"); Google's API
+# keys (``AIza`` and 35 more), AWS access key ids (``AKIA``/``ASIA`` and 16 capitals or
+# digits), Groq's ``gsk_…``, Hugging Face's ``hf_…`` and xAI's ``xai-…``.
 _KEY_PATTERN: Final = re.compile(
-    r"\b(?:(?:sk|pk|rk)-[A-Za-z0-9_\-]{6,}|key-(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{6,})"
+    r"\b(?:(?:sk|pk|rk)-[A-Za-z0-9_\-]{6,}|key-(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{6,}"
+    r"|AIza[A-Za-z0-9_\-]{35}|A[KS]IA[A-Z0-9]{16}|gsk_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{30,}"
+    r"|xai-[A-Za-z0-9]{20,})"
 )
 # A value under a secret name in text: ``password=…`` (a configuration line, a DSN, a URL's
 # query — where Google's APIs take ``key=``), ``"api_key": "…"`` (a request echoed as JSON
@@ -119,6 +123,7 @@ _NAME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "_-")
 _LOWER: Final = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # "Bearer <token>" and "Basic <credentials>" wherever they appear.
 _SCHEME_PATTERN: Final = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]{6,}")
+_SCHEME_WORD: Final = re.compile(r"(?:Bearer|Basic|Token|Digest)\s+", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=4096)  # the same few keys are asked about in every record
@@ -281,12 +286,16 @@ def _without_secret_pairs(text: str) -> str:
         before = text[start - 1 : start]
         if quote:  # "name": "value", as JSON or a Python dict writes it
             secret = before == quote and colon and is_secret_key(name)
-        else:  # name=value
-            secret = not colon and (
-                is_secret_key(name)
-                or (before in ("?", "&") and name.lower().replace("-", "_") in _SIGNED_URL_NAMES)
+        else:  # name=value, or a header's "Name: value"
+            secret = is_secret_key(name) or (
+                not colon
+                and before in ("?", "&")
+                and name.lower().replace("-", "_") in _SIGNED_URL_NAMES
             )
         at = match.end()
+        if colon and not quote:  # "Authorization: Bearer …": the credential after its scheme
+            scheme = _SCHEME_WORD.match(text, at)
+            at = scheme.end() if scheme is not None else at
         opening = text[at : at + 1]
         opening = opening if opening in ('"', "'") else ""
         if not secret or at < done or (quote and not opening):
