@@ -148,19 +148,46 @@ def test_counts_are_remembered_per_message_and_the_cache_stays_bounded():
     assert cached(hello) == 5 and calls[-1] == "hello"
 
 
+COUNTED = """
+import http.server, threading
+import litellm
+from agents import ImagePart, LiteLLMDriver, Message
+from agents.core.compilers import IMAGE_TOKENS
+
+fetched = []
+
+class Images(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        fetched.append(self.path)
+        self.send_response(404)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+server = http.server.HTTPServer(("127.0.0.1", 0), Images)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+litellm.user_url_validation = False  # litellm would fetch from 127.0.0.1 too (here only)
+count = LiteLLMDriver("openai/gpt-4o-mini").token_counter()
+text = count(Message.user("hello there, how are you?"))
+url = f"http://127.0.0.1:{server.server_port}/photo.png"
+linked = count(Message.user(["hello there, how are you?", ImagePart.from_url(url, "image/png")]))
+print(text, linked - text - IMAGE_TOKENS, len(fetched))
+"""
+
+
 def test_estimates_and_litellms_counter():
+    """``estimate_tokens``; and litellm's counter, which counts an image given by a link
+    as ``IMAGE_TOKENS`` without fetching it (litellm's own would GET it to learn its size,
+    from inside a step)."""
     assert estimate_tokens(Message.user("x" * 40)) == 4 + 10
-    # litellm's counter, in a child process (importing litellm here would leave its cached
-    # clients to the tests of the litellm driver, which close them)
-    counted = python(
-        "-c",
-        "from agents import LiteLLMDriver, Message; "
-        "count = LiteLLMDriver('openai/gpt-4o-mini').token_counter(); "
-        "print(count(Message.user('hello there, how are you?')))",
-        cwd=ROOT,
-    )
+    # in a child process (importing litellm here would leave its cached clients to the
+    # tests of the litellm driver, which close them)
+    counted = python("-c", COUNTED, cwd=ROOT)
     assert counted.returncode == 0, counted.stderr
-    assert 5 <= int(counted.stdout) <= 20
+    text, beyond, fetched = map(int, counted.stdout.split())
+    assert 5 <= text <= 20
+    assert (beyond, fetched) == (0, 0)
     with pytest.raises(ConfigurationError, match="max_tokens"):
         TokenWindowCompiler(0)
     with pytest.raises(ConfigurationError, match="compile"):

@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
+from agents.core.compilers import IMAGE_TOKENS
 from agents.drivers.chat_format import (
     Stream,
     moved_media,
@@ -165,12 +166,17 @@ class LiteLLMDriver:
 
     def token_counter(self) -> Callable[[Message], int]:
         """Counts a message's tokens with litellm's counter for this driver's model (its
-        tokenizers ship with litellm: no network), e.g. for ``TokenWindowCompiler``."""
+        tokenizers ship with litellm: no network), e.g. for ``TokenWindowCompiler``. An
+        image given by a link counts as ``IMAGE_TOKENS``, as ``estimate_tokens`` counts it:
+        litellm's counter, as its version goes, fetches it to learn its size (from inside a
+        step) or counts a low-detail image's 85 tokens."""
         litellm = _litellm()
         model = self.model
 
         def count(message: Message) -> int:
-            return int(litellm.token_counter(model=model, messages=[wire_message(message)]))
+            wired = wire_message(message)
+            linked = _without_linked_images(wired)
+            return int(litellm.token_counter(model=model, messages=[wired])) + linked * IMAGE_TOKENS
 
         return count
 
@@ -367,6 +373,21 @@ class LiteLLMDriver:
         """``text`` without this driver's credentials, the environment's, or key-shaped
         words (a provider may echo a key in its error message)."""
         return scrub(text, (*self._secrets, *environment_secrets(os.environ)))
+
+
+def _without_linked_images(wired: dict[str, Any]) -> int:
+    """Takes the images given by a link (not a data URL) out of a wire message's content;
+    how many there were."""
+    content = wired.get("content")
+    if type(content) is not list:
+        return 0
+    kept = [
+        item
+        for item in content
+        if item.get("type") != "image_url" or item["image_url"]["url"].startswith("data:")
+    ]
+    wired["content"] = kept or ""
+    return len(content) - len(kept)
 
 
 def _modalities(model: str) -> list[str]:
