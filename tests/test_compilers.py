@@ -151,7 +151,7 @@ def test_counts_are_remembered_per_message_and_the_cache_stays_bounded():
 COUNTED = """
 import http.server, threading
 import litellm
-from agents import ImagePart, LiteLLMDriver, Message
+from agents import AudioPart, DocumentPart, ImagePart, LiteLLMDriver, Message, estimate_tokens
 from agents.core.compilers import IMAGE_TOKENS
 
 fetched = []
@@ -172,22 +172,29 @@ count = LiteLLMDriver("openai/gpt-4o-mini").token_counter()
 text = count(Message.user("hello there, how are you?"))
 url = f"http://127.0.0.1:{server.server_port}/photo.png"
 linked = count(Message.user(["hello there, how are you?", ImagePart.from_url(url, "image/png")]))
-print(text, linked - text - IMAGE_TOKENS, len(fetched))
+wav = b"RIFF" + (1036).to_bytes(4, "little") + b"WAVEfmt " + bytes(16) + b"data" + bytes(50_000)
+pdf = b"%PDF-1.4\\n" + b"x" * 40_000 + b"\\n%%EOF"
+media = [AudioPart.from_bytes(wav, "audio/wav"), DocumentPart.from_bytes(pdf, "application/pdf")]
+heard = count(Message.user(["hello there, how are you?", *media]))
+empty = estimate_tokens(Message.user(""))
+estimated = sum(estimate_tokens(Message.user(part)) - empty for part in media)
+print(text, linked - text - IMAGE_TOKENS, len(fetched), heard - text - estimated)
 """
 
 
 def test_estimates_and_litellms_counter():
     """``estimate_tokens``; and litellm's counter, which counts an image given by a link
     as ``IMAGE_TOKENS`` without fetching it (litellm's own would GET it to learn its size,
-    from inside a step)."""
+    from inside a step), and audio and documents as ``estimate_tokens`` does (litellm's
+    refuses audio, and counts a document as nothing)."""
     assert estimate_tokens(Message.user("x" * 40)) == 4 + 10
     # in a child process (importing litellm here would leave its cached clients to the
     # tests of the litellm driver, which close them)
     counted = python("-c", COUNTED, cwd=ROOT)
     assert counted.returncode == 0, counted.stderr
-    text, beyond, fetched = map(int, counted.stdout.split())
+    text, beyond, fetched, heard = map(int, counted.stdout.split())
     assert 5 <= text <= 20
-    assert (beyond, fetched) == (0, 0)
+    assert (beyond, fetched, heard) == (0, 0, 0)
     with pytest.raises(ConfigurationError, match="max_tokens"):
         TokenWindowCompiler(0)
     with pytest.raises(ConfigurationError, match="compile"):

@@ -25,6 +25,7 @@ __all__ = [
     "MessageCompiler",
     "TokenWindowCompiler",
     "estimate_tokens",
+    "media_tokens",
 ]
 
 _PER_MESSAGE: Final = 4  # role and separators, as chat formats spend them
@@ -48,13 +49,15 @@ def estimate_tokens(message: Message) -> int:
             if isinstance(part, ReasoningPart):
                 size += len(part.text or part.redacted or "")
             elif isinstance(part, MediaPart):
-                media += _media_tokens(part)
+                media += media_tokens(part)
     for call in message.tool_calls:
         size += len(call.name) + sum(len(str(k)) + len(str(v)) for k, v in call.arguments.items())
     return _PER_MESSAGE + (size + 3) // 4 + media
 
 
-def _media_tokens(part: MediaPart) -> int:
+def media_tokens(part: MediaPart) -> int:
+    """What ``estimate_tokens`` counts for a media part: an image ``IMAGE_TOKENS``, audio a
+    token per 500 bytes, a document or file a token per 4 bytes."""
     if isinstance(part, ImagePart):
         return IMAGE_TOKENS
     size = part.blob.size if part.blob is not None else 0

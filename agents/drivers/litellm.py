@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any, Final
 
-from agents.core.compilers import IMAGE_TOKENS
+from agents.core.compilers import media_tokens
 from agents.drivers.chat_format import (
     Stream,
     moved_media,
@@ -39,6 +39,7 @@ from agents.drivers.chat_format import (
 )
 from agents.errors import ConfigurationError
 from agents.records.compiled import replace_fields
+from agents.records.content import ImagePart, MediaPart
 from agents.records.error_info import ErrorInfo, ProviderError
 from agents.records.frozen import deep_thaw, to_pvector
 from agents.records.inference import InferenceRequest, InferenceResponse
@@ -166,17 +167,20 @@ class LiteLLMDriver:
 
     def token_counter(self) -> Callable[[Message], int]:
         """Counts a message's tokens with litellm's counter for this driver's model (its
-        tokenizers ship with litellm: no network), e.g. for ``TokenWindowCompiler``. An
-        image given by a link counts as ``IMAGE_TOKENS``, as ``estimate_tokens`` counts it:
-        litellm's counter, as its version goes, fetches it to learn its size (from inside a
-        step) or counts a low-detail image's 85 tokens."""
+        tokenizers ship with litellm: no network), e.g. for ``TokenWindowCompiler``: text,
+        reasoning, and images sent as bytes (sized from them). What it cannot size counts
+        as ``estimate_tokens`` counts it (``media_tokens``): an image given by a link
+        (litellm's counter, as its version goes, fetches it from inside the step, or counts
+        a low-detail image's 85 tokens), audio (which it refuses) and documents (which it
+        counts as nothing)."""
         litellm = _litellm()
         model = self.model
 
         def count(message: Message) -> int:
-            wired = wire_message(message)
-            linked = _without_linked_images(wired)
-            return int(litellm.token_counter(model=model, messages=[wired])) + linked * IMAGE_TOKENS
+            sized, estimated = _apart(message)
+            return (
+                int(litellm.token_counter(model=model, messages=[wire_message(sized)])) + estimated
+            )
 
         return count
 
@@ -375,19 +379,22 @@ class LiteLLMDriver:
         return scrub(text, (*self._secrets, *environment_secrets(os.environ)))
 
 
-def _without_linked_images(wired: dict[str, Any]) -> int:
-    """Takes the images given by a link (not a data URL) out of a wire message's content;
-    how many there were."""
-    content = wired.get("content")
-    if type(content) is not list:
-        return 0
-    kept = [
-        item
-        for item in content
-        if item.get("type") != "image_url" or item["image_url"]["url"].startswith("data:")
-    ]
-    wired["content"] = kept or ""
-    return len(content) - len(kept)
+def _apart(message: Message) -> tuple[Message, int]:
+    """``message`` with only what litellm's counter sizes, and the tokens of its other
+    media parts by ``media_tokens`` (``LiteLLMDriver.token_counter``)."""
+    if type(message.content) is str:
+        return message, 0
+    sized, estimated = [], 0
+    for part in message.parts:
+        if isinstance(part, MediaPart) and not (
+            isinstance(part, ImagePart) and part.blob is not None
+        ):
+            estimated += media_tokens(part)
+        else:
+            sized.append(part)
+    if len(sized) == len(message.parts):
+        return message, 0
+    return replace_fields(message, content=to_pvector(sized) if sized else ""), estimated
 
 
 def _modalities(model: str) -> list[str]:
