@@ -252,7 +252,14 @@ def test_secrets_named_in_a_texts_pairs_are_redacted_and_prose_is_kept():
         "xai-" + "planted0123456789abcdefgh",
     ]
     assert scrub(f"keys {' '.join(shaped)} end") == "keys" + " [redacted]" * 5 + " end"
-    for kept in ("the AKIA prefix", "AIzaShort", "hf_token", "max_tokens: 5"):
+    for kept in (
+        "the AKIA prefix",
+        "AIzaShort",
+        "hf_token",
+        "max_tokens: 5",
+        "password: too short",
+        "unexpected token: '}' at 3",
+    ):
         assert scrub(kept) == kept
     # A signed URL's signature and credential (S3, Google Cloud Storage, CloudFront, Azure),
     # in a URL's query only: elsewhere a "signature" is an e-mail's.

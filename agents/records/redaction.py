@@ -123,6 +123,7 @@ _NAME_CHARS: Final = frozenset(string.ascii_letters + string.digits + "_-")
 _LOWER: Final = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
 # "Bearer <token>" and "Basic <credentials>" wherever they appear.
 _SCHEME_PATTERN: Final = re.compile(r"\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=\-]{6,}")
+_HEADER_WORDS: Final = frozenset({"authorization", "cookie"})  # headers of one word
 _SCHEME_WORD: Final = re.compile(r"(?:Bearer|Basic|Token|Digest)\s+", re.IGNORECASE)
 
 
@@ -286,11 +287,13 @@ def _without_secret_pairs(text: str) -> str:
         before = text[start - 1 : start]
         if quote:  # "name": "value", as JSON or a Python dict writes it
             secret = before == quote and colon and is_secret_key(name)
-        else:  # name=value, or a header's "Name: value"
+        elif colon:  # a header's "Name: value" (a single word is prose: "password: short")
+            secret = is_secret_key(name) and (
+                "-" in name or "_" in name or name.lower() in _HEADER_WORDS
+            )
+        else:  # name=value
             secret = is_secret_key(name) or (
-                not colon
-                and before in ("?", "&")
-                and name.lower().replace("-", "_") in _SIGNED_URL_NAMES
+                before in ("?", "&") and name.lower().replace("-", "_") in _SIGNED_URL_NAMES
             )
         at = match.end()
         if colon and not quote:  # "Authorization: Bearer …": the credential after its scheme
