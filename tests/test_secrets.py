@@ -32,6 +32,7 @@ from agents import (
     StateDecodeError,
     ToolCall,
 )
+from agents.mcp import MCPServerStdio
 from agents.testing import SequentialIds, TickingClock, capture_events, reply
 
 API_KEY = "sk-planted-api-key-1111"
@@ -250,8 +251,10 @@ def test_secrets_named_in_a_texts_pairs_are_redacted_and_prose_is_kept():
         "gsk_" + "planted0123456789abcdefgh",
         "hf_" + "planted0123456789abcdefghijklmnopq",
         "xai-" + "planted0123456789abcdefgh",
+        "ghp_" + "planted0123456789abcdefghijklmnopq",
+        "xoxb-" + "1234567890-planted",
     ]
-    assert scrub(f"keys {' '.join(shaped)} end") == "keys" + " [redacted]" * 5 + " end"
+    assert scrub(f"keys {' '.join(shaped)} end") == "keys" + " [redacted]" * 7 + " end"
     for kept in (
         "the AKIA prefix",
         "AIzaShort",
@@ -635,6 +638,8 @@ PROVIDER_CREDENTIALS = {
     "langfuse_secret_key": "planted-langfuse-09",
     "private_key": "planted-private-10",
     "api_base": "https://127.0.0.1:9/v1beta?alt=sse&key=planted-query-key-11",
+    "api_token": "planted-api-token-12",
+    "github_token": "planted-github-13",
 }
 
 
@@ -642,7 +647,9 @@ def test_provider_credentials_and_a_urls_query_key_are_never_written(tmp_path):
     """litellm's credential parameters in ``llm_config`` and a key in a URL's query were
     written as they were into the state's JSON, its ``repr``, a session's row and an
     audit log; each is written redacted (the state in memory keeps them)."""
-    state = initial().with_llm_config(model="openai/m", max_tokens=5, **PROVIDER_CREDENTIALS)
+    state = initial().with_llm_config(
+        model="openai/m", max_tokens=5, eos_token="</s>", **PROVIDER_CREDENTIALS
+    )
     planted = re.findall(r"planted-[a-z-]+\d\d|AKIA\w+", str(PROVIDER_CREDENTIALS))
     assert len(planted) == len(PROVIDER_CREDENTIALS)
     text = state.to_json()
@@ -651,7 +658,10 @@ def test_provider_credentials_and_a_urls_query_key_are_never_written(tmp_path):
     assert back.llm_config["api_base"] == "https://127.0.0.1:9/v1beta?alt=sse&key=[redacted]"
     assert back.llm_config["aws_session_token"] == "[redacted]"
     assert back.llm_config["max_tokens"] == 5 and back.llm_config["model"] == "openai/m"
+    assert back.llm_config["eos_token"] == "</s>"  # a tokenizer's, no credential
     assert state.llm_config["aws_session_token"] == "planted-aws-session-03"
+    shown = repr(MCPServerStdio("srv", ["--api-token", "planted-flag-14", "--github-token=x1y2z3"]))
+    assert "planted-flag-14" not in shown and "x1y2z3" not in shown
     SQLiteSessionStore(tmp_path / "s.db").create(state, session_id="s1")
     log = tmp_path / "run.jsonl"
     with AuditLog.open(log) as audit:

@@ -51,18 +51,16 @@ _SECRET_KEYS: Final = frozenset(
         "secret",
         "client_secret",
         "token",
-        "access_token",
-        "refresh_token",
-        "id_token",
         "cookie",
         "credentials",
         "private_key",
-        "session_token",
-        # litellm's names for a provider's credentials: Bedrock (the key's id too: half
-        # a credential, of no use to a record), Azure AD, Vertex AI, OCI's private key
+        "secret_key",
+        "signing_key",
+        "encryption_key",
+        # litellm's names for a provider's credentials the suffixes below miss: Bedrock's
+        # (the key's id too: half a credential, of no use to a record), OCI's private key
         "aws_access_key_id",
         "aws_secret_access_key",
-        "azure_ad_token",
         "oci_key",
     }
 )
@@ -71,11 +69,29 @@ _SECRET_SUFFIXES: Final = (
     "_secret",
     "_secret_key",
     "_password",
-    "_access_token",
-    "_session_token",
-    "_identity_token",
+    "_token",  # api_token, auth_token, github_token, aws_session_token… but not these:
     "_credentials",
     "_private_key",
+)
+# Names ending in "_token" that hold no credential: a tokenizer's special tokens (a model's
+# settings) and pagination cursors.
+_NOT_SECRET: Final = frozenset(
+    {
+        "eos_token",
+        "bos_token",
+        "pad_token",
+        "unk_token",
+        "sep_token",
+        "cls_token",
+        "mask_token",
+        "stop_token",
+        "page_token",
+        "next_page_token",
+        "next_token",
+        "continuation_token",
+        "cancel_token",
+        "cancellation_token",
+    }
 )
 # Environment variables holding credentials are named more loosely (OPENAI_API_KEY,
 # HF_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD).
@@ -86,11 +102,13 @@ _MIN_SECRET: Final = 6  # shorter values would scrub ordinary words; such keys a
 # ``sk-…``, ``pk-…``, ``rk-…``, and ``key-…`` holding a digit (Mailgun's keys; without a
 # digit it is prose: "a key-value store", "the api-key-rotation policy"); Google's API
 # keys (``AIza`` and 35 more), AWS access key ids (``AKIA``/``ASIA`` and 16 capitals or
-# digits), Groq's ``gsk_…``, Hugging Face's ``hf_…`` and xAI's ``xai-…``.
+# digits), Groq's ``gsk_…``, Hugging Face's ``hf_…``, xAI's ``xai-…``, GitHub's
+# ``ghp_…`` (``gho_``, ``ghu_``, ``ghs_``, ``ghr_``, ``github_pat_``) and Slack's ``xoxb-…``.
 _KEY_PATTERN: Final = re.compile(
     r"\b(?:(?:sk|pk|rk)-[A-Za-z0-9_\-]{6,}|key-(?=[A-Za-z_\-]*\d)[A-Za-z0-9_\-]{6,}"
     r"|AIza[A-Za-z0-9_\-]{35}|A[KS]IA[A-Z0-9]{16}|gsk_[A-Za-z0-9]{20,}|hf_[A-Za-z0-9]{30,}"
-    r"|xai-[A-Za-z0-9]{20,})"
+    r"|xai-[A-Za-z0-9]{20,}|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
+    r"|xox[abposr]-[A-Za-z0-9\-]{10,})"
 )
 # A value under a secret name in text: ``password=…`` (a configuration line, a DSN, a URL's
 # query — where Google's APIs take ``key=``), ``"api_key": "…"`` (a request echoed as JSON
@@ -131,7 +149,9 @@ _SCHEME_WORD: Final = re.compile(r"(?:Bearer|Basic|Token|Digest)\s+", re.IGNOREC
 def is_secret_key(key: str) -> bool:
     """Whether values under ``key`` are secrets (case-insensitive, ``-`` read as ``_``)."""
     normal = key.lower().replace("-", "_")
-    return normal in _SECRET_KEYS or normal.endswith(_SECRET_SUFFIXES)
+    if normal in _SECRET_KEYS:
+        return True
+    return normal.endswith(_SECRET_SUFFIXES) and normal not in _NOT_SECRET
 
 
 def odd_float(value: float) -> bool:
