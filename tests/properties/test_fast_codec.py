@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from agents import AgentLoop, AgentState, StateDecodeError, tool
 from agents.records.codec import from_dict, to_dict
-from agents.records.redaction import is_secret_key
+from agents.records.redaction import is_secret_key, redact
 from agents.testing import ScriptedDriver, SequentialIds, TickingClock, call, reply
 
 scalars = (
@@ -29,7 +29,9 @@ scalars = (
     | st.integers(min_value=-(2**80), max_value=2**80)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.sampled_from([1e-5, -3.2e-9, 5e-324, 1e16, 1.5e300, 0.0001, -0.0, 1e-4])
-    | st.text()
+    # A URL's secrets in a text (``x://u:pw@h``, ``?key=k``) are written redacted
+    # (tests/test_secrets.py): no round trip.
+    | st.text().filter(lambda text: redact(text) == text)
 )
 # Keys that name secrets are written redacted (tests/test_secrets.py): no round trip.
 keys = st.text(max_size=5).filter(lambda key: not is_secret_key(key))
