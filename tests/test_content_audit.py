@@ -464,3 +464,29 @@ def test_a_record_refering_to_a_blob_the_run_does_not_hold_is_not_written():
     store = MemoryBlobStore()
     keep_blobs(AgentState.initial(messages=[image]), payload, store)  # held: stored first
     assert store.has(image.blob)
+
+
+def test_a_bundle_whose_log_inflates_far_past_its_packed_size_is_refused_unread(tmp_path, capsys):
+    """A log entry deflated to a thousandth of its size (a zip bomb: 70 MB from 70 KB) is
+    refused before it is inflated, where it was read whole into memory up to 1 GB; a log
+    packed as `agents bundle` packs it is taken."""
+    import tracemalloc
+    import zipfile
+
+    audited(tmp_path / "run.jsonl")
+    data = (tmp_path / "run.jsonl").read_bytes()
+    bomb = tmp_path / "bomb.zip"
+    with zipfile.ZipFile(bomb, "w") as out:
+        out.writestr("run.jsonl", data + b" " * 70_000_000, compress_type=zipfile.ZIP_DEFLATED)
+    assert bomb.stat().st_size < 100_000
+    tracemalloc.start()
+    code = main(["verify", str(bomb)])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert "unpack" in err and "run.jsonl" in err
+    assert peak < 10_000_000  # nothing inflated
+    packed = tmp_path / "packed.zip"
+    assert main(["bundle", str(tmp_path / "run.jsonl"), "-o", str(packed)]) == 0
+    assert main(["verify", str(packed)]) == 0

@@ -37,6 +37,10 @@ __all__ = ["BundleBlobs", "bundled_log", "check_bundle", "write_bundle"]
 _EPOCH: Final = (1980, 1, 1, 0, 0, 0)  # the earliest time a zip entry holds
 _BLOB_NAME: Final = re.compile(r"[0-9a-f]{2}/[0-9a-f]{64}")
 MAX_LOG_BYTES: Final = 1 << 30  # what a bundle's log may hold uncompressed
+# A log inflating to more than this many times its packed size, and past _LOG_FLOOR, is a
+# zip bomb (a log packs 3-10x: each line holds two hashes), refused unread.
+_LOG_RATIO: Final = 100
+_LOG_FLOOR: Final = 64 << 20
 
 
 def write_bundle(
@@ -93,7 +97,8 @@ def check_bundle(
     the bundle: the name errors give the log (``run.zip/run.jsonl``), and what was
     checked. ``StateDecodeError`` for a file that is no bundle, or an entry it should not
     hold: a blob the log does not refer to, or blobs that would unpack to more bytes than
-    the bundle holds (a bundle stores them as they are: a zip bomb is refused unread)."""
+    the bundle holds (a bundle stores them as they are: a zip bomb is refused unread), or
+    a log that would unpack to more than 100 times its packed size and 64 MB."""
     key = load_public_key(public_key) if public_key is not None else None
     with _bundle(path) as bundle:
         name, data, _ = _contents(bundle, path, os.path.getsize(path))
@@ -171,6 +176,11 @@ def _contents(
     if len(logs) != 1 or not logs[0].filename.endswith(".jsonl"):
         raise StateDecodeError(f"{path}: a bundle holds one audit log (*.jsonl) at its top")
     log = logs[0]
+    if log.file_size > max(_LOG_FLOOR, _LOG_RATIO * log.compress_size):
+        raise StateDecodeError(
+            f"{path}: its log {log.filename!r:.120} would unpack to {log.file_size:,} bytes "
+            f"from {log.compress_size:,} (a zip bomb): refused unread"
+        )
     data = _read(bundle, log, MAX_LOG_BYTES, path)
     blobs = _blob_entries(bundle, log.filename, _referred(data), path)
     if sum(entry.file_size for entry in blobs) > size:
