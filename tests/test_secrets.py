@@ -648,7 +648,11 @@ def test_provider_credentials_and_a_urls_query_key_are_never_written(tmp_path):
     written as they were into the state's JSON, its ``repr``, a session's row and an
     audit log; each is written redacted (the state in memory keeps them)."""
     state = initial().with_llm_config(
-        model="openai/m", max_tokens=5, eos_token="</s>", **PROVIDER_CREDENTIALS
+        model="openai/m",
+        max_tokens=5,
+        eos_token="</s>",
+        input_cost_per_token=2e-06,
+        **PROVIDER_CREDENTIALS,
     )
     planted = re.findall(r"planted-[a-z-]+\d\d|AKIA\w+", str(PROVIDER_CREDENTIALS))
     assert len(planted) == len(PROVIDER_CREDENTIALS)
@@ -659,6 +663,7 @@ def test_provider_credentials_and_a_urls_query_key_are_never_written(tmp_path):
     assert back.llm_config["aws_session_token"] == "[redacted]"
     assert back.llm_config["max_tokens"] == 5 and back.llm_config["model"] == "openai/m"
     assert back.llm_config["eos_token"] == "</s>"  # a tokenizer's, no credential
+    assert back.llm_config["input_cost_per_token"] == 2e-06  # a price
     assert state.llm_config["aws_session_token"] == "planted-aws-session-03"
     shown = repr(MCPServerStdio("srv", ["--api-token", "planted-flag-14", "--github-token=x1y2z3"]))
     assert "planted-flag-14" not in shown and "x1y2z3" not in shown

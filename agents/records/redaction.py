@@ -74,7 +74,7 @@ _SECRET_SUFFIXES: Final = (
     "_private_key",
 )
 # Names ending in "_token" that hold no credential: a tokenizer's special tokens (a model's
-# settings) and pagination cursors.
+# settings) and pagination cursors; and any ending in "_per_token" (a price).
 _NOT_SECRET: Final = frozenset(
     {
         "eos_token",
@@ -151,7 +151,11 @@ def is_secret_key(key: str) -> bool:
     normal = key.lower().replace("-", "_")
     if normal in _SECRET_KEYS:
         return True
-    return normal.endswith(_SECRET_SUFFIXES) and normal not in _NOT_SECRET
+    return (
+        normal.endswith(_SECRET_SUFFIXES)
+        and normal not in _NOT_SECRET
+        and not normal.endswith("_per_token")  # a price: litellm's input_cost_per_token
+    )
 
 
 def odd_float(value: float) -> bool:
