@@ -664,6 +664,11 @@ def test_provider_credentials_and_a_urls_query_key_are_never_written(tmp_path):
     assert back.llm_config["max_tokens"] == 5 and back.llm_config["model"] == "openai/m"
     assert back.llm_config["eos_token"] == "</s>"  # a tokenizer's, no credential
     assert back.llm_config["input_cost_per_token"] == 2e-06  # a price
+    from agents.records.redaction import is_secret_key
+
+    kept = ("time_to_first_token", "progress_token", "add_eos_token", "next_page_token")
+    assert [name for name in kept if is_secret_key(name)] == []
+    assert is_secret_key("X-Auth-Token") and is_secret_key("vault_token")
     assert state.llm_config["aws_session_token"] == "planted-aws-session-03"
     shown = repr(MCPServerStdio("srv", ["--api-token", "planted-flag-14", "--github-token=x1y2z3"]))
     assert "planted-flag-14" not in shown and "x1y2z3" not in shown

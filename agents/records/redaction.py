@@ -74,7 +74,8 @@ _SECRET_SUFFIXES: Final = (
     "_private_key",
 )
 # Names ending in "_token" that hold no credential: a tokenizer's special tokens (a model's
-# settings) and pagination cursors; and any ending in "_per_token" (a price).
+# settings), pagination and progress cursors, a latency; and any ending in "_per_token" (a
+# price).
 _NOT_SECRET: Final = frozenset(
     {
         "eos_token",
@@ -85,12 +86,18 @@ _NOT_SECRET: Final = frozenset(
         "cls_token",
         "mask_token",
         "stop_token",
+        "add_bos_token",
+        "add_eos_token",
         "page_token",
         "next_page_token",
         "next_token",
+        "previous_token",
+        "pagination_token",
         "continuation_token",
+        "progress_token",
         "cancel_token",
         "cancellation_token",
+        "time_to_first_token",
     }
 )
 # Environment variables holding credentials are named more loosely (OPENAI_API_KEY,
