@@ -798,6 +798,25 @@ def test_ag_ui_never_takes_a_user_message_twice(server):
         assert [m["content"] for m in users] == ["hello", "again"]
 
 
+def test_ag_ui_never_queues_a_user_message_twice_while_calls_wait(server):
+    """A user message sent while calls wait for approval is queued for the next inference;
+    the same message sent again (its id) before that is a 422 too, not a second copy."""
+    with httpx.Client() as client:
+        first = [{"id": "u1", "role": "user", "content": "refund 10 20"}]
+        agui(client, server.url, run_input("thread-queued", "run-1", first))
+        url = f"{server.url}/sessions/thread-queued"
+        steer = [*first, {"id": "u2", "role": "user", "content": "and hurry"}]
+        queued = agui(client, server.url, run_input("thread-queued", "run-2", steer))
+        assert queued[-1].outcome.type == "interrupt"
+        before = client.get(url).text
+        assert json.loads(before)["context"]["steering"][0]["content"] == "and hurry"
+        refused = client.post(
+            f"{server.url}/ag-ui", json=run_input("thread-queued", "run-3", steer)
+        )
+        assert refused.status_code == 422 and "'u2' was taken" in refused.text
+        assert client.get(url).text == before
+
+
 def test_ag_ui_interrupts_answered_in_one_resume(server):
     """Two calls waiting for approval end the run with an interrupt outcome, one interrupt
     per call; one ``resume`` answering both (one approved, one cancelled) finishes the run;

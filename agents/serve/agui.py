@@ -95,13 +95,14 @@ def _latest_user_message(run_input: RunAgentInput) -> Message | None:
 
 
 def _taken(state: AgentState, message: Message) -> bool:
-    """Whether the thread's conversation holds ``message``'s AG-UI id already: a run took
-    it (a client asking to answer it again, or sending its history back without a new
-    message, would have it twice)."""
+    """Whether the thread's conversation, or the messages queued for its next inference
+    (sent while calls waited), hold ``message``'s AG-UI id already: a run took it (a client
+    asking to answer it again, or sending its history back without a new message, would
+    have it twice)."""
     wanted = message.metadata[MESSAGE_ID]
     return any(
         taken.metadata.get(MESSAGE_ID) == wanted
-        for taken in state.messages
+        for taken in (*state.messages, *state.context.steering)
         if taken.role is Role.USER
     )
 
