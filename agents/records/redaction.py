@@ -74,8 +74,7 @@ _SECRET_SUFFIXES: Final = (
     "_private_key",
 )
 # Names ending in "_token" that hold no credential: a tokenizer's special tokens (a model's
-# settings), pagination and progress cursors, a latency; and any ending in "_per_token" (a
-# price).
+# settings), pagination and progress cursors, a latency; and prices (_NOT_SECRET_SUFFIXES).
 _NOT_SECRET: Final = frozenset(
     {
         "eos_token",
@@ -100,6 +99,7 @@ _NOT_SECRET: Final = frozenset(
         "time_to_first_token",
     }
 )
+_NOT_SECRET_SUFFIXES: Final = ("_per_token",)  # a price: litellm's input_cost_per_token
 # Environment variables holding credentials are named more loosely (OPENAI_API_KEY,
 # HF_TOKEN, AWS_SECRET_ACCESS_KEY, PGPASSWORD).
 _ENV_SUFFIXES: Final = ("_key", "_token", "_secret", "_password", "_pass")
@@ -161,7 +161,7 @@ def is_secret_key(key: str) -> bool:
     return (
         normal.endswith(_SECRET_SUFFIXES)
         and normal not in _NOT_SECRET
-        and not normal.endswith("_per_token")  # a price: litellm's input_cost_per_token
+        and not normal.endswith(_NOT_SECRET_SUFFIXES)
     )
 
 

@@ -4,13 +4,13 @@ AG-UI front-ends (CopilotKit and others) talk to an ``agents`` agent.
 
 The conversation is the server's session, keyed by ``threadId`` — never the client's copy of
 the history: of the input's messages only the newest user message is taken (a client that
-dropped a streamed tool call cannot corrupt the next turn), once (its id kept in its
-metadata, ``MESSAGE_ID``: a run asking for it again is refused). Calls waiting for approval end a
-run with an ``interrupt`` outcome, one ``Interrupt`` per call (its id the call's id); a
-``resume`` answers any of them — ``resolved`` with ``{"approved": true or false, "reason":
-text}`` (read as ``POST /approvals`` reads a decision: anything else is a 422 and decides
-nothing), ``cancelled`` denies (its payload, if any, an object) — several in one request;
-a call no entry answers stays waiting. A tool call's question for a human
+dropped a streamed tool call cannot corrupt the next turn), and only once (its id kept in
+its metadata, ``MESSAGE_ID``: a run asking for it again is refused). Calls waiting for
+approval end a run with an ``interrupt`` outcome, one ``Interrupt`` per call (its id the
+call's id); a ``resume`` answers any of them — ``resolved`` with ``{"approved": true or
+false, "reason": text}`` (read as ``POST /approvals`` reads a decision: anything else is a
+422 and decides nothing), ``cancelled`` denies (its payload, if any, an object) — several in
+one request; a call no entry answers stays waiting. A tool call's question for a human
 (``state.pending_inputs``) is an ``Interrupt`` too (reason ``input``, its ``responseSchema``
 the question's schema), answered by ``resolved`` with the answer as payload, or
 ``cancelled`` (``{"action": "decline"}`` declines, else the question is dismissed).
