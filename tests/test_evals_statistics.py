@@ -8,7 +8,10 @@ import itertools
 import math
 import random
 
+import pytest
+
 from agents import AgentLoop
+from agents.errors import InvalidArgument
 from agents.evals import Case, Dataset, compare, evaluate
 from agents.evals.scorers import equals
 from agents.evals.stats import bootstrap, holm, mcnemar, pass_at_k, pass_hat_k, wilson
@@ -108,3 +111,27 @@ def test_the_exact_tests_and_corrections_on_known_values():
     assert (low, high) == bootstrap(data, seed=3)
     assert min(data) <= low < sum(data) / len(data) < high <= max(data)
     assert bootstrap(data, seed=3, rounds=50) != bootstrap(data, seed=4, rounds=50)
+
+
+def test_draws_and_levels_that_make_no_interval_are_refused_by_name():
+    """No rounds, a level outside (0, 1), a seed ``random`` cannot take and negative pair
+    counts are ``InvalidArgument``s naming the value, not an ``IndexError`` from an empty
+    list of means or an interval (or p-value) computed from nonsense."""
+    data = [0.1, 0.2, 0.5]
+    for options, named in (
+        ({"rounds": 0}, "rounds"),
+        ({"rounds": -5}, "rounds"),
+        ({"rounds": 2.5}, "rounds"),
+        ({"level": 1.0}, "level"),
+        ({"level": 1.5}, "level"),
+        ({"level": float("nan")}, "level"),
+        ({"seed": [1]}, "seed"),
+    ):
+        with pytest.raises(InvalidArgument, match=named):
+            bootstrap(data, **options)
+    with pytest.raises(InvalidArgument, match="negative"):
+        mcnemar(-1, 3)
+    report = _run([0.5, 0.5], seed=1, trials=3)
+    with pytest.raises(InvalidArgument, match="rounds"):
+        compare(report, report, rounds=0)
+    assert compare(report, report, rounds=1).verdict == "no evidence"

@@ -107,6 +107,7 @@ def compare(
     of the score difference are a bootstrap of ``rounds`` draws from ``seed``."""
     if not 0 < alpha < 1:
         raise InvalidArgument(f"alpha is between 0 and 1, not {alpha!r}")
+    stats.check_draws(seed, rounds)
     old = baseline if isinstance(baseline, EvalReport) else EvalReport.load(baseline)
     new = candidate if isinstance(candidate, EvalReport) else EvalReport.load(candidate)
     theirs = {case.name: case for case in old.cases}

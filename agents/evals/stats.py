@@ -24,7 +24,16 @@ from typing import Final
 
 from agents.errors import InvalidArgument
 
-__all__ = ["Z95", "bootstrap", "holm", "mcnemar", "pass_at_k", "pass_hat_k", "wilson"]
+__all__ = [
+    "Z95",
+    "bootstrap",
+    "check_draws",
+    "holm",
+    "mcnemar",
+    "pass_at_k",
+    "pass_hat_k",
+    "wilson",
+]
 
 Z95: Final = NormalDist().inv_cdf(0.975)
 """The standard normal quantile of a two-sided 95 % interval (1.95996...)."""
@@ -71,6 +80,8 @@ def mcnemar(only_first: int, only_second: int) -> float:
     """The exact two-sided p-value of McNemar's test: ``only_first`` pairs passed the
     first way only, ``only_second`` the second only (the pairs that agree say nothing of
     a difference). 1.0 when no pair disagrees."""
+    if only_first < 0 or only_second < 0:
+        raise InvalidArgument(f"pairs cannot be negative: {only_first} and {only_second}")
     discordant = only_first + only_second
     if discordant == 0:
         return 1.0
@@ -83,7 +94,12 @@ def bootstrap(
     differences: Sequence[float], *, seed: int = 0, rounds: int = 2_000, level: float = 0.95
 ) -> tuple[float, float]:
     """The paired-bootstrap percentile interval of the mean of ``differences`` (one per
-    pair), drawn from ``random.Random(seed)``: the same data and seed, the same interval."""
+    pair), drawn from ``random.Random(seed)``: the same data and seed, the same interval.
+    ``seed`` and ``rounds`` are whole numbers (``rounds`` 1 or more); ``level`` lies
+    between 0 and 1."""
+    check_draws(seed, rounds)
+    if not 0 < level < 1:  # NaN too
+        raise InvalidArgument(f"level is between 0 and 1, not {level!r}")
     if not differences:
         return 0.0, 0.0
     rng = random.Random(seed)
@@ -92,6 +108,15 @@ def bootstrap(
     means = sorted(math.fsum(drawn[i : i + n]) / n for i in range(0, n * rounds, n))
     tail = (1 - level) / 2
     return means[int(tail * rounds)], means[min(rounds - 1, int((1 - tail) * rounds))]
+
+
+def check_draws(seed: int, rounds: int) -> None:
+    """``InvalidArgument`` unless ``seed`` is a whole number and ``rounds`` a whole number
+    of bootstrap draws, 1 or more."""
+    if type(seed) is not int:
+        raise InvalidArgument(f"seed is a whole number, not {seed!r}")
+    if type(rounds) is not int or rounds < 1:
+        raise InvalidArgument(f"rounds is a whole number of at least 1, not {rounds!r}")
 
 
 def holm(p_values: Sequence[float]) -> list[float]:
