@@ -168,6 +168,32 @@ def test_rescore_names_the_line_of_a_folder_that_is_no_evaluation(
     assert err.startswith("agents eval: ") and err.count("\n") == 1 and said in err
 
 
+def test_a_report_that_cannot_be_written_names_the_users_path(tmp_path, capsys):
+    """``write_html`` (and ``agents eval --report``) into a missing folder named the
+    temporary file it was writing (``.r.html.<hex>.part``), a path the user never gave."""
+    from agents.cli import main
+
+    report = evaluate(adder(), Dataset(CASES, name="sums"), [s.equals()], out=tmp_path / "out")
+    target = tmp_path / "missing" / "r.html"
+    with pytest.raises(FileNotFoundError) as raised:
+        report.write_html(target)
+    assert raised.value.filename == str(target) and ".part" not in str(raised.value)
+    (tmp_path / "cases.jsonl").write_text('{"name": "one", "input": "hi"}\n')
+    (tmp_path / "answering.py").write_text(
+        "from agents import AgentLoop\n"
+        "from agents.evals import scorers as s\n"
+        "from agents.testing import FunctionDriver\n"
+        "AGENT = AgentLoop(FunctionDriver(lambda request: 'hello'))\n"
+        "SCORERS = [s.completed]\n"
+    )
+    with pytest.MonkeyPatch.context() as patch:
+        patch.syspath_prepend(str(tmp_path))
+        command = ["eval", str(tmp_path / "cases.jsonl"), "answering:AGENT"]
+        assert main([*command, "--scorers", "answering:SCORERS", "--report", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert str(target) in err and ".part" not in err and err.count("\n") == 1
+
+
 def test_a_judge_says_why_it_gave_no_grade_and_a_forged_one_is_refused(tmp_path):
     """A judge whose model keeps answering off the schema fails its trial saying why (it
     said "no grade in its answer"); a recorded judgement edited to ``"passed": "false"``

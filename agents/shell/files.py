@@ -90,7 +90,11 @@ def replacing(path: Path, *, fsync: bool) -> Iterator[BinaryIO]:
     ``open`` gives it (``mkstemp``'s is 600, and reading the umask would change it for
     every thread a moment)."""
     temporary = path.with_name(f".{path.name}.{uuid.uuid4().hex}.part")
-    handle = os.open(temporary, _NEW, 0o666)
+    try:
+        handle = os.open(temporary, _NEW, 0o666)
+    except OSError as exc:  # named by the file asked for: the temporary one is ours
+        exc.filename = os.fspath(path)
+        raise
     try:
         with os.fdopen(handle, "wb") as file:
             yield file
