@@ -14,6 +14,7 @@ from llm_server import LLMServer, answer
 
 from agents import (
     AgentLoop,
+    AgentState,
     ImagePart,
     InferenceRequest,
     InferenceResponse,
@@ -21,6 +22,7 @@ from agents import (
     ToolCall,
     Usage,
 )
+from agents.errors import InvalidArgument, InvalidType
 from agents.evals import Budget, Case, Dataset, DatasetError, compare, evaluate, rescore
 from agents.evals import scorers as s
 from agents.testing import FunctionDriver
@@ -72,6 +74,31 @@ def test_scorers_read_the_final_state():
     assert not scores["json_schema"].passed
 
 
+@pytest.mark.parametrize(
+    ("expected", "answer", "passed"),
+    [
+        (1, "true", False),  # Python's True == 1 passed these three
+        (True, "1", False),
+        ({"ok": 0}, '{"ok": false}', False),
+        ([1, 2], "[1.0, 2]", True),  # JSON has one kind of number
+        (True, "true", True),
+        ({"a": [1, {"b": None}]}, '{"a": [1, {"b": null}]}', True),
+    ],
+)
+def test_equals_tells_true_and_false_from_numbers(expected, answer, passed):
+    state = AgentLoop(FunctionDriver(lambda request: answer)).run(
+        AgentState.initial(messages=["q"])
+    )
+    assert s.equals()(Case("c", "q", expected), state).passed is passed
+
+
+def test_within_refuses_a_limit_nothing_is_past():
+    """``within(cost=nan)`` passed every run (nothing compares above NaN)."""
+    for limits in ({"cost": float("nan")}, {"steps": 2.5}, {"tokens": "10"}, {"cost": -1}):
+        with pytest.raises(InvalidArgument, match=f"within: {next(iter(limits))}"):
+            s.within(**limits)
+
+
 def test_the_report_is_the_same_json_for_the_same_trials():
     first = evaluate(adder(), CASES, [s.equals()], trials=2).to_json()
     assert first == evaluate(adder(), CASES, [s.equals()], trials=2, concurrency=1).to_json()
@@ -111,6 +138,25 @@ def test_a_spent_budget_starts_no_more_trials_and_the_report_says_which():
     assert json.loads(report.to_json())["not_run"][0] == ["small", 3]
     tokens = evaluate(agent, CASES, [s.completed], concurrency=1, budget=Budget(tokens=5))
     assert tokens.not_run == [("big", 0)]
+
+
+def test_a_budget_that_could_never_be_spent_or_compared_is_refused_by_name():
+    """A NaN cost was never spent (every comparison with NaN is false: the evaluation ran
+    past it), a text of seconds failed mid-run with a bare TypeError, and a mapping for a
+    budget with an AttributeError; each is refused before anything runs."""
+    for limits, named in (
+        ({"cost": float("nan")}, "cost"),
+        ({"cost": -0.5}, "cost"),
+        ({"seconds": "10"}, "seconds"),
+        ({"seconds": float("inf")}, "seconds"),
+        ({"tokens": 2.5}, "tokens"),
+        ({"tokens": True}, "tokens"),
+    ):
+        with pytest.raises(InvalidArgument, match=f"budget's {named}"):
+            Budget(**limits)
+    with pytest.raises(InvalidType, match="budget is a Budget, not dict"):
+        evaluate(adder(), CASES, [s.equals()], budget={"tokens": 10})
+    assert Budget(tokens=0, cost=0, seconds=0.5) == Budget(0, 0.0, 0.5)
 
 
 def test_runs_kept_in_a_folder_are_rescored_with_no_model_call(tmp_path):

@@ -20,7 +20,15 @@ from agents.records.json_text import loads
 from agents.records.state import AgentState
 from agents.shell.files import UnreadableFile, read_file
 
-__all__ = ["CaseResult", "EvalReport", "Score", "Scorer", "Trial", "scorer_name"]
+__all__ = [
+    "CaseResult",
+    "EvalReport",
+    "Score",
+    "Scorer",
+    "Trial",
+    "check_limit",
+    "scorer_name",
+]
 
 
 def _unit(_: Any, attribute: Any, value: Any) -> None:
@@ -28,6 +36,18 @@ def _unit(_: Any, attribute: Any, value: Any) -> None:
         raise InvalidArgument(f"a score's value is a number in [0, 1], not {value!r:.40}")
     if not (math.isfinite(value) and 0.0 <= value <= 1.0):
         raise InvalidArgument(f"a score's value is a number in [0, 1], not {value!r}")
+
+
+def check_limit(name: str, value: Any, *, whole: bool = False) -> None:
+    """``InvalidArgument`` unless a limit (a budget's, ``within``'s) is ``None`` (none) or a
+    finite number of 0 or more (``whole``: a whole one): nothing is ever past NaN, and a
+    text cannot be compared with a count."""
+    if value is None:
+        return
+    kind = int if whole else int | float
+    if type(value) is bool or not isinstance(value, kind) or not 0 <= value < math.inf:
+        what = "a whole number" if whole else "a finite number"
+        raise InvalidArgument(f"{name} is {what} of 0 or more, not {value!r:.40}")
 
 
 @attrs.frozen

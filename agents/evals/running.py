@@ -21,7 +21,7 @@ from agents.drivers.replay import RecordingInterceptor
 from agents.errors import DatasetError, InvalidArgument, InvalidType, StateDecodeError, UsageError
 from agents.evals.dataset import Case, Dataset, case_of
 from agents.evals.judging import recording
-from agents.evals.report import CaseResult, EvalReport, Score, Trial, scorer_name
+from agents.evals.report import CaseResult, EvalReport, Score, Trial, check_limit, scorer_name
 from agents.records.execution import ExecutionStatus
 from agents.records.json_text import loads
 from agents.records.state import AgentState
@@ -39,15 +39,19 @@ MAX_TRIALS: Final = 100_000
 forged folder would have ``rescore`` count trials for ever)."""
 
 
+def _amount(_: Any, attribute: Any, value: Any) -> None:
+    check_limit(f"a budget's {attribute.name}", value, whole=attribute.name == "tokens")
+
+
 @attrs.frozen
 class Budget:
     """What an evaluation may spend: ``tokens``, ``cost`` (dollars) and ``seconds`` of wall
     clock. Once one is spent no new trial starts (those running finish); the report lists
     the trials that did not run."""
 
-    tokens: int | None = None
-    cost: float | None = None
-    seconds: float | None = None
+    tokens: int | None = attrs.field(default=None, validator=_amount)
+    cost: float | None = attrs.field(default=None, validator=_amount)
+    seconds: float | None = attrs.field(default=None, validator=_amount)
 
     def spent(self, tokens: float, cost: float, seconds: float) -> bool:
         return (
@@ -140,6 +144,8 @@ async def aevaluate(
         raise InvalidArgument(
             f"trials (at most {MAX_TRIALS:,}) and concurrency are whole numbers of at least 1"
         )
+    if budget is not None and not isinstance(budget, Budget):
+        raise InvalidType(f"budget is a Budget, not {type(budget).__name__}")
     loop, own = agent_under_test(agent)
     make = initial or (lambda case: _initial(case, own))
     starts: dict[int, AgentState] = {}  # a case's trials start from one state (a value)

@@ -13,7 +13,7 @@ import attrs
 from agents.errors import InvalidArgument
 from agents.evals.dataset import Case
 from agents.evals.judging import judge
-from agents.evals.report import Score
+from agents.evals.report import Score, check_limit
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import deep_freeze, deep_thaw
 from agents.records.output import check_output, output_validator
@@ -82,9 +82,25 @@ def equals(value: Any = _UNSET) -> _Named:
         got = state.final_output
         if got is None:
             got, _ = check_output(_answer(state), output_validator({}))
-        return _score(deep_freeze(got) == deep_freeze(wanted), f"answered {deep_thaw(got)!r:.200}")
+        got = deep_thaw(deep_freeze(got))  # as JSON holds them: lists and dicts
+        return _score(_same_json(got, deep_thaw(deep_freeze(wanted))), f"answered {got!r:.200}")
 
     return _Named("equals", score)
+
+
+def _same_json(a: Any, b: Any) -> bool:
+    """Whether two JSON values are equal as JSON tells them apart: ``true`` and ``false``
+    are no numbers (Python's ``True == 1`` holds), while ``1`` and ``1.0`` are one number."""
+    if type(a) is bool or type(b) is bool:
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same_json(a[key], b[key]) for key in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(map(_same_json, a, b))
+    return type(a) in _PLAIN and type(b) in _PLAIN and bool(a == b)
+
+
+_PLAIN: Final = frozenset({str, int, float, type(None)})
 
 
 def contains(value: Any = _UNSET, *, case_sensitive: bool = True) -> _Named:
@@ -178,6 +194,8 @@ def within(
     """The run took at most ``steps`` steps, ``tokens`` tokens and ``cost`` dollars."""
     if steps is None and tokens is None and cost is None:
         raise InvalidArgument("within: give steps=, tokens= or cost=")
+    for name, limit in (("steps", steps), ("tokens", tokens), ("cost", cost)):
+        check_limit(f"within: {name}", limit, whole=name != "cost")
 
     def score(_: Case, state: AgentState) -> Score:
         usage = state.usage
