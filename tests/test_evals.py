@@ -262,6 +262,33 @@ def test_a_judge_says_why_it_gave_no_grade_and_a_forged_one_is_refused(tmp_path)
     assert "the judge's grade is not one" in trial.error
 
 
+def test_two_judges_keep_their_own_judgements(tmp_path):
+    """Two judges of one rubric (two models compared) were recorded in one file: the
+    second read the first's judgement as its own (a harsh judge passed everything the kind
+    one did), and a judge of another rubric had its first judgement called "re-judged
+    (the rubric changed)". Each judge's are its own, kept apart by its name."""
+
+    def grader(passed: bool) -> FunctionDriver:
+        grade = {"score": float(passed), "passed": passed, "explanation": f"passed={passed}"}
+        return FunctionDriver(lambda request: json.dumps(grade))
+
+    judges = [
+        s.judge(grader(True), "Is it right?", name="kind"),
+        s.judge(grader(False), "Is it right?", name="harsh"),
+        s.judge(grader(True), "Is it short?", name="brief"),
+    ]
+    agent = AgentLoop(FunctionDriver(lambda request: "4"))
+    report = evaluate(agent, [Case("c", "2+2", "4")], judges, out=tmp_path, concurrency=1)
+    scores = dict(report.cases[0].trials[0].scores)
+    assert {name: score.explanation for name, score in scores.items()} == {
+        "kind": "passed=True",
+        "harsh": "passed=False",
+        "brief": "passed=True",
+    }
+    assert len(list((tmp_path / "judged").glob("*.jsonl"))) == 3
+    assert rescore(tmp_path, judges).to_json() == report.to_json()
+
+
 @pytest.mark.parametrize(
     ("field", "value", "said"),
     [

@@ -63,10 +63,11 @@ class Judge:
     async def __call__(self, case: Case, state: AgentState) -> Score:
         where = recording.get()
         path = rejudged = None
-        if where is not None:
+        if where is not None:  # each judge's own: two judges may share a rubric
             folder, trial = where
-            path = folder / "judged" / f"{trial}.{self.key}.jsonl"
-            rejudged = not path.exists() and any(path.parent.glob(f"{trial}.*.jsonl"))
+            judge = hashlib.sha256(self.name.encode("utf-8")).hexdigest()[:8]
+            path = folder / "judged" / f"{trial}.{judge}.{self.key}.jsonl"
+            rejudged = not path.exists() and any(path.parent.glob(f"{trial}.{judge}.*.jsonl"))
         if path is not None and path.exists():
             graded = AuditLog.read(path)  # recorded: no model call
         else:
