@@ -164,14 +164,14 @@ class AgentDefinition(Record):
         if kind == "toml":
             return write_toml(data)
         if kind == "yaml":
-            return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+            return _dumped(data)
         if kind == "markdown":
             prompt = data.get("system_prompt", "")
             if has_lone_surrogate(prompt):  # no UTF-8 file holds it raw: YAML escapes it
                 prompt = ""
             else:
                 data.pop("system_prompt", None)
-            front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+            front = _dumped(data)
             return f"---\n{front}---\n\n{prompt}\n"
         raise InvalidArgument(f"unknown definition kind {kind!r}")
 
@@ -355,13 +355,33 @@ def _read_toml(text: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
     return data, lines
 
 
+_BOOL, _INT, _FLOAT, _TIME = (
+    f"tag:yaml.org,2002:{name}" for name in ("bool", "int", "float", "timestamp")
+)
+_CORE: Final = (  # YAML 1.2's core schema, where PyYAML reads YAML 1.1's rules
+    (_BOOL, r"true|True|TRUE|false|False|FALSE", "tTfF"),
+    (_INT, r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", "-+0123456789"),
+    (_FLOAT, r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?", "-+.0123456789"),
+    (_FLOAT, r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)", "-+."),
+)
+
+
 class _Loader(yaml.SafeLoader):
     """PyYAML's safe loader refusing aliases: a few of them can stand for billions of
     values. (The pure-Python composer, not libyaml's: a hostile file nested deep must end
-    in a ``RecursionError`` we can report, not in a crash of C code.)"""
+    in a ``RecursionError`` we can report, not in a crash of C code.)
+
+    Its scalars are read by YAML 1.2's core schema (docs/how-to/definitions.md), not by
+    the YAML 1.1 rules PyYAML keeps: ``yes``, ``no``, ``on`` and ``off`` are text (1.1:
+    booleans), as are ``1:20`` (1.1: 80), ``1_000`` and ``2024-01-01`` (1.1: a date,
+    which is no JSON); ``012`` is twelve (1.1: ten) and ``0o12`` ten."""
 
     source = ""
     offset = 0
+    yaml_implicit_resolvers = {
+        first: [(tag, found) for tag, found in resolvers if tag not in (_BOOL, _INT, _FLOAT, _TIME)]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
@@ -372,6 +392,26 @@ class _Loader(yaml.SafeLoader):
                 line=mark.line + 1 + self.offset if mark is not None else None,
             )
         return super().compose_node(parent, index)
+
+    def construct_core_int(self, node: Any) -> int:
+        text = str(self.construct_scalar(node))
+        base = {"0o": 8, "0x": 16}.get(text[:2], 10)
+        return int(text[2:] if base != 10 else text, base)
+
+
+class _Dumper(yaml.SafeDumper):
+    """PyYAML's safe dumper quoting text that YAML 1.1 or 1.2's core schema would read as
+    another type (``"1e3"``, ``"0o12"``: 1.1 leaves them text, 1.2 makes them numbers)."""
+
+
+_Loader.add_constructor(_INT, _Loader.construct_core_int)
+for _tag, _pattern, _first in _CORE:
+    for _resolving in (_Loader, _Dumper):
+        _resolving.add_implicit_resolver(_tag, re.compile(f"^(?:{_pattern})$"), list(_first))
+
+
+def _dumped(data: Any) -> str:
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
 
 
 def _read_yaml(text: str, source: str, offset: int) -> tuple[dict[str, Any], dict[str, int]]:
@@ -410,7 +450,8 @@ def _read_yaml(text: str, source: str, offset: int) -> tuple[dict[str, Any], dic
 
 def yaml_items(text: str, source: str) -> list[tuple[Any, int, dict[str, int]]]:
     """A YAML list (an evaluation dataset): each item, its line, and the lines of its
-    keys when it is a mapping (aliases refused, nesting bounded, as for definitions).
+    keys when it is a mapping (aliases refused, nesting bounded, scalars read by YAML
+    1.2's core schema, as for definitions).
     ``DefinitionError`` naming the line for text that is not a YAML list."""
     _nesting_checked(text, source)
     loader = None

@@ -70,6 +70,24 @@ def test_every_format_round_trips(kind, tmp_path):
     assert AgentDefinition.from_text(minimal.to_text(kind), kind) == minimal
 
 
+def test_yaml_reads_yes_no_and_times_as_text_and_writes_what_reads_back():
+    """YAML files are read by YAML 1.2's core schema: PyYAML's YAML 1.1 rules made
+    ``no`` false, ``1:20`` eighty, ``012`` ten and ``2024-01-01`` a date (a load error).
+    Text that 1.2 reads as a number (``1e3``, ``0o12``) is written quoted."""
+    text = (
+        "name: plain\ndescription: 2024-01-01\nmodel: no\n"
+        "llm_options: {stop: [on, off, 1:20], seed: 012, top_k: 0o12, scale: 1e3, echo: true}\n"
+    )
+    definition = AgentDefinition.from_text(text, "yaml")
+    assert (definition.description, definition.model) == ("2024-01-01", "no")
+    options = dict(definition.llm_options)
+    assert list(options.pop("stop")) == ["on", "off", "1:20"]
+    assert options == {"seed": 12, "top_k": 10, "scale": 1000.0, "echo": True}
+    numbers = AgentDefinition(name="n", description="1e3", llm_options={"v": "0o12"})
+    for kind in ("yaml", "markdown"):
+        assert AgentDefinition.from_text(numbers.to_text(kind), kind) == numbers
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_definition_written_to_a_file_holds_no_credential(kind):
     """``llm_options`` holding an API key and an ``Authorization`` header: ``to_text``

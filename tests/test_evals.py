@@ -313,6 +313,25 @@ def test_a_baseline_report_whose_trial_is_forged_is_refused(tmp_path, field, val
     assert [c.passes for c in read.cases] == [c.passes for c in report.cases]
 
 
+def test_a_yaml_dataset_reads_yes_no_and_times_as_text(tmp_path):
+    """YAML 1.1, as PyYAML reads it, made ``expected: yes`` the boolean true (every trial
+    answering "yes" failed), ``1:20`` the number 80, ``012`` ten and ``2024-01-01`` a date
+    (a load error); a dataset's scalars are read by YAML 1.2's core schema."""
+    path = tmp_path / "answers.yaml"
+    path.write_text(
+        "- {name: a, input: Is it so, expected: yes}\n"
+        "- {name: b, input: when, expected: 1:20}\n"
+        "- {name: c, input: x, expected: [no, On, off, 012, 0o12, 0x1F, 1_000, 2024-01-01]}\n"
+        "- {name: d, input: x, expected: [true, False, -3, 1.5, .5, 1e3, null, ~]}\n"
+    )
+    cases = Dataset.load(path).cases
+    assert [case.expected for case in cases[:2]] == ["yes", "1:20"]
+    assert list(cases[2].expected) == ["no", "On", "off", 12, 10, 31, "1_000", "2024-01-01"]
+    assert list(cases[3].expected) == [True, False, -3, 1.5, 0.5, 1000.0, None, None]
+    yes = AgentLoop(FunctionDriver(lambda request: "yes"))
+    assert evaluate(yes, [cases[0]], [s.equals()]).pass_rate == 1.0
+
+
 def test_a_dataset_file_names_the_file_line_and_field_of_an_error(tmp_path):
     good = tmp_path / "cases.yaml"
     good.write_text(
