@@ -131,11 +131,12 @@ def _toml_value(value: Any) -> str:
     if isinstance(value, str):
         if has_lone_surrogate(value):  # TOML escapes only Unicode's characters
             raise InvalidArgument("TOML holds only Unicode: a text has a lone surrogate (use YAML)")
-        return json.dumps(value, ensure_ascii=False)  # JSON escapes are TOML basic strings
+        # JSON's escapes are TOML's basic strings', but for DEL, which TOML refuses raw
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
     if isinstance(value, list):
         return "[" + ", ".join(_toml_value(item) for item in value) + "]"
     if isinstance(value, dict):  # an inline table
-        pairs = ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items())
+        pairs = ", ".join(f"{_toml_value(k)} = {_toml_value(v)}" for k, v in value.items())
         return "{" + pairs + "}"
     if value is None:
         raise InvalidArgument("TOML has no null: a null option cannot be written (use YAML)")
@@ -156,7 +157,7 @@ def write_toml(data: dict[str, Any]) -> str:
     options = data.get("llm_options")
     if options:
         lines += ["", "[llm_options]"]
-        lines += [f"{json.dumps(k)} = {_toml_field(k, v)}" for k, v in options.items()]
+        lines += [f"{_toml_field(k, k)} = {_toml_field(k, v)}" for k, v in options.items()]
     return "\n".join(lines) + "\n"
 
 

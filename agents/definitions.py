@@ -167,7 +167,9 @@ class AgentDefinition(Record):
             return _dumped(data)
         if kind == "markdown":
             prompt = data.get("system_prompt", "")
-            if has_lone_surrogate(prompt):  # no UTF-8 file holds it raw: YAML escapes it
+            # in the front matter, escaped, what no UTF-8 file holds raw (a lone surrogate)
+            # and what the body, read stripped, would lose (white space around it)
+            if has_lone_surrogate(prompt) or prompt != prompt.strip():
                 prompt = ""
             else:
                 data.pop("system_prompt", None)
@@ -408,6 +410,17 @@ _Loader.add_constructor(_INT, _Loader.construct_core_int)
 for _tag, _pattern, _first in _CORE:
     for _resolving in (_Loader, _Dumper):
         _resolving.add_implicit_resolver(_tag, re.compile(f"^(?:{_pattern})$"), list(_first))
+
+
+def _text(dumper: _Dumper, value: str) -> Any:
+    """Text in double quotes where it holds a line break of YAML's other than ``\\n``
+    (NEL, LS, PS): PyYAML folds them into a plain or single-quoted scalar, which reads
+    back with a space in their place; double quotes escape them."""
+    style = '"' if any(ch in value for ch in "\x85\u2028\u2029") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _text)
 
 
 def _dumped(data: Any) -> str:
