@@ -350,7 +350,7 @@ def _read_toml(text: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
             f"not valid TOML ({exc})", file=source, line=int(match.group(1)) if match else None
         ) from None
     lines: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # as TOML counts lines
         key = re.match(r"\s*\[?\s*([A-Za-z0-9_-]+)\s*[=\]]", line)
         if key and key.group(1) not in lines:
             lines[key.group(1)] = number

@@ -88,6 +88,13 @@ def test_yaml_reads_yes_no_and_times_as_text_and_writes_what_reads_back():
         assert AgentDefinition.from_text(numbers.to_text(kind), kind) == numbers
 
 
+def test_a_toml_error_names_its_line_past_a_unicode_line_break():
+    """TOML strings may hold U+2028 raw; its lines were counted with ``str.splitlines``,
+    which splits there too, and the error named the line after the right one."""
+    with pytest.raises(DefinitionError, match=r"<text>:2: max_steps"):
+        AgentDefinition.from_text('name = "a\u2028b"\nmax_steps = "ten"\n', "toml")
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_definition_written_to_a_file_holds_no_credential(kind):
     """``llm_options`` holding an API key and an ``Authorization`` header: ``to_text``

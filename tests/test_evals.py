@@ -332,6 +332,25 @@ def test_a_yaml_dataset_reads_yes_no_and_times_as_text(tmp_path):
     assert evaluate(yes, [cases[0]], [s.equals()]).pass_rate == 1.0
 
 
+def test_cases_holding_unicode_line_breaks_load_and_rescore(tmp_path):
+    """A JSON Lines dataset holding U+2028 or NEL raw in a string (valid JSON) failed to
+    load, and an evaluation of such a case could not be rescored: both were split into
+    lines with ``str.splitlines``, which splits at those too."""
+    path = tmp_path / "cases.jsonl"
+    path.write_text(
+        json.dumps({"name": "a\u2028b", "input": "x\x85y", "expected": "z"}, ensure_ascii=False)
+        + "\n",
+        encoding="utf-8",
+    )
+    loaded = Dataset.load(path)
+    assert [(c.name, c.input) for c in loaded.cases] == [("a\u2028b", "x\x85y")]
+    agent = AgentLoop(FunctionDriver(lambda request: "z"))
+    made = [Case("a\u2028b", "x\x85y", "z")]  # the rescore's own failure, without the load's
+    report = evaluate(agent, made, [s.equals()], out=tmp_path / "out")
+    assert report.pass_rate == 1.0
+    assert rescore(tmp_path / "out", [s.equals()]).to_json() == report.to_json()
+
+
 def test_a_dataset_file_names_the_file_line_and_field_of_an_error(tmp_path):
     good = tmp_path / "cases.yaml"
     good.write_text(

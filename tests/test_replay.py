@@ -155,6 +155,20 @@ def test_recording_keeps_errors_and_never_the_api_key(tmp_path):
     assert replay.to_json() == recorded.to_json()
 
 
+def test_a_recording_of_answers_holding_unicode_line_breaks_replays(tmp_path):
+    """JSON strings hold U+2028, NEL and the other breaks ``str.splitlines`` splits at,
+    raw: a recording was read with it, so an answer holding one could not be replayed
+    (its line cut in two; a first line cut read as "expected kind 'AgentState'")."""
+    path = tmp_path / "calls.jsonl"
+    answer = "one\u2028two\x85three\x1cfour\u2029"
+    with RecordingInterceptor(path) as recorder:
+        model = ScriptedDriver([reply(answer), reply(answer)])
+        recorded = replayed(model, interceptors=[recorder]).run(initial())
+    assert path.read_text(encoding="utf-8").count("\n") == 1 and "\u2028" in path.read_text()
+    replay = replayed(ReplayDriver.from_file(path)).run(initial())
+    assert replay.final_response == answer and replay.to_json() == recorded.to_json()
+
+
 @pytest.mark.parametrize(
     ("content", "fragment"),
     [

@@ -26,7 +26,7 @@ from agents.records.codec import from_dict, from_json, to_dict
 from agents.records.encoding import unrecordable
 from agents.records.error_info import ErrorInfo, ReplayDivergence
 from agents.records.inference import InferenceRequest, InferenceResponse
-from agents.records.json_text import loads, utf8_safe
+from agents.records.json_text import json_lines, loads, utf8_safe
 from agents.records.messages import Message
 from agents.records.state import AgentState
 from agents.records.step import AgentStep
@@ -117,7 +117,7 @@ class ReplayDriver:
         stripped = text.lstrip()
         if not stripped:
             raise StateDecodeError(f"{path} is empty", "$")
-        first_line = stripped.splitlines()[0]
+        first_line = json_lines(stripped)[0]
         try:
             head = loads(first_line)
         except StateDecodeError:  # not a recording: the state's reader says what it is
@@ -243,7 +243,7 @@ def first_message_difference(sent: Sequence[Message], recorded: Sequence[Message
 
 def _read_recording(text: str, where: str) -> list[RecordedInference]:
     recorded = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(json_lines(text), start=1):
         if not line.strip():
             continue
         try:

@@ -15,7 +15,7 @@ import attrs
 from agents.errors import ContentError, DatasetError, DefinitionError, StateDecodeError
 from agents.records.content import part_of
 from agents.records.frozen import NestingError, deep_freeze, deep_thaw
-from agents.records.json_text import loads
+from agents.records.json_text import json_lines, loads
 from agents.records.state import AgentState
 from agents.shell.files import UnreadableFile, read_file
 
@@ -131,7 +131,7 @@ def _yaml_items(text: str, source: str) -> list[tuple[Any, int, dict[str, int]]]
 
 def _jsonl_items(text: str, source: str) -> list[tuple[Any, int, dict[str, int]]]:
     items: list[tuple[Any, int, dict[str, int]]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(json_lines(text), start=1):
         if not line.strip():
             continue
         try:

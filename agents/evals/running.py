@@ -23,7 +23,7 @@ from agents.evals.dataset import Case, Dataset, case_of
 from agents.evals.judging import recording
 from agents.evals.report import CaseResult, EvalReport, Score, Trial, check_limit, scorer_name
 from agents.records.execution import ExecutionStatus
-from agents.records.json_text import loads
+from agents.records.json_text import json_lines, loads
 from agents.records.state import AgentState
 from agents.shell.files import UnreadableFile, read_file, replacing
 from agents.shell.loop import AgentLoop
@@ -341,7 +341,7 @@ def _recorded_cases(folder: Path) -> tuple[str, int, list[Case]]:
     except (UnreadableFile, OSError) as exc:
         raise InvalidArgument(f"{folder}: not an evaluation's folder ({exc})") from None
     try:
-        lines = data.decode("utf-8").splitlines()
+        lines = json_lines(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise DatasetError(f"not UTF-8 (byte {exc.start})", file=str(path)) from None
     try:

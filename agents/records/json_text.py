@@ -31,6 +31,7 @@ __all__ = [
     "exact",
     "exact_or_refuse",
     "has_lone_surrogate",
+    "json_lines",
     "loads",
     "nesting_position",
     "parse_object",
@@ -64,6 +65,16 @@ def loads(text: str | bytes) -> Any:
         raise StateDecodeError(f"not valid JSON: nested too deeply ({where})") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise StateDecodeError(f"not valid JSON: {exc}") from None
+
+
+def json_lines(text: str) -> list[str]:
+    """The lines of a JSON Lines text: split at ``\\n`` alone, as the format says (JSON
+    strings may hold U+2028, NEL and the other breaks ``str.splitlines`` splits at, raw);
+    a newline after the last line ends it (no empty line after it)."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 class JsonLines:
