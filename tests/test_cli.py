@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers import TIMELINE_HEADER, agents_cli
 
-from agents import AuditLog, ExecutionStatus, StepType
+from agents import AgentLoop, AgentState, AuditLog, ExecutionStatus, StepType
 from agents.cli import main
 from agents.cli.demo import build_demo
 from agents.records.compiled import replace_fields
@@ -294,6 +294,58 @@ def test_progress_goes_to_a_terminal_only(tmp_path):
         os.close(leader)
     assert result.returncode == 0
     assert b"verifying 20,000/" in shown
+
+
+HOSTILE = "ok\x1b[2J\x1b]0;pwned\x07\rhidden\x9b"  # clears, titles, hides, 8-bit CSI
+
+
+def test_a_runs_text_cannot_drive_the_terminal_it_is_shown_on(tmp_path):
+    """A model's answer (or a tool's output, a forged file) holding escape sequences was
+    printed raw by ``inspect``, ``run`` and the error lines: it could clear the screen,
+    set the title, hide text behind a carriage return. On a terminal they are shown as
+    escapes; to a pipe the text goes unchanged (data for a program, as ``ls`` does)."""
+    import os
+    import pty
+
+    from agents.testing import FunctionDriver
+
+    log = tmp_path / "run.jsonl"
+    with AuditLog.open(log) as audit:
+        loop = AgentLoop(FunctionDriver(lambda request: HOSTILE)).with_listeners(audit)
+        loop.run(AgentState.initial(messages=["hi"]))
+    leader, follower = pty.openpty()
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "agents", "inspect", str(log)],
+            stdout=follower,
+            timeout=120,
+        )
+        os.close(follower)
+        shown = b""
+        try:
+            while chunk := os.read(leader, 4096):
+                shown += chunk
+        except OSError:
+            pass
+    finally:
+        os.close(leader)
+    assert result.returncode == 0
+    assert b"ok\\x1b[2J\\x1b]0;pwned\\x07\\x0dhidden\\x9b" in shown
+    assert b"\x1b" not in shown and b"\x07" not in shown
+    piped = agents_cli("inspect", str(log), cwd=tmp_path)
+    assert "final response: ok\x1b[2J\x1b]0;pwned\x07" in piped.stdout  # (\r read as \n)
+    (tmp_path / "failing.py").write_text(
+        "from agents import AgentLoop\n"
+        "from agents.testing import ScriptedDriver, fail\n"
+        "def make():\n"
+        f"    return AgentLoop(ScriptedDriver([fail(RuntimeError({HOSTILE!r}))]))\n",
+        encoding="utf-8",
+    )
+    failed = agents_cli("run", "failing:make", "--out", "failed.jsonl", cwd=tmp_path)
+    assert failed.returncode == 1
+    assert failed.stderr == (
+        "agents run: the run failed: RuntimeError: ok\\x1b[2J\\x1b]0;pwned\\x07 hidden\\x9b\n"
+    )
 
 
 def test_a_failed_run_exits_one_and_says_why(tmp_path):

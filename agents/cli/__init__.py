@@ -15,9 +15,9 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TextIO, cast
 
-from agents.cli.common import BAD_INPUT, one_line
+from agents.cli.common import BAD_INPUT, Terminal, one_line
 
 __all__ = ["main"]
 
@@ -380,12 +380,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     module, name = found
     try:
         command = getattr(importlib.import_module(module), name)
-        return int(command(args, sys.stdout))
+        return int(command(args, _shown(sys.stdout)))
     except (AgentError, OSError, ValueError, MemoryError) as exc:
         # Said in one line; so is an input too large for this machine.
         said = "out of memory" if isinstance(exc, MemoryError) else _said(exc)
         sys.stderr.write(f"agents {args.command}: {said}\n")
         return BAD_INPUT
+
+
+def _shown(stream: TextIO) -> TextIO:
+    """``stream``, writing what it is given ``visible`` when it is a terminal (the text of
+    a run is a model's, a tool's, or a forged file's: escape sequences in it would drive
+    the terminal), and as it is to a pipe or a file."""
+    try:
+        terminal = stream.isatty()
+    except (AttributeError, ValueError):  # a closed stream, or none a test put there
+        terminal = False
+    return cast(TextIO, Terminal(stream)) if terminal else stream
 
 
 def _said(exc: BaseException) -> str:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, TextIO
 
 from agents.errors import ResourceError
 
@@ -15,6 +16,7 @@ __all__ = [
     "BAD_INPUT",
     "DIFFERENT",
     "OK",
+    "Terminal",
     "command_name",
     "counted",
     "is_bundle",
@@ -22,10 +24,35 @@ __all__ = [
     "one_line",
     "progress",
     "refuse_overwriting",
+    "visible",
     "write_atomically",
 ]
 
 OK, DIFFERENT, BAD_INPUT = 0, 1, 2
+
+_CONTROLS: Final = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def visible(text: str) -> str:
+    """``text`` with its control characters but tab and newline shown as escapes
+    (``\\x1b``): what a model, a tool or a forged file wrote cannot move a terminal's
+    cursor, clear its screen, set its title or write its clipboard."""
+    return _CONTROLS.sub(lambda found: f"\\x{ord(found.group()):02x}", text)
+
+
+class Terminal:
+    """A terminal to write text to, ``visible``; everything else is the stream's own.
+    Output to a pipe or a file is written as it is (as ``ls`` does), so that data a
+    command prints (JSON, CSV) reaches a program unchanged."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(visible(text))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
 
 
 def one_line(text: str, secrets: Sequence[str]) -> str:
@@ -33,7 +60,7 @@ def one_line(text: str, secrets: Sequence[str]) -> str:
     lines and runs of spaces made one line (a command prints no traceback)."""
     from agents.records.redaction import scrub
 
-    return " ".join(scrub(text, secrets).split())
+    return visible(" ".join(scrub(text, secrets).split()))
 
 
 def is_bundle(path: str) -> bool:
