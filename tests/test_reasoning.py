@@ -161,3 +161,21 @@ def test_thinking_settings_in_llm_config_reach_the_provider():
         final = AgentLoop(driver, tools=[add], max_steps=6).run(state)
         assert all(body["thinking"] == options["thinking"] for body in server.requests)
     assert server.refusals == [] and final.stop_reason is StopReason.COMPLETED
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_steps_cost_is_litellms_with_the_cache_written_at_its_price(stream):
+    """Anthropic's answer says 3 of its prompt tokens were written to the prompt cache,
+    which costs 1.25x an input token; the driver priced them as input tokens, below what
+    litellm's own ``completion_cost`` gives for the same answer."""
+    import litellm
+
+    model, options = MODELS["anthropic"]
+    with ProviderServer("anthropic").plan(*five_turns()[-1:], *five_turns()[-1:]) as server:
+        bare = ask(server, "anthropic", [{"role": "user", "content": "go"}])
+        driver = LiteLLMDriver(
+            model, api_base=server.base_url, api_key="test-key", stream=stream, **options
+        )
+        final = AgentLoop(driver).run(AgentState.initial(messages=["go"]))
+    assert bare.usage.cache_creation_input_tokens == final.usage.cache_write_tokens == 3
+    assert final.usage.cost == pytest.approx(litellm.completion_cost(bare), rel=1e-9)

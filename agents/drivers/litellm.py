@@ -332,7 +332,7 @@ class LiteLLMDriver:
             input_tokens=prompt,
             output_tokens=completion,
             cache_read_tokens=cached,
-            cost=self._prices.cost((self.model, model), prompt, completion, cached),
+            cost=self._prices.cost((self.model, model), prompt, completion, cached, written),
             cache_write_tokens=written,
             reasoning_tokens=reasoning,
         )
@@ -427,17 +427,24 @@ class _Prices:
     """Per-token prices of the models a driver talks to, looked up once per model.
 
     litellm's own ``cost_per_token`` takes ~100 µs per call; for models priced linearly the
-    rates are read once and applied here (same figures). Models with tiered prices (a
-    higher rate above some number of tokens) are priced by litellm every time; models
-    litellm does not know cost 0.0, with one logged note per driver and model.
+    rates are read once and applied here (same figures: the prompt's tokens read from the
+    cache and written to it, which litellm counts in ``prompt_tokens``, at their own
+    rates). Models with tiered prices (a higher rate above some number of tokens, or for
+    an hour's cache) are priced by litellm every time; models litellm does not know cost
+    0.0, with one logged note per driver and model.
     """
 
     def __init__(self) -> None:
-        self._rates: dict[str, tuple[float, float, float] | str | None] = {}
+        self._rates: dict[str, tuple[float, float, float, float] | str | None] = {}
         self._noted = False
 
     def cost(
-        self, models: tuple[str | None, ...], prompt: int, completion: int, cached: int
+        self,
+        models: tuple[str | None, ...],
+        prompt: int,
+        completion: int,
+        cached: int,
+        written: int = 0,
     ) -> float:
         for model in models:
             if not model:
@@ -448,9 +455,10 @@ class _Prices:
             if rates is None:
                 continue
             if isinstance(rates, str):  # tiered
-                return _litellm_cost(model, prompt, completion, cached)
-            inputs, outputs, cache_reads = rates
-            return (prompt - cached) * inputs + cached * cache_reads + completion * outputs
+                return _litellm_cost(model, prompt, completion, cached, written)
+            inputs, outputs, reads, writes = rates
+            uncached = max(prompt - cached - written, 0)
+            return uncached * inputs + cached * reads + written * writes + completion * outputs
         if not self._noted:
             self._noted = True
             note(
@@ -461,7 +469,8 @@ class _Prices:
         return 0.0
 
 
-def _rates(model: str) -> tuple[float, float, float] | str | None:
+def _rates(model: str) -> tuple[float, float, float, float] | str | None:
+    """The model's prices a token: input, output, read from the cache, written to it."""
     litellm = _litellm()
     try:
         info = litellm.get_model_info(model)
@@ -471,16 +480,22 @@ def _rates(model: str) -> tuple[float, float, float] | str | None:
         return "tiered"
     inputs = float(info.get("input_cost_per_token") or 0.0)
     outputs = float(info.get("output_cost_per_token") or 0.0)
-    cache_reads = info.get("cache_read_input_token_cost")
-    return inputs, outputs, float(cache_reads) if cache_reads is not None else inputs
+    reads, writes = (info.get(f"cache_{kind}_input_token_cost") for kind in ("read", "creation"))
+    return (
+        inputs,
+        outputs,
+        float(reads) if reads is not None else inputs,
+        float(writes) if writes is not None else inputs,
+    )
 
 
-def _litellm_cost(model: str, prompt: int, completion: int, cached: int) -> float:
+def _litellm_cost(model: str, prompt: int, completion: int, cached: int, written: int) -> float:
     prompt_cost, completion_cost = _litellm().cost_per_token(
         model=model,
         prompt_tokens=prompt,
         completion_tokens=completion,
         cache_read_input_tokens=cached,
+        cache_creation_input_tokens=written,
     )
     return float(prompt_cost + completion_cost)
 
