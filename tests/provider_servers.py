@@ -202,11 +202,15 @@ class ProviderServer:
             "candidates": [
                 {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
             ],
-            "usageMetadata": {
+            "usageMetadata": {  # a prompt holding audio, priced apart by some models
                 "promptTokenCount": 20,
                 "candidatesTokenCount": 12,
                 "thoughtsTokenCount": 9,
                 "totalTokenCount": 41,
+                "promptTokensDetails": [
+                    {"modality": "TEXT", "tokenCount": 6},
+                    {"modality": "AUDIO", "tokenCount": 14},
+                ],
             },
             "modelVersion": "gemini-3-pro-preview",
         }

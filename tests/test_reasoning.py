@@ -179,3 +179,23 @@ def test_a_steps_cost_is_litellms_with_the_cache_written_at_its_price(stream):
         final = AgentLoop(driver).run(AgentState.initial(messages=["go"]))
     assert bare.usage.cache_creation_input_tokens == final.usage.cache_write_tokens == 3
     assert final.usage.cost == pytest.approx(litellm.completion_cost(bare), rel=1e-9)
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["whole", "streamed"])
+def test_a_steps_cost_is_litellms_with_audio_and_reasoning_at_their_prices(stream):
+    """Gemini 2.5 Flash prices audio input at 3.3x text and has a rate of its own for
+    reasoning; the driver priced every prompt token as text, half of what litellm's own
+    ``completion_cost`` gives for an answer to a prompt of audio. Such models are priced
+    by litellm from the whole usage."""
+    import litellm
+
+    model = "gemini/gemini-2.5-flash"
+    with ProviderServer("gemini").plan(*five_turns()[-1:], *five_turns()[-1:]) as server:
+        options = {"api_base": server.base_url, "api_key": "test-key", "num_retries": 0}
+        bare = litellm.completion(
+            model=model, messages=[{"role": "user", "content": "go"}], **options
+        )
+        driver = LiteLLMDriver(model, stream=stream, **options)
+        final = AgentLoop(driver).run(AgentState.initial(messages=["go"]))
+    assert bare.usage.prompt_tokens_details.audio_tokens == 14
+    assert final.usage.cost == pytest.approx(litellm.completion_cost(bare), rel=1e-9)

@@ -332,7 +332,7 @@ class LiteLLMDriver:
             input_tokens=prompt,
             output_tokens=completion,
             cache_read_tokens=cached,
-            cost=self._prices.cost((self.model, model), prompt, completion, cached, written),
+            cost=self._prices.cost((self.model, model), usage, prompt, completion, cached, written),
             cache_write_tokens=written,
             reasoning_tokens=reasoning,
         )
@@ -429,9 +429,10 @@ class _Prices:
     litellm's own ``cost_per_token`` takes ~100 µs per call; for models priced linearly the
     rates are read once and applied here (same figures: the prompt's tokens read from the
     cache and written to it, which litellm counts in ``prompt_tokens``, at their own
-    rates). Models with tiered prices (a higher rate above some number of tokens, or for
-    an hour's cache) are priced by litellm every time; models litellm does not know cost
-    0.0, with one logged note per driver and model.
+    rates). Models with other prices (``_APART``: tiers above some number of tokens or for
+    an hour's cache, audio, image or reasoning tokens at their own rates) are priced by
+    litellm from the whole usage every time; models litellm does not know cost 0.0, with
+    one logged note per driver and model.
     """
 
     def __init__(self) -> None:
@@ -441,6 +442,7 @@ class _Prices:
     def cost(
         self,
         models: tuple[str | None, ...],
+        usage: Any,
         prompt: int,
         completion: int,
         cached: int,
@@ -454,8 +456,11 @@ class _Prices:
             rates = self._rates[model]
             if rates is None:
                 continue
-            if isinstance(rates, str):  # tiered
-                return _litellm_cost(model, prompt, completion, cached, written)
+            if isinstance(rates, str):  # priced apart: litellm reads the whole usage
+                prompt_cost, completion_cost = _litellm().cost_per_token(
+                    model=model, usage_object=usage
+                )
+                return float(prompt_cost + completion_cost)
             inputs, outputs, reads, writes = rates
             uncached = max(prompt - cached - written, 0)
             return uncached * inputs + cached * reads + written * writes + completion * outputs
@@ -469,6 +474,12 @@ class _Prices:
         return 0.0
 
 
+_APART: Final = ("above_", "audio", "image", "video", "reasoning", "per_second", "character")
+"""Words of litellm's price keys for what one rate a token does not tell: tiers (above so
+many tokens, an hour's cache) and tokens of a kind priced apart (a model's audio input at
+twice its text, say)."""
+
+
 def _rates(model: str) -> tuple[float, float, float, float] | str | None:
     """The model's prices a token: input, output, read from the cache, written to it."""
     litellm = _litellm()
@@ -476,8 +487,8 @@ def _rates(model: str) -> tuple[float, float, float, float] | str | None:
         info = litellm.get_model_info(model)
     except Exception:  # litellm raises for models missing from its price list
         return None
-    if any("above_" in key and "cost" in key and info.get(key) for key in info):
-        return "tiered"
+    if any("cost" in key and any(word in key for word in _APART) and info[key] for key in info):
+        return "apart"
     inputs = float(info.get("input_cost_per_token") or 0.0)
     outputs = float(info.get("output_cost_per_token") or 0.0)
     reads, writes = (info.get(f"cache_{kind}_input_token_cost") for kind in ("read", "creation"))
@@ -487,17 +498,6 @@ def _rates(model: str) -> tuple[float, float, float, float] | str | None:
         float(reads) if reads is not None else inputs,
         float(writes) if writes is not None else inputs,
     )
-
-
-def _litellm_cost(model: str, prompt: int, completion: int, cached: int, written: int) -> float:
-    prompt_cost, completion_cost = _litellm().cost_per_token(
-        model=model,
-        prompt_tokens=prompt,
-        completion_tokens=completion,
-        cache_read_input_tokens=cached,
-        cache_creation_input_tokens=written,
-    )
-    return float(prompt_cost + completion_cost)
 
 
 def _noted(response: InferenceResponse, request: InferenceRequest) -> InferenceResponse:
