@@ -11,9 +11,11 @@ from agents import (
     ExecutionStatus,
     InMemorySessionStore,
     SessionRuntime,
+    StateDecodeError,
     StepType,
     tool,
 )
+from agents.errors import InvalidType
 from agents.testing import call, calls, capture_events, check_invariants, reply
 
 done: list[str] = []
@@ -88,6 +90,27 @@ def test_approving_an_unknown_call_is_an_error():
     _, state = suspended_state()
     with pytest.raises(ValueError, match="no pending approval"):
         state.with_approval("call_9", approved=True)
+
+
+@pytest.mark.parametrize("decision", ["false", "no", 0, 1, None])
+def test_a_decision_that_is_not_true_or_false_is_refused_and_nothing_runs(decision):
+    """``with_approval(id, "false")`` (a form's value, a JSON body's text) was kept as
+    it was, and the loop, testing it as Python does, ran the call: the money was wired.
+    A decision is ``True`` or ``False``; anything else is an ``InvalidType``, through a
+    session runtime too, and the call still waits."""
+    _, state = suspended_state()
+    with pytest.raises(InvalidType, match="approved is True or False"):
+        state.with_approval("call_1", decision)
+    store = InMemorySessionStore()
+    runtime = SessionRuntime(store, lambda session: make_loop(*SCRIPT, tools=[wire, add]))
+    runtime.create(session_id="s")
+    runtime.send("s", "pay bob")
+    with pytest.raises(InvalidType):
+        runtime.approve("s", "call_1", decision)
+    assert done == [] and [c.name for c in runtime.get("s").state.pending_approvals] == ["wire"]
+    forged = state.with_approval("call_1", False).to_json()
+    with pytest.raises(StateDecodeError, match="approvals"):
+        AgentState.from_json(forged.replace('"approved":false', '"approved":"false"'))
 
 
 def test_sessions_keep_pending_approvals_and_approve_resumes():
