@@ -31,6 +31,7 @@ from agents import (
     ToolCall,
     hook,
 )
+from agents.errors import InvalidType
 from agents.mcp import MCPServerHTTP, MCPServerStdio
 from agents.mcp.sampling import SAMPLING_KEY
 from agents.testing import (
@@ -317,6 +318,20 @@ def test_hooks_block_mcp_calls_and_approvals_gate_them():
     assert [c.name for c in suspended.pending_approvals] == ["get_current_time"]
     resumed = gated.run(suspended.with_approval(suspended.pending_approvals[0].id, True))
     assert resumed.status.value == "completed"
+
+
+def test_requires_approval_gates_by_either_name_and_refuses_a_text():
+    """``requires_approval="get_current_time"`` became the set of its letters, and a name
+    with the prefix (``clock_get_current_time``, the name the run sees) matched no tool:
+    both let the calls run with no approval. A text is refused; either name gates."""
+    with pytest.raises(InvalidType, match=r"write \['get_current_time'\]"):
+        time_server(requires_approval="get_current_time")
+    script = [call("clock_get_current_time", timezone="UTC"), reply("done")]
+    for named in ("get_current_time", "clock_get_current_time"):
+        gated = loop_of(*script, tools=[time_server(prefix="clock", requires_approval=[named])])
+        suspended = gated.run(initial())
+        assert [c.name for c in suspended.pending_approvals] == ["clock_get_current_time"]
+        assert suspended.tool_executions == []
 
 
 def test_one_session_per_run_and_held_sessions_across_runs():

@@ -28,7 +28,7 @@ from typing import Any, Final
 
 import attrs
 
-from agents.errors import AgentError, ConfigurationError
+from agents.errors import AgentError, ConfigurationError, InvalidType
 from agents.mcp import sdk
 from agents.mcp.calls import CallScope, within_call
 from agents.mcp.connection import Connection, MCPTimeout, MCPToolError
@@ -69,6 +69,11 @@ class MCPServer:
         if not (isinstance(start_timeout, int | float) and 0 < start_timeout < float("inf")):
             raise AgentError(f"start_timeout must be > 0 seconds, got {start_timeout!r}")
         self.start_timeout = float(start_timeout)
+        if isinstance(requires_approval, str):  # its letters would name no tool: none gated
+            raise InvalidType(
+                f"requires_approval is True, False or a list of tool names, not the text "
+                f"{requires_approval!r:.80} (write [{requires_approval!r:.80}])"
+            )
         self.requires_approval = (
             requires_approval
             if isinstance(requires_approval, bool)
@@ -288,7 +293,9 @@ class MCPServer:
             function=self._function(info.name, timeout, None),
             is_async=True,
             context_parameter=_CONTEXT,
-            requires_approval=approval if isinstance(approval, bool) else info.name in approval,
+            requires_approval=approval  # by the server's name of the tool, or the run's
+            if isinstance(approval, bool)
+            else not approval.isdisjoint((info.name, self._named(info.name))),
             _plain_parameters=deep_thaw(schema),
             _validator=validator,
         )

@@ -59,8 +59,9 @@ class MCPServerStdio(MCPServer):
     ``HOME``…); ``prefix`` names its tools ``prefix_name``; ``timeout`` is each call's
     deadline in seconds (``None``: none), ``tool_timeouts`` one per tool (by the server's
     names); ``requires_approval``: every tool's calls wait for approval (``True``), or
-    those of the tools named; ``sampling``: the server's sampling requests are answered
-    by the run's model (``agents.mcp.sampling``), or refused (``False``);
+    those of the tools named (a list: the server's names, or with the prefix);
+    ``sampling``: the server's sampling requests are answered by the run's model
+    (``agents.mcp.sampling``), or refused (``False``);
     ``elicitation``: the server's questions for a human suspend the run until answered
     (``agents.mcp.calls``), or the client says it cannot take them (``False``);
     ``start_timeout``: seconds to start the server and list its tools (a start given up
