@@ -28,7 +28,7 @@ from agents.core.compilers import TokenWindowCompiler
 from agents.definition_fields import check_fields, write_toml
 from agents.errors import ConfigurationError, DefinitionError, InvalidArgument, StateDecodeError
 from agents.records.codec import nesting_position, register
-from agents.records.frozen import MAX_DEPTH, deep_thaw, to_float, to_pmap
+from agents.records.frozen import MAX_DEPTH, deep_thaw, names, to_float, to_pmap
 from agents.records.json_text import has_lone_surrogate
 from agents.records.record import Record
 from agents.records.redaction import redacted
@@ -45,11 +45,15 @@ _FRONT_MATTER: Final = re.compile(r"\A---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re
 
 
 def _names(value: Iterable[str] | None) -> tuple[str, ...] | None:
-    return None if value is None else tuple(value)
+    return None if value is None else names(value, "tools")
 
 
-def _strings(value: Iterable[str]) -> tuple[str, ...]:
-    return tuple(value)
+def _denied(value: Iterable[str]) -> tuple[str, ...]:
+    return names(value, "deny_tools")
+
+
+def _subagents(value: Iterable[str]) -> tuple[str, ...]:
+    return names(value, "subagents")
 
 
 @attrs.frozen(kw_only=True)
@@ -66,13 +70,13 @@ class AgentDefinition(Record):
     model: str | None = None
     llm_options: Mapping[str, Any] = attrs.field(factory=dict, converter=to_pmap)
     tools: tuple[str, ...] | None = attrs.field(default=None, converter=_names)
-    deny_tools: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    deny_tools: tuple[str, ...] = attrs.field(default=(), converter=_denied)
     max_steps: int | None = 20
     max_tokens: int | None = None
     max_cost: float | None = attrs.field(default=None, converter=to_float)
     time_limit: float | None = attrs.field(default=None, converter=to_float)
     tool_execution: str = "parallel"
-    subagents: tuple[str, ...] = attrs.field(default=(), converter=_strings)
+    subagents: tuple[str, ...] = attrs.field(default=(), converter=_subagents)
     max_depth: int = 3
     context_window: int | None = None
     max_message_tokens: int | None = None

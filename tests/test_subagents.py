@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from helpers import TIMELINE_HEADER, add, agents_cli, rendered_dom
 
 from agents import (
@@ -13,6 +14,7 @@ from agents import (
     ExecutionCompleted,
     ExecutionStatus,
     InferenceRequest,
+    InMemorySessionStore,
     Role,
     StepType,
     ToolCall,
@@ -20,6 +22,9 @@ from agents import (
     subagent_tool,
     tool,
 )
+from agents.definitions import AgentDefinition
+from agents.errors import InvalidType
+from agents.evals.scorers import trajectory
 from agents.shell.subagents import DEPTH_KEY
 from agents.testing import (
     FunctionDriver,
@@ -215,6 +220,30 @@ def test_allow_and_deny_narrow_the_childs_tools():
         AgentState.initial(messages=["go"])
     )
     assert final.tool_executions[0].child.tool_executions[0].error.type == "UnknownTool"
+
+
+def test_a_text_where_a_list_of_names_goes_is_refused():
+    """``deny_tools="sub"`` denied the tools named by its letters, none: the child
+    called ``sub`` (shown below on the list the text should have been). The same text for
+    any list of names — a definition's tools, a loop's finish reasons, a server's hosts,
+    a trajectory — is an ``InvalidType`` that shows the list to write."""
+    from agents.serve.asgi import app  # the serve extra's
+
+    def child():
+        return child_loop(call("sub", a=3, b=1), reply("no"))
+
+    with pytest.raises(InvalidType, match=r"deny_tools .* \(write \['sub'\]\)"):
+        subagent_tool("adder", "Adds.", child, deny_tools="sub")
+    with pytest.raises(InvalidType, match="allow_tools"):
+        subagent_tool("adder", "Adds.", child, allow_tools="add")
+    with pytest.raises(InvalidType, match="deny_tools"):
+        AgentDefinition(name="a", deny_tools="shell")
+    with pytest.raises(InvalidType, match="stop_on_finish_reasons"):
+        AgentLoop(FunctionDriver(lambda request: "x"), stop_on_finish_reasons="length")
+    with pytest.raises(InvalidType, match="trajectory"):
+        trajectory("add")
+    with pytest.raises(InvalidType, match="allowed_hosts"):
+        app(lambda session: None, store=InMemorySessionStore(), allowed_hosts="localhost")
 
 
 def test_a_history_with_sub_agents_survives_the_codec_and_the_audit_log(tmp_path):

@@ -16,6 +16,7 @@ from agents.evals.judging import judge
 from agents.evals.report import Score, check_limit
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import deep_freeze, deep_thaw
+from agents.records.frozen import names as tool_names
 from agents.records.output import check_output, output_validator
 from agents.records.signals import StopReason
 from agents.records.state import AgentState
@@ -156,7 +157,7 @@ def tool_called(name: str, where: Callable[[Mapping[str, Any]], bool] | None = N
 def trajectory(names: Sequence[str], *, ordered: bool = True) -> _Named:
     """The run called the tools ``names``: in that order, others between them allowed
     (``ordered``), or each at least once. Its value is the share of ``names`` met."""
-    wanted = list(names)
+    wanted = list(tool_names(names, "trajectory"))
     if not wanted:
         raise InvalidArgument("trajectory: name at least one tool")
 

@@ -28,14 +28,14 @@ from typing import Any, Final
 
 import attrs
 
-from agents.errors import AgentError, ConfigurationError, InvalidType
+from agents.errors import AgentError, ConfigurationError
 from agents.mcp import sdk
 from agents.mcp.calls import CallScope, within_call
 from agents.mcp.connection import Connection, MCPTimeout, MCPToolError
 from agents.mcp.sampling import Sampler
 from agents.otel.spans import mcp_traceparent
 from agents.records.events import ToolServerRestarted
-from agents.records.frozen import deep_freeze, deep_thaw
+from agents.records.frozen import deep_freeze, deep_thaw, names
 from agents.records.schema import compile_validator
 from agents.shell.reporting import current_forward
 from agents.tools.outcomes import InputRequired, ToolResult
@@ -69,15 +69,10 @@ class MCPServer:
         if not (isinstance(start_timeout, int | float) and 0 < start_timeout < float("inf")):
             raise AgentError(f"start_timeout must be > 0 seconds, got {start_timeout!r}")
         self.start_timeout = float(start_timeout)
-        if isinstance(requires_approval, str):  # its letters would name no tool: none gated
-            raise InvalidType(
-                f"requires_approval is True, False or a list of tool names, not the text "
-                f"{requires_approval!r:.80} (write [{requires_approval!r:.80}])"
-            )
-        self.requires_approval = (
+        self.requires_approval = (  # a text's letters would name no tool: none gated
             requires_approval
             if isinstance(requires_approval, bool)
-            else frozenset(requires_approval)
+            else frozenset(names(requires_approval, "requires_approval"))
         )
         self.prefix = prefix
         self.sampling = sampling

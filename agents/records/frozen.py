@@ -18,7 +18,7 @@ from pyrsistent import PMap, PVector, pmap, pvector, thaw
 from pyrsistent.typing import PMap as PMapT
 from pyrsistent.typing import PVector as PVectorT
 
-from agents.errors import InvalidArgument
+from agents.errors import InvalidArgument, InvalidType
 
 __all__ = [
     "EMPTY_MAP",
@@ -28,6 +28,7 @@ __all__ = [
     "NestingError",
     "deep_freeze",
     "deep_thaw",
+    "names",
     "same_value",
     "shallow_dict",
     "to_float",
@@ -62,6 +63,21 @@ def to_optional_pvector(value: Iterable[Any] | None) -> PVectorT[Any] | None:
     """``to_pvector`` for a field that may be ``None`` (a named converter, unlike
     ``attrs.converters.optional``: the codec knows it gives back what it is given)."""
     return None if value is None else to_pvector(value)
+
+
+def names(value: Iterable[str], what: str) -> tuple[str, ...]:
+    """A list of names (tools', hosts', finish reasons') as a tuple; ``InvalidType`` for a
+    lone text, whose letters would be the names (``deny_tools="shell"`` denied no tool),
+    or an item that is no text. ``what``: the parameter, for the error."""
+    if isinstance(value, str):
+        raise InvalidType(
+            f"{what} is a list of names, not the text {value!r:.60} (write [{value!r:.60}])"
+        )
+    found = tuple(value)
+    wrong = next((item for item in found if not isinstance(item, str)), None)
+    if wrong is not None:
+        raise InvalidType(f"{what} is a list of names, not holding {type(wrong).__name__}")
+    return found
 
 
 def to_float(value: Any) -> Any:

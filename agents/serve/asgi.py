@@ -38,6 +38,7 @@ from agents.persistence.runtime import SessionRuntime
 from agents.records.blobs import shown_image
 from agents.records.codec import encode_value
 from agents.records.content import part_of
+from agents.records.frozen import names
 from agents.records.json_text import dumps
 from agents.records.state import AgentState
 from agents.serve.guard import LOOPBACK_HOSTS, Guard, is_loopback
@@ -202,7 +203,9 @@ def app(
         lifespan=lifespan,
         exception_handlers={HTTPException: _http_error, Exception: _server_error},
     )
-    hosts = None if allowed_hosts is None else frozenset(h.lower() for h in allowed_hosts)
+    hosts = None
+    if allowed_hosts is not None:
+        hosts = frozenset(h.lower() for h in names(allowed_hosts, "allowed_hosts"))
     return Guard(application, token, hosts, same_origin)
 
 

@@ -33,7 +33,7 @@ from agents.core.stopping import Limits
 from agents.errors import ConfigurationError
 from agents.records.error_info import ErrorInfo
 from agents.records.events import DETAIL_EVENTS, Event
-from agents.records.frozen import EMPTY_MAP, to_pmap
+from agents.records.frozen import EMPTY_MAP, names, to_pmap
 from agents.records.goal import COMPLETE_GOAL
 from agents.records.inference import FINISH_REASONS, InferenceRequest
 from agents.records.state import AgentState
@@ -100,6 +100,10 @@ def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(value)
 
 
+def _finish_reasons(value: Iterable[str]) -> tuple[str, ...]:
+    return names(value, "stop_on_finish_reasons")
+
+
 class _Derived:
     """What a loop works out from its fields, kept beside them (the loop is frozen; this is
     its one mutable part, and not part of its value: not compared, not shown, not copied by
@@ -128,7 +132,7 @@ class AgentLoop:
     max_tokens: int | None = None
     max_cost: float | None = None
     time_limit: float | None = None
-    stop_on_finish_reasons: tuple[str, ...] = attrs.field(default=(), converter=_to_tuple)
+    stop_on_finish_reasons: tuple[str, ...] = attrs.field(default=(), converter=_finish_reasons)
     tool_execution: str = "parallel"
     stop_on_tool_error: bool = False
     clock: Clock | None = None

@@ -20,7 +20,7 @@ from typing import Any, Final
 
 from agents.errors import ConfigurationError
 from agents.records.compiled import replace_fields
-from agents.records.frozen import deep_thaw
+from agents.records.frozen import deep_thaw, names
 from agents.records.state import AgentState
 from agents.shell.loop import AgentLoop, loop_and_state
 from agents.shell.reporting import current_forward
@@ -57,8 +57,8 @@ def subagent_tool(
         raise ConfigurationError(f"max_depth must be an int >= 1, got {max_depth!r}")
     if not callable(loop_factory):
         raise ConfigurationError(f"loop_factory must be callable, got {loop_factory!r}")
-    allowed = None if allow_tools is None else frozenset(allow_tools)
-    denied = frozenset(deny_tools)
+    allowed = None if allow_tools is None else frozenset(names(allow_tools, "allow_tools"))
+    denied = frozenset(names(deny_tools, "deny_tools"))
 
     def run_subagent(task: str, context: ToolContext) -> ToolResult:
         parent = context.state
