@@ -147,6 +147,23 @@ def test_missing_annotation_and_var_args_are_configuration_errors():
         tool(add.function, timeout=0)
 
 
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("requires_approval", "false"),
+        ("requires_approval", None),
+        ("sequential", 1),
+        ("thread", "no"),
+    ],
+)
+def test_a_tools_switch_is_true_or_false(option, value):
+    """``requires_approval="false"`` asked for approval (a non-empty text is true) and
+    ``requires_approval=None`` for none: a switch read from a configuration as text
+    decided the opposite of what it said. Anything but a bool is refused."""
+    with pytest.raises(ConfigurationError, match=rf"tool 'add': {option} is True or False"):
+        tool(add.function, **{option: value})
+
+
 def test_tools_reject_duplicate_names():
     """Two tools with one name are a configuration error."""
     with pytest.raises(ConfigurationError, match="add"):

@@ -113,6 +113,15 @@ class ToolContext:
         )
 
 
+def _flag(tool: Any, field: Any, value: Any) -> None:
+    """A tool's switch is ``True`` or ``False``: ``requires_approval="false"`` asked for
+    approval (a non-empty text is true), ``requires_approval=None`` asked for none."""
+    if type(value) is not bool:
+        raise ConfigurationError(
+            f"tool {tool.name!r}: {field.name} is True or False, not {value!r}"
+        )
+
+
 @attrs.frozen(kw_only=True, eq=False)
 class Tool:
     """A callable the model may use: a name, a description, a JSON schema and a function."""
@@ -121,10 +130,10 @@ class Tool:
     description: str
     parameters: Mapping[str, Any]
     function: Callable[..., Any]
-    sequential: bool = False
-    requires_approval: bool = False
+    sequential: bool = attrs.field(default=False, validator=_flag)
+    requires_approval: bool = attrs.field(default=False, validator=_flag)
     timeout: float | None = None
-    thread: bool = True
+    thread: bool = attrs.field(default=True, validator=_flag)
     context_parameter: str | None = None
     is_async: bool = False
     _plain_parameters: Mapping[str, Any] = attrs.field(alias="_plain_parameters")
