@@ -258,8 +258,6 @@ def test_bad_input_is_one_line_and_exit_code_two(tmp_path, content, fragment):
 
 def test_progress_goes_to_a_terminal_only(tmp_path):
     """Verifying a long log shows progress on a terminal's stderr, and nowhere else."""
-    import os
-    import pty
 
     from helpers import initial, make_loop
 
@@ -275,12 +273,23 @@ def test_progress_goes_to_a_terminal_only(tmp_path):
         ).run(initial())
     piped = agents_cli("verify", str(log), cwd=tmp_path)
     assert piped.returncode == 0 and piped.stderr == ""
+    returncode, shown = on_terminal(["verify", str(log)], "stderr")
+    assert returncode == 0
+    assert b"verifying 20,000/" in shown
+
+
+def on_terminal(args: list[str], stream: str) -> tuple[int, bytes]:
+    """``python -m agents ARGS`` with its ``stream`` (``"stdout"`` or ``"stderr"``) a
+    terminal (a pseudo-terminal's): its exit code and what the terminal was sent."""
+    import os
+    import pty
+
     leader, follower = pty.openpty()
     try:
         result = subprocess.run(
-            [sys.executable, "-m", "agents", "verify", str(log)],
-            stderr=follower,
-            stdout=subprocess.PIPE,
+            [sys.executable, "-m", "agents", *args],
+            stdout=follower if stream == "stdout" else subprocess.PIPE,
+            stderr=follower if stream == "stderr" else subprocess.PIPE,
             timeout=120,
         )
         os.close(follower)
@@ -292,8 +301,7 @@ def test_progress_goes_to_a_terminal_only(tmp_path):
             pass
     finally:
         os.close(leader)
-    assert result.returncode == 0
-    assert b"verifying 20,000/" in shown
+    return result.returncode, shown
 
 
 HOSTILE = "ok\x1b[2J\x1b]0;pwned\x07\rhidden\x9b"  # clears, titles, hides, 8-bit CSI
@@ -304,8 +312,6 @@ def test_a_runs_text_cannot_drive_the_terminal_it_is_shown_on(tmp_path):
     printed raw by ``inspect``, ``run`` and the error lines: it could clear the screen,
     set the title, hide text behind a carriage return. On a terminal they are shown as
     escapes; to a pipe the text goes unchanged (data for a program, as ``ls`` does)."""
-    import os
-    import pty
 
     from agents.testing import FunctionDriver
 
@@ -313,23 +319,8 @@ def test_a_runs_text_cannot_drive_the_terminal_it_is_shown_on(tmp_path):
     with AuditLog.open(log) as audit:
         loop = AgentLoop(FunctionDriver(lambda request: HOSTILE)).with_listeners(audit)
         loop.run(AgentState.initial(messages=["hi"]))
-    leader, follower = pty.openpty()
-    try:
-        result = subprocess.run(
-            [sys.executable, "-m", "agents", "inspect", str(log)],
-            stdout=follower,
-            timeout=120,
-        )
-        os.close(follower)
-        shown = b""
-        try:
-            while chunk := os.read(leader, 4096):
-                shown += chunk
-        except OSError:
-            pass
-    finally:
-        os.close(leader)
-    assert result.returncode == 0
+    returncode, shown = on_terminal(["inspect", str(log)], "stdout")
+    assert returncode == 0
     assert b"ok\\x1b[2J\\x1b]0;pwned\\x07\\x0dhidden\\x9b" in shown
     assert b"\x1b" not in shown and b"\x07" not in shown
     piped = agents_cli("inspect", str(log), cwd=tmp_path)

@@ -446,7 +446,7 @@ class _Prices:
         prompt: int,
         completion: int,
         cached: int,
-        written: int = 0,
+        written: int,
     ) -> float:
         for model in models:
             if not model:
@@ -481,7 +481,8 @@ twice its text, say)."""
 
 
 def _rates(model: str) -> tuple[float, float, float, float] | str | None:
-    """The model's prices a token: input, output, read from the cache, written to it."""
+    """The model's prices a token (input, output, read from the cache, written to it);
+    ``"apart"`` when litellm must price its answers (``_APART``); ``None`` unpriced."""
     litellm = _litellm()
     try:
         info = litellm.get_model_info(model)
