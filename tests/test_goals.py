@@ -106,10 +106,17 @@ def test_goal_survives_the_codec():
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"token_budget": 0}, {"time_budget": -1.0}, {"token_budget": True}]
+    "kwargs",
+    [
+        {"token_budget": 0},
+        {"time_budget": -1.0},
+        {"token_budget": True},
+        {"time_budget": float("nan")},  # was kept: never spent
+        {"time_budget": float("inf")},  # was kept: the state's to_json raised ValueError
+    ],
 )
 def test_bad_budgets_are_rejected(kwargs):
-    with pytest.raises(ValueError, match="positive number"):
+    with pytest.raises(ValueError, match="positive finite number"):
         Goal("x", **kwargs)
 
 

@@ -254,10 +254,12 @@ def test_signal_added_before_the_run_stops_it():
         {"time_limit": -1},
         {"max_steps": 1.5},
         {"max_steps": True},
+        {"max_cost": float("nan")},  # was kept: nothing is ever past NaN, no limit at all
+        {"time_limit": float("nan")},
     ],
 )
 def test_invalid_limits_are_configuration_errors(option):
-    """A negative or mistyped limit is rejected before anything runs."""
+    """A negative, NaN or mistyped limit is rejected before anything runs."""
     name = next(iter(option))
     with pytest.raises(ConfigurationError, match=name):
         make_loop(reply("x"), **option)

@@ -37,8 +37,8 @@ class Limits:
                 )
         for name in ("max_cost", "time_limit"):
             value = getattr(self, name)
-            if value is not None and (
-                not isinstance(value, int | float) or isinstance(value, bool) or value < 0
+            if value is not None and (  # NaN too: nothing is ever past it
+                not isinstance(value, int | float) or isinstance(value, bool) or not value >= 0
             ):
                 raise ConfigurationError(
                     f"{name} must be a non-negative number or None, got {value!r}"

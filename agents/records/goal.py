@@ -3,6 +3,7 @@ spent (docs/design/sessions.md)."""
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Any, Final
 
@@ -26,10 +27,12 @@ def _check_status(_: object, attribute: attrs.Attribute[Any], value: str) -> Non
 
 
 def _check_budget(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and (
-        not isinstance(value, int | float) or isinstance(value, bool) or value <= 0
+    if value is not None and (  # NaN and infinity too: no JSON writes them
+        not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < math.inf
     ):
-        raise InvalidArgument(f"{attribute.name} must be a positive number or None, got {value!r}")
+        raise InvalidArgument(
+            f"{attribute.name} must be a positive finite number or None, got {value!r}"
+        )
 
 
 @attrs.frozen
