@@ -11,6 +11,7 @@ exponent below ``1e-4`` or past ``1e16``; non-finite numbers, an error either wa
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final, NoReturn
@@ -105,6 +106,10 @@ def _plain(record: Any, name: str, value: Any, kind: type, declared: str) -> Any
     is: ``to_float`` makes it a float where records are built); anything else refused."""
     if kind is float and type(value) is int:
         return value
+    if kind is float and isinstance(value, float) and not math.isfinite(value):
+        raise InvalidArgument(
+            f"{type(record).__name__}.{name} holds {value!r}, which JSON cannot write"
+        )
     if kind is datetime and isinstance(value, datetime):
         if value.tzinfo is None:
             raise InvalidArgument(

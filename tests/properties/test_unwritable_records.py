@@ -46,6 +46,8 @@ WRONG = (
     datetime(2026, 1, 1),  # naive
     datetime(2026, 1, 1, tzinfo=UTC).date(),
     "2026-01-01T00:00:00+00:00",
+    float("nan"),  # a float field's NaN was written as NaN, a line no JSON reader takes
+    float("-inf"),
 )
 
 
@@ -137,6 +139,27 @@ def test_what_a_run_is_handed_is_checked_as_the_codec_would_write_it(state, data
         except (TypeError, ValueError) as exc:
             checked = (type(exc), str(exc))
         assert checked == written
+
+
+def test_a_models_nan_cost_fails_its_step_and_the_log_stays_json(tmp_path):
+    """A driver answering with ``Usage(cost=nan)`` ran on: the run completed holding NaN,
+    its ``to_json`` raised a bare ``ValueError``, and the audit log wrote ``"cost":NaN``, a
+    line that is no JSON (the log then failed to verify as tampered). The answer fails
+    its step, naming the field; the log verifies."""
+    from agents import ExecutionStatus, InferenceResponse, Usage
+    from agents.testing import FunctionDriver
+
+    nan = Usage(cost=float("nan"))
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path) as log:
+        loop = make_loop(reply("x"), listeners=[log]).with_driver(
+            FunctionDriver(lambda request: InferenceResponse(content="ok", usage=nan))
+        )
+        final = loop.run(initial())
+    assert final.status is ExecutionStatus.FAILED
+    assert "Usage.cost holds nan, which JSON cannot write" in final.execution.error.message
+    assert AgentState.from_json(final.to_json()) == final
+    assert AuditLog.verify(path) > 0
 
 
 def test_a_store_and_an_audit_log_refuse_what_could_not_be_read(tmp_path):

@@ -76,6 +76,8 @@ def _checked(name: str, annotation: Any, namespace: dict[str, Any]) -> list[str]
     test = f"v.__class__ is not _t_{name}"
     if checked == "datetime":  # an aware one (a naive time is no point in time)
         test = f"({test} or v.tzinfo is None)"
+    elif kind is float:  # a finite one: ``v - v`` is NaN for NaN and the infinities
+        test = f"({test} or v - v != 0)"
     if inner is not None:
         test = f"v is not None and {test}"
     declared = kind.__name__ + (" or None" if inner is not None else "")
