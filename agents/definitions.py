@@ -353,6 +353,9 @@ def _read_toml(text: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
         raise DefinitionError(
             f"not valid TOML ({exc})", file=source, line=int(match.group(1)) if match else None
         ) from None
+    except ValueError:  # tomllib's int() of a number past Python's limit of digits
+        problem = "not valid TOML (an integer of more than 4,300 digits, past what Python reads)"
+        raise DefinitionError(problem, file=source) from None
     lines: dict[str, int] = {}
     for number, line in enumerate(text.split("\n"), start=1):  # as TOML counts lines
         key = re.match(r"\s*\[?\s*([A-Za-z0-9_-]+)\s*[=\]]", line)
@@ -402,7 +405,14 @@ class _Loader(yaml.SafeLoader):
     def construct_core_int(self, node: Any) -> int:
         text = str(self.construct_scalar(node))
         base = {"0o": 8, "0x": 16}.get(text[:2], 10)
-        return int(text[2:] if base != 10 else text, base)
+        try:
+            return int(text[2:] if base != 10 else text, base)
+        except ValueError:  # past Python's limit of digits
+            raise DefinitionError(
+                f"not valid YAML (an integer of {len(text):,} digits; Python reads at most 4,300)",
+                file=self.source,
+                line=node.start_mark.line + 1 + self.offset,
+            ) from None
 
 
 class _Dumper(yaml.SafeDumper):

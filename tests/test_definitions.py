@@ -11,6 +11,7 @@ from llm_server import LLMServer, answer
 
 from agents import ExecutionStatus, Role, ToolCall, tool
 from agents.definitions import AgentDefinition, DefinitionError, Registry
+from agents.evals import Dataset, DatasetError
 from agents.testing import FunctionDriver, ScriptedDriver, SequentialIds, call, reply
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,6 +87,23 @@ def test_yaml_reads_yes_no_and_times_as_text_and_writes_what_reads_back():
     numbers = AgentDefinition(name="n", description="1e3", llm_options={"v": "0o12"})
     for kind in ("yaml", "markdown"):
         assert AgentDefinition.from_text(numbers.to_text(kind), kind) == numbers
+
+
+@pytest.mark.parametrize("kind", ["yaml", "toml"])
+def test_a_number_past_pythons_limit_of_digits_is_a_definition_error(kind, tmp_path):
+    """An integer of 5,000 digits raised the bare ``ValueError`` of ``int()`` (Python reads
+    at most 4,300 digits) out of the YAML and TOML readers, and of a YAML dataset."""
+    huge = "9" * 5_000
+    text = (
+        f"name: a\nmax_steps: {huge}\n" if kind == "yaml" else f'name = "a"\nmax_steps = {huge}\n'
+    )
+    with pytest.raises(DefinitionError, match="4,300"):
+        AgentDefinition.from_text(text, kind)
+    if kind == "yaml":
+        path = tmp_path / "cases.yaml"
+        path.write_text(f"- name: a\n  input: x\n  expected: {huge}\n")
+        with pytest.raises(DatasetError, match=r"cases\.yaml:3: .*5,000 digits"):
+            Dataset.load(path)
 
 
 def test_a_toml_error_names_its_line_past_a_unicode_line_break():
