@@ -8,7 +8,7 @@ body. ``AgentDefinition.load(path)`` reads one (a ``DefinitionError`` names the 
 line where it can and the field), ``definition.build(registry)`` gives the ``AgentLoop``
 and the initial ``AgentState``, and ``agents run path/to/agent.md --input "..."`` runs it.
 
-This is the only module importing PyYAML.
+YAML is read and written by ``agents.yaml_text``.
 """
 
 from __future__ import annotations
@@ -18,17 +18,16 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import Any, Final
 
 import attrs
-import yaml
 
 from agents.core.compaction import Summarization
 from agents.core.compilers import TokenWindowCompiler
 from agents.definition_fields import check_fields, write_toml
 from agents.errors import ConfigurationError, DefinitionError, InvalidArgument, StateDecodeError
-from agents.records.codec import nesting_position, register
-from agents.records.frozen import MAX_DEPTH, deep_thaw, names, to_float, to_pmap
+from agents.records.codec import register
+from agents.records.frozen import deep_thaw, names, to_float, to_pmap
 from agents.records.json_text import has_lone_surrogate
 from agents.records.record import Record
 from agents.records.redaction import redacted
@@ -37,8 +36,9 @@ from agents.shell.files import read_text
 from agents.shell.loop import AgentLoop
 from agents.shell.subagents import SubagentFailed, subagent_tool
 from agents.tools.tool import Tool, Tools
+from agents.yaml_text import nesting_checked, read_mapping, too_deep, write_yaml
 
-__all__ = ["AgentDefinition", "DefinitionError", "Registry", "yaml_items"]
+__all__ = ["AgentDefinition", "DefinitionError", "Registry"]
 
 SUFFIXES: Final = {".toml": "toml", ".yaml": "yaml", ".yml": "yaml", ".md": "markdown"}
 _FRONT_MATTER: Final = re.compile(r"\A---[ \t]*\n(.*?\n)?---[ \t]*(?:\n|\Z)", re.S)
@@ -109,7 +109,7 @@ class AgentDefinition(Record):
         if kind == "toml":
             data, lines = _read_toml(text, source)
         elif kind == "yaml":
-            data, lines = _read_yaml(text, source, offset=0)
+            data, lines = read_mapping(text, source, offset=0)
         elif kind == "markdown":
             match = _FRONT_MATTER.match(text)
             if match is None:
@@ -118,7 +118,7 @@ class AgentDefinition(Record):
                     file=source,
                     line=1,
                 )
-            data, lines = _read_yaml(match.group(1) or "", source, offset=1)
+            data, lines = read_mapping(match.group(1) or "", source, offset=1)
             body = text[match.end() :].strip()
             if "system_prompt" in data and body:
                 raise DefinitionError(
@@ -168,7 +168,7 @@ class AgentDefinition(Record):
         if kind == "toml":
             return write_toml(data)
         if kind == "yaml":
-            return _dumped(data)
+            return write_yaml(data)
         if kind == "markdown":
             prompt = data.get("system_prompt", "")
             # in the front matter, escaped, what no UTF-8 file holds raw (a lone surrogate)
@@ -177,7 +177,7 @@ class AgentDefinition(Record):
                 prompt = ""
             else:
                 data.pop("system_prompt", None)
-            front = _dumped(data)
+            front = write_yaml(data)
             return f"---\n{front}---\n\n{prompt}\n"
         raise InvalidArgument(f"unknown definition kind {kind!r}")
 
@@ -335,19 +335,12 @@ class Registry:
 # -- reading the formats ------------------------------------------------------------------------
 
 
-def _nesting_checked(text: str, source: str, offset: int = 0) -> None:
-    """Refuse text nesting past ``MAX_DEPTH`` before a parser walks it (PyYAML takes
-    seconds over a deep flow collection before it gives up)."""
-    if nesting_position(text, MAX_DEPTH + 2) is not None:  # + the file's own levels
-        raise _too_deep(source, text, offset)
-
-
 def _read_toml(text: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
-    _nesting_checked(text, source)
+    nesting_checked(text, source)
     try:
         data = tomllib.loads(text)
     except RecursionError:
-        raise _too_deep(source, text) from None
+        raise too_deep(source, text) from None
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"line (\d+)", str(exc))
         raise DefinitionError(
@@ -362,163 +355,6 @@ def _read_toml(text: str, source: str) -> tuple[dict[str, Any], dict[str, int]]:
         if key and key.group(1) not in lines:
             lines[key.group(1)] = number
     return data, lines
-
-
-_BOOL, _INT, _FLOAT, _TIME = (
-    f"tag:yaml.org,2002:{name}" for name in ("bool", "int", "float", "timestamp")
-)
-_CORE: Final = (  # YAML 1.2's core schema, where PyYAML reads YAML 1.1's rules
-    (_BOOL, r"true|True|TRUE|false|False|FALSE", "tTfF"),
-    (_INT, r"[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+", "-+0123456789"),
-    (_FLOAT, r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?", "-+.0123456789"),
-    (_FLOAT, r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)", "-+."),
-)
-
-
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader refusing aliases: a few of them can stand for billions of
-    values. (The pure-Python composer, not libyaml's: a hostile file nested deep must end
-    in a ``RecursionError`` we can report, not in a crash of C code.)
-
-    Its scalars are read by YAML 1.2's core schema (docs/how-to/definitions.md), not by
-    the YAML 1.1 rules PyYAML keeps: ``yes``, ``no``, ``on`` and ``off`` are text (1.1:
-    booleans), as are ``1:20`` (1.1: 80), ``1_000`` and ``2024-01-01`` (1.1: a date,
-    which is no JSON); ``012`` is twelve (1.1: ten) and ``0o12`` ten."""
-
-    source = ""
-    offset = 0
-    yaml_implicit_resolvers = {
-        first: [(tag, found) for tag, found in resolvers if tag not in (_BOOL, _INT, _FLOAT, _TIME)]
-        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-    }
-
-    def compose_node(self, parent: Any, index: Any) -> Any:
-        if self.check_event(yaml.AliasEvent):
-            mark = cast(Any, self).peek_event().start_mark  # PyYAML's stubs leave it untyped
-            raise DefinitionError(
-                "YAML aliases (*name) are not allowed in definitions",
-                file=self.source,
-                line=mark.line + 1 + self.offset if mark is not None else None,
-            )
-        return super().compose_node(parent, index)
-
-    def construct_core_int(self, node: Any) -> int:
-        text = str(self.construct_scalar(node))
-        base = {"0o": 8, "0x": 16}.get(text[:2], 10)
-        try:
-            return int(text[2:] if base != 10 else text, base)
-        except ValueError:  # past Python's limit of digits
-            raise DefinitionError(
-                f"not valid YAML (an integer of {len(text):,} digits; Python reads at most 4,300)",
-                file=self.source,
-                line=node.start_mark.line + 1 + self.offset,
-            ) from None
-
-
-class _Dumper(yaml.SafeDumper):
-    """PyYAML's safe dumper quoting text that YAML 1.1 or 1.2's core schema would read as
-    another type (``"1e3"``, ``"0o12"``: 1.1 leaves them text, 1.2 makes them numbers)."""
-
-
-_Loader.add_constructor(_INT, _Loader.construct_core_int)
-for _tag, _pattern, _first in _CORE:
-    for _resolving in (_Loader, _Dumper):
-        _resolving.add_implicit_resolver(_tag, re.compile(f"^(?:{_pattern})$"), list(_first))
-
-
-def _text(dumper: _Dumper, value: str) -> Any:
-    """Text in double quotes where it holds a line break of YAML's other than ``\\n``
-    (NEL, LS, PS): PyYAML folds them into a plain or single-quoted scalar, which reads
-    back with a space in their place; double quotes escape them."""
-    style = '"' if any(ch in value for ch in "\x85\u2028\u2029") else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
-
-
-_Dumper.add_representer(str, _text)
-
-
-def _dumped(data: Any) -> str:
-    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True)
-
-
-def _read_yaml(text: str, source: str, offset: int) -> tuple[dict[str, Any], dict[str, int]]:
-    _nesting_checked(text, source, offset)
-    loader = None
-    try:  # one pass: the node (for line numbers) and the data made from it
-        loader = _Loader(text)  # may refuse the text already (unprintable characters)
-        loader.source, loader.offset = source, offset  # for the alias error
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except RecursionError:
-        raise _too_deep(source, text, offset) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 + offset if mark is not None else None
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise DefinitionError(f"not valid YAML ({problem})", file=source, line=line) from None
-    finally:
-        if loader is not None:
-            loader.dispose()
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise DefinitionError(
-            f"expected a mapping of fields, got {type(data).__name__}",
-            file=source,
-            line=1 + offset,
-        )
-    lines: dict[str, int] = {}
-    if isinstance(node, yaml.MappingNode):
-        for key, _ in node.value:
-            if isinstance(key.value, str):
-                lines[key.value] = key.start_mark.line + 1 + offset
-    return data, lines
-
-
-def yaml_items(text: str, source: str) -> list[tuple[Any, int, dict[str, int]]]:
-    """A YAML list (an evaluation dataset): each item, its line, and the lines of its
-    keys when it is a mapping (aliases refused, nesting bounded, scalars read by YAML
-    1.2's core schema, as for definitions).
-    ``DefinitionError`` naming the line for text that is not a YAML list."""
-    _nesting_checked(text, source)
-    loader = None
-    try:
-        loader = _Loader(text)
-        loader.source = source
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else []
-    except RecursionError:
-        raise _too_deep(source, text) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc)
-        line = mark.line + 1 if mark is not None else None
-        raise DefinitionError(f"not valid YAML ({problem})", file=source, line=line) from None
-    finally:
-        if loader is not None:
-            loader.dispose()
-    if not isinstance(data, list) or not isinstance(node, yaml.SequenceNode | type(None)):
-        raise DefinitionError("expected a list of cases", file=source, line=1)
-    items = []
-    for value, item in zip(data, node.value if node is not None else [], strict=True):
-        keys = {}
-        if isinstance(item, yaml.MappingNode):
-            keys = {
-                k.value: k.start_mark.line + 1 for k, _ in item.value if isinstance(k.value, str)
-            }
-        items.append((value, item.start_mark.line + 1, keys))
-    return items
-
-
-def _too_deep(source: str, text: str, offset: int = 0) -> DefinitionError:
-    """A file nesting past what its parser can read (far past ``MAX_DEPTH``)."""
-    found = nesting_position(text, MAX_DEPTH)
-    return DefinitionError(
-        f"nested too deeply (values nest at most {MAX_DEPTH} levels)"
-        + (f", column {found[1]}" if found else ""),
-        file=source,
-        line=found[0] + offset if found else None,
-    )
 
 
 def _checked_definition(

@@ -121,7 +121,7 @@ class Dataset:
 
 
 def _yaml_items(text: str, source: str) -> list[tuple[Any, int, dict[str, int]]]:
-    from agents.definitions import yaml_items  # PyYAML, loaded for a YAML dataset only
+    from agents.yaml_text import yaml_items  # PyYAML, loaded for a YAML dataset only
 
     try:
         return yaml_items(text, source)

@@ -91,7 +91,9 @@ def equals(value: Any = _UNSET) -> _Named:
 
 def _same_json(a: Any, b: Any) -> bool:
     """Whether two JSON values are equal as JSON tells them apart: ``true`` and ``false``
-    are no numbers (Python's ``True == 1`` holds), while ``1`` and ``1.0`` are one number."""
+    are no numbers (Python's ``True == 1`` holds), while ``1`` and ``1.0`` are one number
+    (an answer's number, however written: ``frozen.same_value`` tells them apart, as a
+    record's JSON text does)."""
     if type(a) is bool or type(b) is bool:
         return type(a) is type(b) and a == b
     if isinstance(a, dict) and isinstance(b, dict):
