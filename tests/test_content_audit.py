@@ -490,3 +490,63 @@ def test_a_bundle_whose_log_inflates_far_past_its_packed_size_is_refused_unread(
     packed = tmp_path / "packed.zip"
     assert main(["bundle", str(tmp_path / "run.jsonl"), "-o", str(packed)]) == 0
     assert main(["verify", str(packed)]) == 0
+
+
+def _garbled(bundle: Path, entry: str) -> None:
+    """``entry``'s packed bytes in the zip ``bundle`` overwritten in their middle: its
+    headers and sizes stand, its compressed stream is broken."""
+    import struct
+    import zipfile
+
+    with zipfile.ZipFile(bundle) as zipped:
+        info = zipped.getinfo(entry)
+    data = bytearray(bundle.read_bytes())
+    name_size, extra_size = struct.unpack_from("<HH", data, info.header_offset + 26)
+    start = info.header_offset + 30 + name_size + extra_size
+    middle = start + info.compress_size // 3
+    data[middle : middle + 16] = bytes(range(0xF0, 0x100))
+    bundle.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("compression", ["deflate", "bzip2", "lzma"])
+def test_a_bundle_whose_packed_stream_is_broken_is_refused_in_one_line(
+    tmp_path, capsys, compression
+):
+    """A bundle's log or blob packed with any method zip has, its stream broken: the
+    commands say so in one line and reading the part's bytes fails typed (a broken
+    deflate or LZMA stream was a traceback: zlib's and lzma's own errors)."""
+    import hashlib
+    import zipfile
+
+    from agents import BlobCorrupted
+    from agents.runfiles import load_record
+
+    method = {
+        "deflate": zipfile.ZIP_DEFLATED,
+        "bzip2": zipfile.ZIP_BZIP2,
+        "lzma": zipfile.ZIP_LZMA,
+    }[compression]
+    # Bytes that do not compress (a blob packed smaller than itself is a zip bomb's mark).
+    noise = PNG[:8] + b"".join(hashlib.sha256(i.to_bytes(2, "big")).digest() for i in range(2_000))
+    path = tmp_path / "run.jsonl"
+    loop = AgentLoop(ScriptedDriver([reply("done")]), clock=TickingClock(), ids=SequentialIds())
+    with AuditLog.open(path) as log:
+        image = ImagePart.from_bytes(noise, "image/png")
+        loop.with_listeners(log).run(AgentState.initial("s", messages=[["what?", image]]))
+    blob = f"run.jsonl.blobs/{image.blob.sha256[:2]}/{image.blob.sha256}"
+    for broken in ("run.jsonl", blob):
+        bundle = tmp_path / f"{compression}.zip"
+        with zipfile.ZipFile(bundle, "w") as out:
+            out.write(path, "run.jsonl", compress_type=method)
+            out.writestr(blob, noise, compress_type=method)
+        _garbled(bundle, broken)
+        for command in ("verify", "inspect", "replay"):
+            code = main([command, str(bundle)])
+            err = capsys.readouterr().err
+            if command == "verify" or broken == "run.jsonl":  # (the others need no blob)
+                assert code in (1, 2) and str(bundle) in err, (broken, command, code)
+            assert code in (0, 1, 2) and err.count("\n") == (code != 0), (broken, command, err)
+        if broken == blob:
+            part = load_record(str(bundle)).final.messages[0].parts[1]
+            with pytest.raises(BlobCorrupted, match=image.blob.sha256):
+                part.data()

@@ -634,7 +634,7 @@ def test_blob_folders_and_logs_holding_parts(tmp_path):
 def _mutate_bundle(entries: list[tuple[str, bytes]], rng: random.Random) -> bytes:
     """A bundle's zip remade with one hostile change: an entry's bytes mutated, an entry
     gone, renamed (out of the folder, up, to another hash) or added, a blob deflated, an
-    entry twice; or the zip's own bytes mutated."""
+    entry twice; or the zip's own bytes mutated, its entries stored or deflated."""
     import zipfile
 
     entries = list(entries)
@@ -657,6 +657,8 @@ def _mutate_bundle(entries: list[tuple[str, bytes]], rng: random.Random) -> byte
         entries[index] = (name, data + bytes(rng.randrange(1, 1 << 16)))
     elif choice == 5:
         entries.append((name, data))
+    elif rng.random() < 0.5:  # its bytes mutated below, its entries packed (deflate streams)
+        compress = dict.fromkeys(compress, zipfile.ZIP_DEFLATED)
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as out:
         for entry, content in entries:

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import io
+import lzma
 import os
 import re
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any, Final
 
@@ -220,12 +222,21 @@ def _blob_entries(
 
 
 def _read(bundle: zipfile.ZipFile, entry: zipfile.ZipInfo, limit: int, path: Any) -> bytes:
-    """An entry's bytes, no more than ``limit`` of them (nor than its header says)."""
+    """An entry's bytes, no more than ``limit`` of them (nor than its header says). A
+    broken stream is said whatever its packing: zlib and lzma raise errors of their own
+    (bzip2 an ``OSError``, a method zip lacks a ``NotImplementedError``)."""
     name = entry.filename
     try:
         with bundle.open(entry) as source:
             data = source.read(limit + 1)
-    except (zipfile.BadZipFile, OSError, EOFError, RuntimeError) as exc:
+    except (
+        zipfile.BadZipFile,
+        OSError,
+        EOFError,
+        RuntimeError,
+        zlib.error,
+        lzma.LZMAError,
+    ) as exc:
         raise StateDecodeError(f"{path}: {name!r:.120} cannot be read ({exc})") from None
     if len(data) > limit:
         raise StateDecodeError(f"{path}: {name!r:.120} is larger than {limit:,} bytes")
