@@ -187,6 +187,44 @@ def test_keys_from_files_and_bad_keys(tmp_path):
         generate_key_pair(private, tmp_path / "other.pub.pem")
 
 
+def _unknown_algorithm(kind: str) -> bytes:
+    """A PEM key of an algorithm no library knows (OID 1.2.3.4): ``PUBLIC`` as
+    SubjectPublicKeyInfo, ``PRIVATE`` as PKCS #8."""
+    import base64
+
+    algorithm = bytes.fromhex("3005" + "06032a0304")
+    body = algorithm + bytes.fromhex("0303000102")
+    if kind == "PRIVATE":
+        body = bytes.fromhex("020100") + algorithm + bytes.fromhex("04020400")
+    der = bytes([0x30, len(body)]) + body
+    armour = base64.encodebytes(der).decode()
+    return f"-----BEGIN {kind} KEY-----\n{armour}-----END {kind} KEY-----\n".encode()
+
+
+def test_a_key_of_an_unknown_algorithm_is_a_configuration_error(tmp_path, capsys):
+    """A key file of an algorithm cryptography does not know was its bare
+    ``UnsupportedAlgorithm``: a traceback from ``verify --key`` and ``demo --sign``."""
+    from agents.cli import main
+
+    path = tmp_path / "run.jsonl"
+    write_log(path)
+    public, private = tmp_path / "odd.pub.pem", tmp_path / "odd.pem"
+    public.write_bytes(_unknown_algorithm("PUBLIC"))
+    private.write_bytes(_unknown_algorithm("PRIVATE"))
+    for key, what in ((public, "public"), (private, "private")):
+        with pytest.raises(ConfigurationError, match=f"{key}: not an Ed25519 {what} key"):
+            AuditLog.verify(path, public_key=key)
+    with pytest.raises(ConfigurationError, match="not an Ed25519 private key"):
+        AuditLog.open(tmp_path / "signed.jsonl", signing_key=private)
+    for argv in (
+        ["verify", str(path), "--key", str(public)],
+        ["demo", "--sign", str(private), "--out", str(tmp_path / "runs")],
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "not an Ed25519" in err, err
+
+
 def test_the_private_key_appears_nowhere(tmp_path):
     """A private key given as PEM bytes is in no repr, record or error, and a garbled one's
     error does not quote it."""

@@ -53,14 +53,22 @@ def load_private_key(key: object, *, password: bytes | None = None) -> PrivateKe
     ed25519 = _ed25519()
     if isinstance(key, ed25519.Ed25519PrivateKey):
         return key
-    data = _pem(key, "private")
+    return _private(_pem(key, "private"), _name(key), password)
+
+
+def _private(data: bytes, name: str, password: bytes | None = None) -> PrivateKey:
+    """The Ed25519 private key in the PEM ``data`` (of the key ``name``, as errors say)."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+
     try:
         loaded = _serialization().load_pem_private_key(data, password=password)
+    except UnsupportedAlgorithm:  # a key type cryptography does not know
+        loaded = None
     except (ValueError, TypeError) as exc:
         reason = "it needs a password" if "password" in str(exc).lower() else "not a PEM key"
-        raise ConfigurationError(f"{_name(key)}: cannot read the private key ({reason})") from None
-    if not isinstance(loaded, ed25519.Ed25519PrivateKey):
-        raise ConfigurationError(f"{_name(key)}: not an Ed25519 private key")
+        raise ConfigurationError(f"{name}: cannot read the private key ({reason})") from None
+    if not isinstance(loaded, _ed25519().Ed25519PrivateKey):
+        raise ConfigurationError(f"{name}: not an Ed25519 private key")
     return loaded
 
 
@@ -74,9 +82,13 @@ def load_public_key(key: object) -> PublicKey:
         return key.public_key()
     data = _pem(key, "public")
     if b"PRIVATE KEY" in data:
-        return load_private_key(data).public_key()
+        return _private(data, _name(key)).public_key()
+    from cryptography.exceptions import UnsupportedAlgorithm
+
     try:
         loaded = _serialization().load_pem_public_key(data)
+    except UnsupportedAlgorithm:  # a key type cryptography does not know
+        loaded = None
     except (ValueError, TypeError):
         raise ConfigurationError(
             f"{_name(key)}: cannot read the public key (not a PEM key)"
