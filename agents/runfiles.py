@@ -61,8 +61,6 @@ def _load(path: str, data: bytes | None, *, every: bool) -> list[RunRecord]:
     if data is None:
         try:
             data = read_file(file)
-        except FileNotFoundError:
-            raise StateDecodeError(f"{path}: no such file") from None
         except IsADirectoryError:
             raise StateDecodeError(f"{path}: is a directory, not a run file") from None
         except UnreadableFile as exc:

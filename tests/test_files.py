@@ -193,3 +193,66 @@ def test_regular_files_read_as_before(tmp_path):
         read_file(tmp_path / "missing")
     with pytest.raises(IsADirectoryError):
         read_file(tmp_path)
+
+
+def _unopenable(tmp_path: Path) -> dict[str, str]:
+    """Paths no file can have: a NUL character in them, a name past the system's limit of
+    255 bytes, a regular file's path used as a folder."""
+    plain = tmp_path / "plain.txt"
+    plain.write_text("x")
+    return {
+        "nul": str(tmp_path / "a\x00b"),
+        "long": str(tmp_path / ("x" * 300)),
+        "under a file": str(plain / "run"),
+    }
+
+
+def test_readers_say_a_path_no_file_can_have_is_unreadable(tmp_path):
+    """Each reader of a file a user names: its typed error naming the path, where a path
+    holding a NUL was os's ``ValueError``, and a name too long or a path under a regular
+    file a bare ``OSError`` from the audit log's readers and ``load_record``; a missing
+    recording was a ``FileNotFoundError`` from ``ReplayDriver.from_file``."""
+    from agents import AgentError, AuditLog, ReplayDriver
+    from agents.audit.keys import load_public_key
+    from agents.definitions import AgentDefinition
+    from agents.evals import Dataset, EvalReport
+    from agents.runfiles import load_record, load_state
+
+    readers = {
+        "AuditLog.verify": AuditLog.verify,
+        "AuditLog.read": AuditLog.read,
+        "AuditLog.read_run": AuditLog.read_run,
+        "AuditLog.check": AuditLog.check,
+        "load_state": load_state,
+        "load_record": load_record,
+        "ReplayDriver.from_file": ReplayDriver.from_file,
+        "AgentDefinition.load": AgentDefinition.load,
+        "load_public_key": load_public_key,
+        "Dataset.load": Dataset.load,
+        "EvalReport.load": EvalReport.load,
+    }
+    missing = {"missing": str(tmp_path / "missing.json")}
+    for kind, path in {**_unopenable(tmp_path), **missing}.items():
+        for name, reader in readers.items():
+            with pytest.raises(AgentError) as caught:
+                reader(path)
+            said = str(caught.value).replace("\x00", "")
+            assert path.replace("\x00", "") in said, (kind, name, said)
+
+
+def test_writers_say_a_path_no_file_can_have_is_unusable(tmp_path):
+    """``AuditLog.open`` a ``ResourceError`` naming the path; a ``FileBlobStore`` there
+    holds nothing and cannot store (``ContentError``), where both raised os's errors."""
+    from agents import ContentError, FileBlobStore, ResourceError
+    from agents.audit import AuditLog
+
+    png = b"\x89PNG\r\n\x1a\n" + b"x" * 100
+    for kind, path in _unopenable(tmp_path).items():
+        with pytest.raises(ResourceError, match="cannot open") as caught:
+            AuditLog.open(path + ".jsonl")
+        assert path.replace("\x00", "") in str(caught.value).replace("\x00", ""), kind
+        store = FileBlobStore(path)
+        blob = __import__("agents").Blob.of(png, "image/png")
+        assert not store.has(blob), kind
+        with pytest.raises(ContentError, match="cannot store a blob"):
+            store.put(png, "image/png")

@@ -124,6 +124,7 @@ INTERNAL = frozenset(
         "agents.tools.outcomes.ToolTimeoutError",  # recorded as a ToolTimeout execution
         "agents.shell.files.UnreadableFile",  # read_file's callers say StateDecodeError
         "agents.shell.files.DirectoryGiven",  # ... or DefinitionError, naming the path
+        "agents.shell.files.MissingFile",
     }
 )
 

@@ -308,8 +308,6 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
     are a zip's, a bundle's perhaps: no log, and no tampered one)."""
     try:
         data = read_file(path)
-    except FileNotFoundError:
-        raise StateDecodeError(f"{path}: no such file", "$") from None
     except IsADirectoryError:
         raise StateDecodeError(f"{path}: is a directory, not an audit log", "$") from None
     except UnreadableFile as exc:

@@ -31,7 +31,7 @@ from agents.audit.records import (
     state_change,
     step_payload,
 )
-from agents.errors import AuditLogTampered, ConfigurationError, InvalidArgument
+from agents.errors import AuditLogTampered, ConfigurationError, InvalidArgument, ResourceError
 from agents.records.blobs import bind_blobs
 from agents.records.codec import Encoding
 from agents.records.events import Event, ExecutionCompleted, ExecutionStarted, StepCompleted
@@ -137,7 +137,7 @@ class AuditLog:
                 f"anchor must be a session store that keeps anchors, not {type(anchor).__name__}"
             )
         seq, last, log_id = 0, GENESIS, None
-        if target.exists() and target.stat().st_size > 0:
+        if _size(target) > 0:
             try:
                 checked = verify_log(
                     target,
@@ -152,8 +152,11 @@ class AuditLog:
                     f"{target}: cannot be continued with this signing key: {exc}"
                 ) from None
             seq, last, log_id = checked.records, checked.head, checked.log_id
-        target.parent.mkdir(parents=True, exist_ok=True)
-        handle = target.open("ab", buffering=0)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            handle = target.open("ab", buffering=0)
+        except OSError as exc:
+            raise ResourceError(f"cannot open {target}: {exc.strerror or exc}") from None
         commit.handle = handle
         return cls(target, handle, seq, last, commit, key, events, anchor, log_id, store)
 
@@ -408,6 +411,19 @@ class AuditLog:
         — with the state it started from and the state it ended in (as far as the log goes,
         for a crashed run's last one)."""
         return _with_blobs(path, read_run(path))
+
+
+def _size(target: Path) -> int:
+    """The size of the log at ``target`` (0 where there is none yet), or a
+    ``ResourceError`` where no log can be: a path too long, under a file, holding a NUL."""
+    try:
+        return target.stat().st_size
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        raise ResourceError(f"cannot open {target}: {exc.strerror or exc}") from None
+    except ValueError:  # os's refusal of a NUL character, which no path holds
+        raise ResourceError(f"cannot open {target}: no path holds a NUL character") from None
 
 
 def _with_blobs(path: str | os.PathLike[str], record: RunRecord) -> RunRecord:

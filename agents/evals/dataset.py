@@ -100,7 +100,7 @@ class Dataset:
         source = str(path)
         try:
             text = read_file(Path(path)).decode("utf-8")
-        except (UnreadableFile, OSError, UnicodeDecodeError) as exc:
+        except (UnreadableFile, UnicodeDecodeError) as exc:
             raise DatasetError(f"cannot read it: {exc}", file=source) from None
         if Path(path).suffix.lower() in (".yaml", ".yml"):
             items = _yaml_items(text, source)

@@ -18,7 +18,7 @@ from agents.evals import stats
 from agents.evals.dataset import Case
 from agents.records.json_text import loads
 from agents.records.state import AgentState
-from agents.shell.files import UnreadableFile, read_file
+from agents.shell.files import read_file
 
 __all__ = [
     "CaseResult",
@@ -265,12 +265,13 @@ class EvalReport:
     def load(cls, path: str | os.PathLike[str]) -> EvalReport:
         """The report in ``path``: a report's JSON, or an ``out`` folder holding one."""
         target = Path(path)
-        if target.is_dir():
-            target = target / "report.json"
         try:
-            return cls.from_json(read_file(target), str(target))
-        except (UnreadableFile, OSError) as exc:
-            raise StateDecodeError(f"{target}: cannot read it ({exc})") from None
+            if target.is_dir():
+                target = target / "report.json"
+            data = read_file(target)
+        except OSError as exc:  # (an ``UnreadableFile``, or a path ``is_dir`` cannot test)
+            raise StateDecodeError(f"{target}: cannot read it ({exc.strerror or exc})") from None
+        return cls.from_json(data, str(target))
 
 
 def _trial(case: Any, data: Any) -> Trial:

@@ -338,7 +338,7 @@ def _recorded_cases(folder: Path) -> tuple[str, int, list[Case]]:
     path = folder / "cases.jsonl"
     try:
         data = read_file(path)
-    except (UnreadableFile, OSError) as exc:
+    except UnreadableFile as exc:
         raise InvalidArgument(f"{folder}: not an evaluation's folder ({exc})") from None
     try:
         lines = json_lines(data.decode("utf-8"))

@@ -54,6 +54,10 @@ class FileBlobStore:
                 file.write(data)
         except OSError as exc:
             raise ContentError(f"{self.path}: cannot store a blob: {exc.strerror or exc}") from None
+        except ValueError:  # os's refusal of a NUL character, which no path holds
+            raise ContentError(
+                f"{self.path}: cannot store a blob: no path holds a NUL character"
+            ) from None
 
     def get(self, blob: Blob) -> bytes:
         """The bytes of ``blob``: ``BlobNotFound`` when they are not here, ``BlobCorrupted``
@@ -62,13 +66,17 @@ class FileBlobStore:
             data = read_file(self._file(blob.sha256))
         except FileNotFoundError:
             raise BlobNotFound(blob.sha256, f"not in {self.path}") from None
-        except (UnreadableFile, OSError) as exc:
+        except UnreadableFile as exc:
             raise BlobCorrupted(blob.sha256, f"unreadable: {exc.strerror or exc}") from None
         return checked_bytes(blob, data)
 
     def has(self, blob: Blob) -> bool:
-        """Whether the bytes of ``blob`` are here (present, not checked)."""
-        return self._file(blob.sha256).is_file()
+        """Whether the bytes of ``blob`` are here (present, not checked): not where no
+        file can be (a path too long, under a file, holding a NUL character)."""
+        try:
+            return self._file(blob.sha256).is_file()
+        except OSError:  # (``is_file`` says False for some such paths, raises for others)
+            return False
 
     def __repr__(self) -> str:
         return f"FileBlobStore({str(self.path)!r})"

@@ -18,7 +18,14 @@ from typing import BinaryIO, Final
 
 from agents.errors import ResourceError
 
-__all__ = ["DirectoryGiven", "UnreadableFile", "read_file", "read_text", "replacing"]
+__all__ = [
+    "DirectoryGiven",
+    "MissingFile",
+    "UnreadableFile",
+    "read_file",
+    "read_text",
+    "replacing",
+]
 
 _NONBLOCKING: Final = getattr(os, "O_NONBLOCK", 0)  # opening a pipe does not wait for a writer
 _NEW: Final = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
@@ -31,19 +38,33 @@ _KINDS: Final = (
 
 
 class UnreadableFile(ResourceError):
-    """A path that is not a regular file (a pipe, a device, a socket), or a file too large
-    to hold in memory; ``strerror`` says which."""
+    """A file that cannot be read: a path that is not a regular file (a pipe, a device, a
+    socket), a file too large to hold in memory, or a path the system cannot open (too
+    long, under a file, holding a NUL character, not permitted); ``strerror`` says which."""
 
 
 class DirectoryGiven(UnreadableFile, IsADirectoryError):
     """A path that names a directory where a file was expected."""
 
 
+class MissingFile(UnreadableFile, FileNotFoundError):
+    """A path where there is no file."""
+
+
 def read_file(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of the regular file at ``path``: ``FileNotFoundError`` when there is none,
-    ``IsADirectoryError`` for a directory, ``UnreadableFile`` for what is not a regular file
-    or does not fit in memory, any other ``OSError`` as the system reports it."""
-    handle = os.open(path, os.O_RDONLY | _NONBLOCKING | getattr(os, "O_BINARY", 0))
+    """The bytes of the regular file at ``path``, or an ``UnreadableFile`` saying why not:
+    a ``MissingFile`` (a ``FileNotFoundError``) when there is none, a ``DirectoryGiven``
+    (an ``IsADirectoryError``) for a directory."""
+    try:
+        handle = os.open(path, os.O_RDONLY | _NONBLOCKING | getattr(os, "O_BINARY", 0))
+    except FileNotFoundError:
+        raise MissingFile(errno.ENOENT, "no such file", os.fspath(path)) from None
+    except OSError as exc:
+        raise UnreadableFile(exc.errno, exc.strerror or str(exc), os.fspath(path)) from None
+    except ValueError:  # os's refusal of a NUL character, which no path holds
+        raise UnreadableFile(
+            errno.EINVAL, "no path holds a NUL character", os.fspath(path)
+        ) from None
     try:
         status = os.fstat(handle)
         mode = status.st_mode
