@@ -648,6 +648,34 @@ def test_forged_log_references_are_typed_errors(tmp_path, table, sql, match):
     store.close()
 
 
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("created_at", "'yesterday'"),
+        ("updated_at", "'2026-13-01T00:00:00+00:00'"),
+        ("created_at", "7"),
+        ("version", "'x'"),
+        ("version", "1.5"),
+    ],
+)
+def test_a_session_row_of_another_type_is_a_typed_error(tmp_path, column, value):
+    """A session row whose time is no ISO time, or whose version is no whole number:
+    ``load`` and ``list`` raise a ``StateDecodeError`` naming the session, where a time
+    was ``fromisoformat``'s bare ``ValueError`` and a version of text was taken (and
+    compared with the next write's)."""
+    path = tmp_path / "s.db"
+    store = SQLiteSessionStore(path)
+    store.create(finished_state(), session_id="s")
+    db = sqlite3.connect(path)
+    db.execute(f"UPDATE sessions SET {column} = {value}")
+    db.commit()
+    db.close()
+    for read in (lambda: store.load("s"), store.list):
+        with pytest.raises(StateDecodeError, match=f"session 's'.*{column}"):
+            read()
+    store.close()
+
+
 def test_corrupt_files_and_future_schemas_are_typed_errors(tmp_path):
     """A file that is not SQLite, or a store from the future, is a clear typed error."""
     garbage = tmp_path / "garbage.db"

@@ -357,7 +357,7 @@ class AsyncPostgresSessionStore:
         return await self._run(plan, write=False)
 
     async def list(self) -> list[Session]:
-        return await self._run(list_plan(), write=False)
+        return await self._run(list_plan(self.path), write=False)
 
     async def exists(self, session_id: str) -> bool:
         """Whether a session is stored under ``session_id`` (without loading it)."""

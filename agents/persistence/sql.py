@@ -175,7 +175,7 @@ def save_plan(
             f"session {session.session_id!r} is at version {version}; the write was "
             f"based on version {session.version}"
         )
-    if _time(created_at) != session.created_at:
+    if _time(created_at, f"session {session.session_id!r}", "created_at") != session.created_at:
         raise SessionConflict(recreated(session.session_id))
     rows = known.rows(session.session_id, version, stored_head) if known else None
     written = yield from with_blobs(
@@ -361,33 +361,41 @@ def load_plan(
                 layout.conversation,
             ),
         )
-    return Session(
-        session_id=session_id,
-        version=version,
-        state=state,
-        parent_session_id=parent,
-        created_at=_time(created_at),
-        updated_at=_time(updated_at),
-    )
+    return _session(where, session_id, version, state, parent, created_at, updated_at)
 
 
-def list_plan() -> Plan[list[Session]]:
+def list_plan(path: str) -> Plan[list[Session]]:
     rows = yield Query(
         "SELECT session_id, version, parent_session_id, created_at, updated_at "
         "FROM sessions ORDER BY created_at, session_id",
         fetch="all",
     )
-    return [
-        Session(
-            session_id=r[0],
-            version=r[1],
-            state=None,
-            parent_session_id=r[2],
-            created_at=_time(r[3]),
-            updated_at=_time(r[4]),
+    return [_session(f"{path}: session {r[0]!r}", r[0], r[1], None, *r[2:]) for r in rows]
+
+
+def _session(
+    where: str,
+    session_id: str,
+    version: Any,
+    state: AgentState | None,
+    parent: str | None,
+    created_at: Any,
+    updated_at: Any,
+) -> Session:
+    """A session from its row, whose version and times are checked: a row changed outside
+    the store is a ``StateDecodeError`` naming the session and the column."""
+    if type(version) is not int:
+        raise StateDecodeError(
+            f"{where}: its version is {version!r:.40}, not a whole number", "version"
         )
-        for r in rows
-    ]
+    return Session(
+        session_id=session_id,
+        version=version,
+        state=state,
+        parent_session_id=parent,
+        created_at=_time(created_at, where, "created_at"),
+        updated_at=_time(updated_at, where, "updated_at"),
+    )
 
 
 def delete_plan(session_id: str) -> Plan[None]:
@@ -416,5 +424,11 @@ def _head(state: AgentState) -> Any:
     return to_dict(light)
 
 
-def _time(text: str) -> datetime:
-    return datetime.fromisoformat(text)
+def _time(text: Any, where: str, column: str) -> datetime:
+    """The time a row's ``column`` holds (as ``encode_value`` wrote it)."""
+    try:
+        return datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        raise StateDecodeError(
+            f"{where}: its {column} is {text!r:.40}, not an ISO 8601 time", column
+        ) from None

@@ -112,7 +112,7 @@ class SQLSessionStore:
         return self._got(load_plan(self.path, session_id, self._known, self.blobs))
 
     def list(self) -> list[Session]:
-        return self._got(list_plan())
+        return self._got(list_plan(self.path))
 
     def exists(self, session_id: str) -> bool:
         """Whether a session is stored under ``session_id`` (without loading it)."""
