@@ -534,3 +534,19 @@ def test_a_state_the_with_methods_make_reads_back_equal():
     )
     assert AgentState.from_json(state.to_json()) == state
     assert AgentState.from_json(bytearray(state.to_json().encode())) == state
+
+
+def test_with_user_message_takes_a_user_message_only():
+    """A ``Message`` of another role given to ``with_user_message`` was appended as it was:
+    ``with_user_message(Message.assistant("ok"))`` put words in the model's mouth, and a
+    run went on as if it had said them. Refused; ``with_message`` appends any role."""
+    from agents import InvalidArgument, Message
+
+    state = AgentState.initial("s")
+    for message in (Message.assistant("ok"), Message.system("x"), Message.tool("c", "t", "1")):
+        with pytest.raises(InvalidArgument, match=f"takes no {message.role.value} message"):
+            state.with_user_message(message)
+        assert state.with_message(message).messages[-1] is message
+    user = Message.user("hi")
+    assert state.with_user_message(user).messages[-1] is user
+    assert state.with_user_message("hi").messages[-1] == user

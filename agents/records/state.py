@@ -29,7 +29,7 @@ from agents.records.frozen import (
 )
 from agents.records.goal import Goal
 from agents.records.inputs import INPUT_ACTIONS, InputAnswer, InputRequest
-from agents.records.messages import Message, ToolCall
+from agents.records.messages import Message, Role, ToolCall
 from agents.records.output import build_output, output_schema
 from agents.records.record import Record
 from agents.records.schema import compile_validator
@@ -107,8 +107,10 @@ class AgentState(Record):
 
     def with_user_message(self, message: str | Part | Iterable[str | Part] | Message) -> AgentState:
         """A copy with a user message appended to the conversation: text, a part (an
-        image...), a list of text and parts, or a ``Message``."""
-        return replace_fields(self, context=self.context.with_message(_as_message(message)))
+        image...), a list of text and parts, or a user ``Message``."""
+        if (given := _as_message(message)).role is not Role.USER:  # with_message: any role
+            raise InvalidArgument(f"with_user_message takes no {given.role.value} message")
+        return replace_fields(self, context=self.context.with_message(given))
 
     def with_message(self, message: Message) -> AgentState:
         """A copy with any message appended to the conversation."""
