@@ -1886,6 +1886,20 @@ def test_a_dropped_ag_ui_stream_resumes_with_last_event_id(server):
     assert kinds.count("TOOL_CALL_START") == 4  # the run went on while no one listened
 
 
+def test_an_ag_ui_last_event_id_no_event_has_is_refused(server):
+    """A ``Last-Event-ID`` of more digits than any event number (past the 4,300 that
+    ``int`` reads) was its bare ``ValueError``: a 500 where the id is bad input."""
+    body = run_input("thread-huge-id", "run-1", [{"id": "u1", "role": "user", "content": "hi"}])
+    with httpx.Client() as client:
+        for header in ("9" * 5_000 + ".0", "1." + "9" * 5_000, "9" * 19 + ".0"):
+            refused = client.post(
+                f"{server.url}/ag-ui", json=body, headers={"Last-Event-ID": header}, timeout=60
+            )
+            assert refused.status_code == 422, refused.text
+            assert "is no AG-UI event id" in refused.json()["error"]
+        assert agui(client, server.url, body)[-1].result == "you said: hi"
+
+
 def test_session_ids_follow_one_rule_on_every_route(server):
     """An id no request could reach is refused where a session would be made: too long
     for a URL, or holding ``/`` (also an AG-UI ``threadId``); an id that is accepted is

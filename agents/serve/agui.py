@@ -54,7 +54,14 @@ from agents.records.json_text import replace_lone_surrogates
 from agents.records.messages import Message, Role
 from agents.records.state import AgentState
 from agents.serve.agui_runs import MARK, AgUiRuns
-from agents.serve.runs import ENDED, DecisionError, Runs, approval_decision, session_id_problem
+from agents.serve.runs import (
+    ENDED,
+    DecisionError,
+    Runs,
+    approval_decision,
+    number_of,
+    session_id_problem,
+)
 
 __all__ = ["AgUiInputError", "AgUiRuns", "agui_run"]
 
@@ -180,10 +187,11 @@ def _cursor(last_event_id: str | None) -> tuple[int, int] | None:
     """An AG-UI event id (``"<event number>.<index>"``) as a cursor to resume after."""
     if last_event_id is None:
         return None
-    number, dot, index = last_event_id.strip().partition(".")
-    if not (dot and number.isascii() and number.isdigit() and index.isascii() and index.isdigit()):
+    text, dot, rest = last_event_id.strip().partition(".")
+    number, index = number_of(text), number_of(rest)
+    if not dot or number is None or index is None:
         raise AgUiInputError(f"Last-Event-ID {last_event_id[:40]!r} is no AG-UI event id")
-    return int(number), int(index)
+    return number, index
 
 
 async def agui_run(

@@ -50,6 +50,7 @@ from agents.serve.runs import (
     Runs,
     approval_decision,
     event_type,
+    number_of,
     session_id_problem,
 )
 from agents.tools.threads import to_thread
@@ -77,14 +78,6 @@ def _error(status: int, message: str) -> Response:
     return _json({"error": " ".join(message.split())}, status)
 
 
-def _number(raw: str) -> int | None:
-    """A decimal number of ASCII digits (``str.isdigit`` also takes "²"), or
-    ``None``; past 18 digits it is too large for anything counted here."""
-    if raw.isascii() and raw.isdigit() and len(raw) <= 18:
-        return int(raw)
-    return None
-
-
 async def _body(
     request: Request,
     fields: Mapping[str, type | tuple[type, ...]] | None,
@@ -94,7 +87,7 @@ async def _body(
     """The request's JSON object, checked: only ``fields`` (``None``: any), of their types;
     ``required`` present; ``most`` bytes at most."""
     declared = request.headers.get("content-length")
-    size = None if declared is None else _number(declared)
+    size = None if declared is None else number_of(declared)
     if size is not None and size > most:
         raise _BadRequest(413, f"the body is larger than {most:,} bytes")
     raw = bytearray()
@@ -357,7 +350,7 @@ def _events(runtime: SessionRuntime, runs: Runs) -> Handler:
         session_id = request.path_params["session_id"]
         session = await _blocking(runtime.get, session_id)
         raw = request.headers.get("last-event-id") or request.query_params.get("after") or "0"
-        after = _number(raw)
+        after = number_of(raw)
         if after is None:
             raise _BadRequest(400, "Last-Event-ID must be an event number")
         state = session.state

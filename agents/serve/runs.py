@@ -55,6 +55,7 @@ __all__ = [
     "ended",
     "event_data",
     "event_type",
+    "number_of",
 ]
 
 
@@ -65,6 +66,15 @@ UNFINISHED: Final = frozenset({ExecutionStatus.IN_PROGRESS, ExecutionStatus.PEND
 
 class Busy(AgentError):
     """The session has a run in progress (in this process or another one)."""
+
+
+def number_of(raw: str) -> int | None:
+    """A decimal number of ASCII digits (``str.isdigit`` also takes "²"), or ``None``;
+    past 18 digits it is too large for anything counted here (an event, a length), and
+    for ``int``, which refuses more than 4,300."""
+    if raw.isascii() and raw.isdigit() and len(raw) <= 18:
+        return int(raw)
+    return None
 
 
 MAX_SESSION_ID: Final = 200
