@@ -137,3 +137,77 @@ def test_the_builtin_bases_callers_expect() -> None:
     assert issubclass(agents.UsageError, RuntimeError)
     assert issubclass(agents.ResourceError, OSError)
     assert issubclass(agents.MissingExtra, ImportError)
+
+
+def _settings(tmp_path: Path) -> dict[str, Any]:
+    """Each setting that takes a number of seconds or dollars, by name: a maker given the
+    value, and whether 0 is a value it takes."""
+    from agents import AgentLoop, AuditLog, Goal, LiteLLMDriver, tool
+    from agents.mcp import MCPServerStdio
+    from agents.shell.retry import RetryInterceptor
+    from agents.testing import ScriptedDriver
+
+    def loop(**options: Any) -> Any:
+        return AgentLoop(ScriptedDriver([]), **options)
+
+    def log(value: Any) -> Any:
+        return AuditLog.open(tmp_path / "run.jsonl", durability="batch", flush_interval=value)
+
+    def timed(value: Any) -> Any:
+        return tool(lambda: 1, name="one", timeout=value)
+
+    return {
+        "AuditLog.open(flush_interval=)": (log, False),
+        "LiteLLMDriver(timeout=)": (lambda v: LiteLLMDriver("m", timeout=v), False),
+        "LiteLLMDriver(retry_backoff=)": (lambda v: LiteLLMDriver("m", retry_backoff=v), True),
+        "RetryInterceptor(retry_backoff=)": (lambda v: RetryInterceptor(retry_backoff=v), True),
+        "tool(timeout=)": (timed, False),
+        "MCPServerStdio(timeout=)": (lambda v: MCPServerStdio("x", timeout=v), False),
+        "MCPServerStdio(start_timeout=)": (lambda v: MCPServerStdio("x", start_timeout=v), False),
+        "MCPServerStdio(tool_timeouts=)": (
+            lambda v: MCPServerStdio("x", tool_timeouts={"t": v}),
+            False,
+        ),
+        "Goal(time_budget=)": (lambda v: Goal("g", time_budget=v), False),
+        "AgentLoop(max_cost=)": (lambda v: loop(max_cost=v), True),
+        "AgentLoop(time_limit=)": (lambda v: loop(time_limit=v), True),
+    }
+
+
+_NONE_IS_NO_LIMIT = {  # the settings where None means none
+    "AgentLoop(max_cost=)",
+    "AgentLoop(time_limit=)",
+    "Goal(time_budget=)",
+    "tool(timeout=)",
+    "MCPServerStdio(timeout=)",
+}
+
+
+def test_a_number_setting_takes_a_finite_number_and_says_so(tmp_path: Path) -> None:
+    """Every setting of seconds or dollars refuses what is no finite number in range with
+    one typed error naming it, where text or ``None`` was a bare ``TypeError`` (from
+    ``AuditLog.open``, ``LiteLLMDriver``, ``tool`` and the MCP clients) and infinity was
+    taken: ``flush_interval=inf`` killed the log's batch thread (an ``OverflowError``), so
+    that nothing was fsynced until the run's end. An int past any float is no number of
+    seconds either (a ``Goal`` of one was taken)."""
+    import math
+
+    for name, (make, zero) in _settings(tmp_path).items():
+        odd = ("5", None, True, [1], math.nan, math.inf, 10**400, -1)
+        for bad in (*odd, *(() if zero else (0,))):
+            if bad is None and name in _NONE_IS_NO_LIMIT:
+                continue
+            try:
+                made = make(bad)
+            except AgentError as exc:
+                said = str(exc)
+                assert "finite number" in said or "float's range" in said, (name, bad, said)
+                assert repr(bad)[:20] in said, (name, bad, said)
+                continue
+            except Exception as exc:  # what the contract forbids
+                raise AssertionError(f"{name} {bad!r}: {type(exc).__name__}: {exc}") from None
+            getattr(made, "close", lambda: None)()
+            raise AssertionError(f"{name} took {bad!r}")
+        for good in (0.5, 2, *((0,) if zero else ())):
+            made = make(good)
+            getattr(made, "close", lambda: None)()

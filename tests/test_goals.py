@@ -116,7 +116,7 @@ def test_goal_survives_the_codec():
     ],
 )
 def test_bad_budgets_are_rejected(kwargs):
-    with pytest.raises(ValueError, match="positive finite number"):
+    with pytest.raises(ValueError, match="finite number > 0"):
         Goal("x", **kwargs)
 
 

@@ -16,6 +16,7 @@ import threading
 from typing import Any, Final, Literal
 
 from agents.errors import ConfigurationError
+from agents.records.frozen import amount
 
 __all__ = ["DURABILITY", "Durability", "GroupCommit"]
 
@@ -31,11 +32,9 @@ class GroupCommit:
             raise ConfigurationError(
                 f"durability must be one of {', '.join(DURABILITY)}, not {mode!r}"
             )
-        if not flush_interval > 0:  # also refuses NaN
-            raise ConfigurationError(f"flush_interval must be > 0 seconds, not {flush_interval!r}")
         self.handle = handle
         self.mode = mode
-        self.flush_interval = float(flush_interval)
+        self.flush_interval = amount(flush_interval, "flush_interval")
         self.lock = threading.Condition()
         self.written = 0  # records written and flushed
         self.synced = 0  # records an fsync has covered

@@ -9,7 +9,7 @@ from typing import Final
 import attrs
 
 from agents.errors import ConfigurationError
-from agents.records.frozen import to_pmap
+from agents.records.frozen import amount, to_pmap
 from agents.records.signals import ExecutionContinuation, StopReason, StopSignal
 
 __all__ = ["Limits", "decide_stop", "limit_signals"]
@@ -37,12 +37,8 @@ class Limits:
                 )
         for name in ("max_cost", "time_limit"):
             value = getattr(self, name)
-            if value is not None and (  # NaN too: nothing is ever past it
-                not isinstance(value, int | float) or isinstance(value, bool) or not value >= 0
-            ):
-                raise ConfigurationError(
-                    f"{name} must be a non-negative number or None, got {value!r}"
-                )
+            if value is not None:
+                amount(value, name, zero=True)
 
     def due(
         self, steps: int, tokens: int, cost: float, started_at: datetime | None, now: datetime

@@ -41,7 +41,7 @@ from agents.errors import ConfigurationError
 from agents.records.compiled import replace_fields
 from agents.records.content import ImagePart, MediaPart
 from agents.records.error_info import ErrorInfo, ProviderError
-from agents.records.frozen import deep_thaw, to_pvector
+from agents.records.frozen import amount, deep_thaw, to_pvector
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.messages import Message, ToolCall
 from agents.records.redaction import (
@@ -148,14 +148,10 @@ class LiteLLMDriver:
             )
         if not isinstance(num_retries, int) or isinstance(num_retries, bool) or num_retries < 0:
             raise ConfigurationError(f"num_retries must be an int >= 0, got {num_retries!r}")
-        if not retry_backoff >= 0:
-            raise ConfigurationError(f"retry_backoff must be >= 0, got {retry_backoff!r}")
-        if not timeout > 0:
-            raise ConfigurationError(f"timeout must be > 0, got {timeout!r}")
         self.model = model
         self.num_retries = num_retries
-        self.retry_backoff = float(retry_backoff)
-        self.timeout = float(timeout)
+        self.retry_backoff = amount(retry_backoff, "retry_backoff", zero=True)
+        self.timeout = amount(timeout, "timeout")
         self.stream = stream
         self.keep_raw = keep_raw
         self._sleep = sleep or time.sleep

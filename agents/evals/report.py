@@ -16,6 +16,7 @@ import attrs
 from agents.errors import InvalidArgument, StateDecodeError
 from agents.evals import stats
 from agents.evals.dataset import Case
+from agents.records.frozen import amount
 from agents.records.json_text import loads
 from agents.records.state import AgentState
 from agents.shell.files import read_file
@@ -42,12 +43,10 @@ def check_limit(name: str, value: Any, *, whole: bool = False) -> None:
     """``InvalidArgument`` unless a limit (a budget's, ``within``'s) is ``None`` (none) or a
     finite number of 0 or more (``whole``: a whole one): nothing is ever past NaN, and a
     text cannot be compared with a count."""
-    if value is None:
-        return
-    kind = int if whole else int | float
-    if type(value) is bool or not isinstance(value, kind) or not 0 <= value < math.inf:
-        what = "a whole number" if whole else "a finite number"
-        raise InvalidArgument(f"{name} is {what} of 0 or more, not {value!r:.40}")
+    if whole and value is not None and type(value) is not int:
+        raise InvalidArgument(f"{name} must be a whole number >= 0, got {value!r:.40}")
+    if value is not None:
+        amount(value, name, zero=True, error=InvalidArgument)
 
 
 @attrs.frozen

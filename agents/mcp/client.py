@@ -35,7 +35,7 @@ from agents.mcp.connection import Connection, MCPTimeout, MCPToolError
 from agents.mcp.sampling import Sampler
 from agents.otel.spans import mcp_traceparent
 from agents.records.events import ToolServerRestarted
-from agents.records.frozen import deep_freeze, deep_thaw, names
+from agents.records.frozen import amount, deep_freeze, deep_thaw, names
 from agents.records.schema import compile_validator
 from agents.shell.reporting import current_forward
 from agents.tools.outcomes import InputRequired, ToolResult
@@ -64,11 +64,7 @@ class MCPServer:
         elicitation: bool,
         start_timeout: float = START_TIMEOUT,
     ) -> None:
-        if timeout is not None and not timeout > 0:
-            raise AgentError(f"timeout must be > 0 seconds or None, got {timeout!r}")
-        if not (isinstance(start_timeout, int | float) and 0 < start_timeout < float("inf")):
-            raise AgentError(f"start_timeout must be > 0 seconds, got {start_timeout!r}")
-        self.start_timeout = float(start_timeout)
+        self.start_timeout = amount(start_timeout, "start_timeout")
         self.requires_approval = (  # a text's letters would name no tool: none gated
             requires_approval
             if isinstance(requires_approval, bool)
@@ -77,8 +73,11 @@ class MCPServer:
         self.prefix = prefix
         self.sampling = sampling
         self.elicitation = elicitation
-        self.timeout = timeout
-        self.tool_timeouts = dict(tool_timeouts)
+        self.timeout = None if timeout is None else amount(timeout, "timeout")
+        self.tool_timeouts = {
+            name: amount(seconds, f"tool_timeouts[{name!r}]")
+            for name, seconds in dict(tool_timeouts).items()
+        }
         self._lock = threading.Lock()
         self._connection: Connection | None = None
         self._users = 0  # runs using the session now

@@ -10,6 +10,7 @@ most a chunk and the collector sees one small tuple per 32 items.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, TypeVar, cast, overload
@@ -18,7 +19,7 @@ from pyrsistent import PMap, PVector, pmap, pvector, thaw
 from pyrsistent.typing import PMap as PMapT
 from pyrsistent.typing import PVector as PVectorT
 
-from agents.errors import InvalidArgument, InvalidType
+from agents.errors import AgentError, ConfigurationError, InvalidArgument, InvalidType
 
 __all__ = [
     "EMPTY_MAP",
@@ -26,6 +27,7 @@ __all__ = [
     "MAX_DEPTH",
     "History",
     "NestingError",
+    "amount",
     "deep_freeze",
     "deep_thaw",
     "names",
@@ -78,6 +80,27 @@ def names(value: Iterable[str], what: str) -> tuple[str, ...]:
     if wrong is not None:
         raise InvalidType(f"{what} is a list of names, not holding {type(wrong).__name__}")
     return found
+
+
+_LARGEST: Final = sys.float_info.max  # an int past it is no float; infinity is past it
+
+
+def amount(
+    value: Any, what: str, *, zero: bool = False, error: type[AgentError] = ConfigurationError
+) -> float:
+    """A setting's number of seconds or dollars as a float: an int or a float (a bool is
+    neither), finite, above 0 (or 0 itself, with ``zero``); else ``error`` naming ``what``.
+    NaN, past which nothing ever is, and infinity are no limit, timeout or interval: a
+    setting that means none is ``None`` where the setting takes it."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and (value >= 0 if zero else value > 0) and value <= _LARGEST:
+        return float(value)
+    least = ">= 0" if zero else "> 0"
+    try:
+        shown = repr(value)
+    except ValueError:  # an int of more digits than Python writes
+        shown = f"an int of {value.bit_length()} bits"
+    raise error(f"{what} must be a finite number {least}, got {shown:.60}")
 
 
 def to_float(value: Any) -> Any:

@@ -3,14 +3,13 @@ spent (docs/design/sessions.md)."""
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from typing import Any, Final
 
 import attrs
 
 from agents.errors import InvalidArgument
-from agents.records.frozen import to_float
+from agents.records.frozen import amount, to_float
 from agents.records.record import Record
 
 __all__ = ["COMPLETE_GOAL", "GOAL_STATUSES", "Goal"]
@@ -27,12 +26,8 @@ def _check_status(_: object, attribute: attrs.Attribute[Any], value: str) -> Non
 
 
 def _check_budget(_: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if value is not None and (  # NaN and infinity too: no JSON writes them
-        not isinstance(value, int | float) or isinstance(value, bool) or not 0 < value < math.inf
-    ):
-        raise InvalidArgument(
-            f"{attribute.name} must be a positive finite number or None, got {value!r}"
-        )
+    if value is not None:  # NaN and infinity too: no JSON writes them
+        amount(value, attribute.name, error=InvalidArgument)
 
 
 @attrs.frozen

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from agents.errors import ConfigurationError
 from agents.records.error_info import ErrorInfo, ProviderError
+from agents.records.frozen import amount
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.shell.reporting import report_retry
 
@@ -93,10 +94,8 @@ class RetryInterceptor:
     ) -> None:
         if not isinstance(num_retries, int) or isinstance(num_retries, bool) or num_retries < 0:
             raise ConfigurationError(f"num_retries must be an int >= 0, got {num_retries!r}")
-        if not retry_backoff >= 0:
-            raise ConfigurationError(f"retry_backoff must be >= 0, got {retry_backoff!r}")
         self.num_retries = num_retries
-        self.retry_backoff = float(retry_backoff)
+        self.retry_backoff = amount(retry_backoff, "retry_backoff", zero=True)
         self._sleep = sleep or time.sleep
 
     def intercept_inference(

@@ -22,7 +22,7 @@ from pyrsistent import pmap
 
 from agents.errors import ConfigurationError
 from agents.records.effects import ToolInvocation
-from agents.records.frozen import deep_freeze, shallow_dict
+from agents.records.frozen import amount, deep_freeze, shallow_dict
 from agents.records.inputs import InputAnswer, InputRequest
 from agents.records.messages import ToolCall
 from agents.records.redaction import holds_secret_key, is_secret_key, scrub
@@ -344,8 +344,8 @@ def _checked_name(
     tool_name = name or getattr(function, "__name__", None)
     if not tool_name or not isinstance(tool_name, str):
         raise ConfigurationError(f"cannot name tool {function!r}: pass name=")
-    if timeout is not None and not timeout > 0:
-        raise ConfigurationError(f"tool {tool_name!r}: timeout must be > 0, got {timeout!r}")
+    if timeout is not None:
+        amount(timeout, f"tool {tool_name!r}: timeout")
     if timeout is not None and not thread and not inspect.iscoroutinefunction(function):
         raise ConfigurationError(
             f"tool {tool_name!r}: a synchronous function that runs without a thread "
