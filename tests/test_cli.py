@@ -256,6 +256,30 @@ def test_bad_input_is_one_line_and_exit_code_two(tmp_path, content, fragment):
     assert verified.stderr.count("\n") == 1 and "Traceback" not in verified.stderr
 
 
+def test_an_error_naming_a_path_with_a_line_break_is_one_line(tmp_path, capsys, monkeypatch):
+    """``verify``, ``bundle`` and ``keygen`` wrote their errors as they were, where every
+    other command makes them one line: a path holding a line break split the error in two,
+    and a secret of the environment named in one was not scrubbed."""
+    from agents.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    odd = "two\nlines"
+    (tmp_path / f"{odd}.pem").write_text("taken")
+    for argv in (
+        ["verify", f"{odd}.jsonl"],
+        ["bundle", f"{odd}.jsonl", "-o", "out.zip"],
+        ["keygen", "--out", odd],
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "two lines" in err, (argv, err)
+    # An error naming a secret the environment holds says it scrubbed.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-planted-secret-in-a-path-0001")
+    assert main(["verify", "sk-planted-secret-in-a-path-0001.jsonl"]) == 2
+    err = capsys.readouterr().err
+    assert "sk-planted" not in err and err.count("\n") == 1, err
+
+
 def test_progress_goes_to_a_terminal_only(tmp_path):
     """Verifying a long log shows progress on a terminal's stderr, and nowhere else."""
 

@@ -12,12 +12,11 @@ import functools
 import importlib
 import io
 import logging
-import os
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO, cast
 
-from agents.cli.common import BAD_INPUT, Terminal, one_line
+from agents.cli.common import BAD_INPUT, Terminal, said
 
 __all__ = ["main"]
 
@@ -383,8 +382,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(command(args, _shown(sys.stdout)))
     except (AgentError, OSError, ValueError, MemoryError) as exc:
         # Said in one line; so is an input too large for this machine.
-        said = "out of memory" if isinstance(exc, MemoryError) else _said(exc)
-        sys.stderr.write(f"agents {args.command}: {said}\n")
+        why = "out of memory" if isinstance(exc, MemoryError) else said(exc)
+        sys.stderr.write(f"agents {args.command}: {why}\n")
         return BAD_INPUT
 
 
@@ -397,12 +396,3 @@ def _shown(stream: TextIO) -> TextIO:
     except (AttributeError, ValueError):  # a closed stream, or none a test put there
         terminal = False
     return cast(TextIO, Terminal(stream)) if terminal else stream
-
-
-def _said(exc: BaseException) -> str:
-    """An error's text in one line, scrubbed: a user's module failing as it is imported,
-    or a library's error, may name a credential (``password=…``, a URL's password, a key,
-    the environment's secrets)."""
-    from agents.records.redaction import environment_secrets
-
-    return one_line(str(exc), environment_secrets(os.environ))

@@ -63,6 +63,15 @@ def one_line(text: str, secrets: Sequence[str]) -> str:
     return visible(" ".join(scrub(text, secrets).split()))
 
 
+def said(error: BaseException | str) -> str:
+    """An error's text (or ``error`` itself) as a command says it: in one line, scrubbed
+    of credentials (``password=…``, a URL's password, a key, the environment's secrets: a
+    path, a user's module or a library's error may name one)."""
+    from agents.records.redaction import environment_secrets
+
+    return one_line(str(error), environment_secrets(os.environ))
+
+
 def is_bundle(path: str) -> bool:
     """Whether ``path`` is a regular file starting as a zip does (a bundle, whatever its
     name; a command says what any other file is)."""

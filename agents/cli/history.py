@@ -17,7 +17,7 @@ from agents.cli.common import (
     is_bundle,
     progress,
     refuse_overwriting,
-    visible,
+    said,
     write_atomically,
 )
 from agents.cli.labels import call_labels, call_outcome, describe_status
@@ -217,13 +217,13 @@ def verify(args: argparse.Namespace, out: TextIO) -> int:
         else:
             shown, checked = args.file, AuditLog.check(args.file, blobs=args.blobs, **options)
     except AuditLogTampered as exc:
-        sys.stderr.write(f"agents verify: {visible(str(exc))}\n")
+        sys.stderr.write(f"agents verify: {said(exc)}\n")
         return DIFFERENT
     except StateDecodeError as exc:  # missing file, a directory: bad input
-        sys.stderr.write(f"agents verify: {visible(exc.reason)}\n")
+        sys.stderr.write(f"agents verify: {said(exc.reason)}\n")
         return BAD_INPUT
     except ConfigurationError as exc:  # a key file that is missing or no key
-        sys.stderr.write(f"agents verify: {visible(str(exc))}\n")
+        sys.stderr.write(f"agents verify: {said(exc)}\n")
         return BAD_INPUT
     if args.key:
         signed = f"signed by the key (all {checked.verified} signed records)"
@@ -248,7 +248,7 @@ def bundle(args: argparse.Namespace, out: TextIO) -> int:
     try:
         count = write_bundle(args.file, args.output, args.blobs)
     except AuditLogTampered as exc:
-        sys.stderr.write(f"agents bundle: {visible(str(exc))}\n")
+        sys.stderr.write(f"agents bundle: {said(exc)}\n")
         return DIFFERENT
     out.write(f"{args.output}: {args.file} and {counted(count, 'blob')}\n")
     return OK

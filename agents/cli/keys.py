@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from agents.cli.common import BAD_INPUT, OK, visible
+from agents.cli.common import BAD_INPUT, OK, said
 
 __all__ = ["keygen"]
 
@@ -22,7 +22,7 @@ def keygen(args: argparse.Namespace, out: TextIO) -> int:
     try:
         fingerprint = generate_key_pair(private, public)
     except ConfigurationError as exc:
-        sys.stderr.write(f"agents keygen: {visible(str(exc))}\n")
+        sys.stderr.write(f"agents keygen: {said(exc)}\n")
         return BAD_INPUT
     except OSError as exc:
         sys.stderr.write(f"agents keygen: cannot write {private}: {exc.strerror}\n")

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import TextIO
 
-from agents.cli.common import DIFFERENT, OK, load_attribute, visible
+from agents.cli.common import DIFFERENT, OK, load_attribute, said
 from agents.cli.history import print_timeline
 
 __all__ = ["run"]
@@ -55,7 +55,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     error = final.execution.error if final.execution is not None else None
     if final.status is ExecutionStatus.FAILED:
         why = error.describe() if error is not None else "an ERROR stop signal"
-        sys.stderr.write(f"agents run: the run failed: {visible(' '.join(why.split()))}\n")
+        sys.stderr.write(f"agents run: the run failed: {said(why)}\n")
         return DIFFERENT
     return OK
 
