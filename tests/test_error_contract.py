@@ -142,7 +142,7 @@ def test_the_builtin_bases_callers_expect() -> None:
 def _settings(tmp_path: Path) -> dict[str, Any]:
     """Each setting that takes a number of seconds or dollars, by name: a maker given the
     value, and whether 0 is a value it takes."""
-    from agents import AgentLoop, AuditLog, Goal, LiteLLMDriver, tool
+    from agents import AgentLoop, AuditLog, Goal, LiteLLMDriver, SQLiteSessionStore, tool
     from agents.mcp import MCPServerStdio
     from agents.shell.retry import RetryInterceptor
     from agents.testing import ScriptedDriver
@@ -152,6 +152,8 @@ def _settings(tmp_path: Path) -> dict[str, Any]:
 
     def log(value: Any) -> Any:
         return AuditLog.open(tmp_path / "run.jsonl", durability="batch", flush_interval=value)
+
+    db = tmp_path / "sessions.db"
 
     def timed(value: Any) -> Any:
         return tool(lambda: 1, name="one", timeout=value)
@@ -169,6 +171,7 @@ def _settings(tmp_path: Path) -> dict[str, Any]:
             False,
         ),
         "Goal(time_budget=)": (lambda v: Goal("g", time_budget=v), False),
+        "SQLiteSessionStore(timeout=)": (lambda v: SQLiteSessionStore(db, timeout=v), True),
         "AgentLoop(max_cost=)": (lambda v: loop(max_cost=v), True),
         "AgentLoop(time_limit=)": (lambda v: loop(time_limit=v), True),
     }

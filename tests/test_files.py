@@ -242,8 +242,15 @@ def test_readers_say_a_path_no_file_can_have_is_unreadable(tmp_path):
 
 def test_writers_say_a_path_no_file_can_have_is_unusable(tmp_path):
     """``AuditLog.open`` a ``ResourceError`` naming the path; a ``FileBlobStore`` there
-    holds nothing and cannot store (``ContentError``), where both raised os's errors."""
-    from agents import ContentError, FileBlobStore, ResourceError
+    holds nothing and cannot store (``ContentError``), and a ``SQLiteSessionStore`` is no
+    usable store (``StateDecodeError``), where each raised os's or sqlite3's errors."""
+    from agents import (
+        ContentError,
+        FileBlobStore,
+        ResourceError,
+        SQLiteSessionStore,
+        StateDecodeError,
+    )
     from agents.audit import AuditLog
 
     png = b"\x89PNG\r\n\x1a\n" + b"x" * 100
@@ -256,3 +263,5 @@ def test_writers_say_a_path_no_file_can_have_is_unusable(tmp_path):
         assert not store.has(blob), kind
         with pytest.raises(ContentError, match="cannot store a blob"):
             store.put(png, "image/png")
+        with pytest.raises(StateDecodeError, match="not a usable SQLite store"):
+            SQLiteSessionStore(path + ".db")

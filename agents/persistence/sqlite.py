@@ -17,6 +17,7 @@ from agents.errors import InvalidArgument, StateDecodeError, StoreUnavailable
 from agents.persistence.leases import FileRunLeases
 from agents.persistence.plans import Handle
 from agents.persistence.sql_store import SQLSessionStore
+from agents.records.frozen import amount
 
 __all__ = ["SQLiteSessionStore"]
 
@@ -39,6 +40,7 @@ class SQLiteSessionStore(SQLSessionStore):
         if synchronous not in ("NORMAL", "FULL"):
             raise InvalidArgument(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
         self.path = os.fspath(path)
+        timeout = amount(timeout, "timeout", zero=True)
         try:
             self._db = sqlite3.connect(
                 self.path, check_same_thread=False, isolation_level=None, timeout=timeout
@@ -49,6 +51,11 @@ class SQLiteSessionStore(SQLSessionStore):
                 self._check_schema(db)
         except sqlite3.DatabaseError as exc:
             raise StateDecodeError(f"{self.path}: not a usable SQLite store ({exc})", "$") from None
+        except ValueError:  # sqlite3's refusal of a NUL character, which no path holds
+            said = "no path holds a NUL character"
+            raise StateDecodeError(
+                f"{self.path}: not a usable SQLite store ({said})", "$"
+            ) from None
 
     @contextmanager
     def _transaction(self) -> Iterator[Handle]:
