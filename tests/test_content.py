@@ -407,3 +407,18 @@ def test_text_and_reasoning_parts_take_their_fields_by_position():
     assert TextPart("hi") == TextPart(text="hi")
     assert ReasoningPart("thought", "sig") == ReasoningPart(text="thought", signature="sig")
     assert ReasoningPart("", None, "opaque").redacted == "opaque"
+
+
+def test_a_state_read_with_blobs_that_are_no_store_is_refused_at_once(tmp_path):
+    """``AgentState.from_json(text, blobs=FOLDER)`` was taken, and the parts' bytes then
+    failed with a bare ``AttributeError`` when a hook or the driver read them."""
+    from agents import InvalidType, MemoryBlobStore
+
+    store = MemoryBlobStore()
+    part = ImagePart.from_bytes(PNG, "image/png")
+    store.put(PNG, "image/png")
+    text = AgentState.initial("s", messages=[["look", part]]).to_json()
+    for wrong in (str(tmp_path), tmp_path, 5, {}):
+        with pytest.raises(InvalidType, match="blobs= takes a BlobStore"):
+            AgentState.from_json(text, blobs=wrong)
+    assert AgentState.from_json(text, blobs=store).messages[0].parts[1].data() == PNG

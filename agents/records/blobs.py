@@ -12,7 +12,7 @@ from typing import Any, Final, Protocol, TypeVar, runtime_checkable
 
 import attrs
 
-from agents.errors import BlobCorrupted, BlobNotFound, ContentError
+from agents.errors import BlobCorrupted, BlobNotFound, ContentError, InvalidType
 from agents.records.compiled import slot_setter
 from agents.records.record import Record
 
@@ -264,7 +264,13 @@ def shown_image(value: Any, sha256: str) -> Blob | None:
 
 def bind_blobs(value: Any, store: BlobStore) -> None:
     """Let every blob inside ``value`` (a record, at any depth) that holds no bytes read
-    them from ``store`` (a state read with ``blobs=``)."""
+    them from ``store`` (a state read with ``blobs=``): ``InvalidType`` for what is no
+    ``BlobStore``, where it is given rather than when a part's bytes are read."""
+    if not isinstance(store, BlobStore):
+        raise InvalidType(
+            "blobs= takes a BlobStore (FileBlobStore(folder) for a folder), "
+            f"not {type(store).__name__}"
+        )
     for blob in blobs_in(value):
         blob.bound(store)
 
