@@ -414,6 +414,42 @@ def test_a_failed_summary_fails_the_run_with_nothing_lost():
     assert replayed.to_json() == final.to_json()
 
 
+@pytest.mark.parametrize(
+    "summary",
+    [
+        [ToolCall(id="s1", name="lookup", arguments={"key": "k"})],
+        "",
+        "  \n ",
+    ],
+    ids=["a tool call", "empty", "white space"],
+)
+def test_a_summary_without_text_fails_the_run_with_nothing_lost(summary, tmp_path):
+    """A summariser answering a tool call, or nothing, put an empty summary in place of the
+    messages it was to sum up: the model went on without the user's words, and the run
+    completed. It is a failed summary, as a failed call is (recorded with its answer)."""
+
+    def answer(request):
+        if is_summary_request(request):
+            return summary
+        return [ToolCall(id="c1", name="lookup", arguments={"key": "k"})]
+
+    with AuditLog.open(tmp_path / "run.jsonl") as log:
+        final = make(FunctionDriver(answer), POLICY).with_listeners(log).run(start())
+    assert AuditLog.read(tmp_path / "run.jsonl") == final
+    assert final.status is ExecutionStatus.FAILED
+    step = final.steps[-1]
+    assert step.compaction.error.type == "CompactionError"
+    assert "no summary" in step.compaction.error.message
+    assert step.compaction.response is not None  # what the summariser said is kept
+    assert step.response is None
+    store = final.context.store
+    assert len(store.summary) == 0 and store.buffer[0].content == "find k0 to k4"
+    assert_invariants(final)
+    replayed = make(ReplayDriver.from_state(final), POLICY).run(start())
+    assert replayed.to_json() == final.to_json()
+    assert AgentState.from_json(final.to_json()) == final
+
+
 def test_a_compactor_that_raises_or_returns_nonsense_fails_the_run():
     class Broken:
         def plan(self, context, step):

@@ -326,7 +326,8 @@ def compact(
 ) -> Generator[Infer, Any, tuple[AgentState, Compaction]]:
     """Carry ``plan`` out: move the messages, then ask for the summary (an ``Infer``
     effect) and put it in place of the buffer. A failed summary is recorded in the
-    returned ``Compaction``, the buffer left as it was."""
+    returned ``Compaction``, the buffer left as it was; so is an answer without text (a
+    tool call, or nothing), kept with its error."""
     store = _moved(state.context.store, plan.move)
     compaction = Compaction(moved=plan.move)
     if plan.request is not None:
@@ -338,16 +339,30 @@ def compact(
             previous_summary=store.summary,
             request=plan.request,
             response=None if failed else result,
-            error=result.error if failed else None,
+            error=result.error if failed else _no_summary(result, step),
         )
     return apply_compaction(state, compaction), compaction
 
 
+def _no_summary(response: InferenceResponse, step: int) -> ErrorInfo | None:
+    """Why the summariser's answer is no summary: it holds no text (a tool call, or
+    nothing), and an empty summary would stand for the messages it was to sum up."""
+    if response.text.strip():
+        return None
+    calls = ", ".join(call.name for call in response.tool_calls)
+    said = f"called {calls}" if calls else "answered no text"
+    return ErrorInfo(
+        type="CompactionError",
+        message=f"the summariser {said}: no summary to stand for the earlier messages",
+        details={"step": step},
+    )
+
+
 def apply_compaction(state: AgentState, compaction: Compaction) -> AgentState:
     """``state`` with a recorded compaction done again: the messages moved, and the
-    summary (when one was made) in place of the buffer."""
+    summary (when one was made: an answer with an error is none) in place of the buffer."""
     store = _moved(state.context.store, compaction.moved)
-    if compaction.response is not None:
+    if compaction.response is not None and compaction.error is None:
         store = replace_fields(
             store, buffer=_EMPTY, summary=to_history((summary_message(compaction.response),))
         )

@@ -195,7 +195,8 @@ def _inferences(number: int, step: AgentStep) -> list[RecordedInference]:
                 number,
                 tuple(compaction.request.messages),
                 compaction.response,
-                compaction.error,
+                # an answer that is no summary was answered: the engine finds its error again
+                compaction.error if compaction.response is None else None,
                 "compaction.",
             )
         )
