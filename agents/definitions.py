@@ -26,8 +26,9 @@ from agents.core.compaction import Summarization
 from agents.core.compilers import TokenWindowCompiler
 from agents.definition_fields import check_fields, write_toml
 from agents.errors import ConfigurationError, DefinitionError, InvalidArgument, StateDecodeError
+from agents.records.arguments import names
 from agents.records.codec import register
-from agents.records.frozen import deep_thaw, names, to_float, to_pmap
+from agents.records.frozen import deep_thaw, to_float, to_pmap
 from agents.records.json_text import has_lone_surrogate
 from agents.records.record import Record
 from agents.records.redaction import redacted

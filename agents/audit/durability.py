@@ -16,7 +16,7 @@ import threading
 from typing import Any, Final, Literal
 
 from agents.errors import ConfigurationError
-from agents.records.frozen import amount
+from agents.records.arguments import amount
 
 __all__ = ["DURABILITY", "Durability", "GroupCommit"]
 

@@ -38,6 +38,7 @@ from agents.records.events import Event, ExecutionCompleted, ExecutionStarted, S
 from agents.records.inference import InferenceRequest
 from agents.records.state import AgentState
 from agents.replaying import RunRecord
+from agents.shell.files import unusable
 
 __all__ = ["AuditLog"]
 
@@ -156,7 +157,7 @@ class AuditLog:
             target.parent.mkdir(parents=True, exist_ok=True)
             handle = target.open("ab", buffering=0)
         except OSError as exc:
-            raise ResourceError(f"cannot open {target}: {exc.strerror or exc}") from None
+            raise ResourceError(f"cannot open {target}: {unusable(exc)}") from None
         commit.handle = handle
         return cls(target, handle, seq, last, commit, key, events, anchor, log_id, store)
 
@@ -420,10 +421,8 @@ def _size(target: Path) -> int:
         return target.stat().st_size
     except FileNotFoundError:
         return 0
-    except OSError as exc:
-        raise ResourceError(f"cannot open {target}: {exc.strerror or exc}") from None
-    except ValueError:  # os's refusal of a NUL character, which no path holds
-        raise ResourceError(f"cannot open {target}: no path holds a NUL character") from None
+    except (OSError, ValueError) as exc:
+        raise ResourceError(f"cannot open {target}: {unusable(exc)}") from None
 
 
 def _with_blobs(path: str | os.PathLike[str], record: RunRecord) -> RunRecord:

@@ -9,7 +9,8 @@ from typing import Final
 import attrs
 
 from agents.errors import ConfigurationError
-from agents.records.frozen import amount, to_pmap
+from agents.records.arguments import amount
+from agents.records.frozen import to_pmap
 from agents.records.signals import ExecutionContinuation, StopReason, StopSignal
 
 __all__ = ["Limits", "decide_stop", "limit_signals"]

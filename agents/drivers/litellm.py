@@ -38,10 +38,11 @@ from agents.drivers.chat_format import (
     wire_tool,
 )
 from agents.errors import ConfigurationError
+from agents.records.arguments import amount
 from agents.records.compiled import replace_fields
 from agents.records.content import ImagePart, MediaPart
 from agents.records.error_info import ErrorInfo, ProviderError
-from agents.records.frozen import amount, deep_thaw, to_pvector
+from agents.records.frozen import deep_thaw, to_pvector
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.records.messages import Message, ToolCall
 from agents.records.redaction import (

@@ -16,7 +16,7 @@ import attrs
 from agents.errors import InvalidArgument, StateDecodeError
 from agents.evals import stats
 from agents.evals.dataset import Case
-from agents.records.frozen import amount
+from agents.records.arguments import amount
 from agents.records.json_text import loads
 from agents.records.state import AgentState
 from agents.shell.files import read_file

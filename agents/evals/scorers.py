@@ -14,9 +14,9 @@ from agents.errors import InvalidArgument
 from agents.evals.dataset import Case
 from agents.evals.judging import judge
 from agents.evals.report import Score, check_limit
+from agents.records.arguments import names as tool_names
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import deep_freeze, deep_thaw
-from agents.records.frozen import names as tool_names
 from agents.records.output import check_output, output_validator
 from agents.records.signals import StopReason
 from agents.records.state import AgentState

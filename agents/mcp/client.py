@@ -34,8 +34,9 @@ from agents.mcp.calls import CallScope, within_call
 from agents.mcp.connection import Connection, MCPTimeout, MCPToolError
 from agents.mcp.sampling import Sampler
 from agents.otel.spans import mcp_traceparent
+from agents.records.arguments import amount, names
 from agents.records.events import ToolServerRestarted
-from agents.records.frozen import amount, deep_freeze, deep_thaw, names
+from agents.records.frozen import deep_freeze, deep_thaw
 from agents.records.schema import compile_validator
 from agents.shell.reporting import current_forward
 from agents.tools.outcomes import InputRequired, ToolResult

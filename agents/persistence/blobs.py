@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agents.errors import BlobCorrupted, BlobNotFound, ContentError
 from agents.records.blobs import DEFAULT_LIMITS, Blob, ContentLimits, checked_bytes
-from agents.shell.files import UnreadableFile, read_file, replacing
+from agents.shell.files import UnreadableFile, read_file, replacing, unusable
 
 __all__ = ["FileBlobStore"]
 
@@ -52,12 +52,8 @@ class FileBlobStore:
             target.parent.mkdir(parents=True, exist_ok=True)
             with replacing(target, fsync=self._fsync) as file:
                 file.write(data)
-        except OSError as exc:
-            raise ContentError(f"{self.path}: cannot store a blob: {exc.strerror or exc}") from None
-        except ValueError:  # os's refusal of a NUL character, which no path holds
-            raise ContentError(
-                f"{self.path}: cannot store a blob: no path holds a NUL character"
-            ) from None
+        except (OSError, ValueError) as exc:
+            raise ContentError(f"{self.path}: cannot store a blob: {unusable(exc)}") from None
 
     def get(self, blob: Blob) -> bytes:
         """The bytes of ``blob``: ``BlobNotFound`` when they are not here, ``BlobCorrupted``

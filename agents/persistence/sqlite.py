@@ -17,7 +17,8 @@ from agents.errors import InvalidArgument, StateDecodeError, StoreUnavailable
 from agents.persistence.leases import FileRunLeases
 from agents.persistence.plans import Handle
 from agents.persistence.sql_store import SQLSessionStore
-from agents.records.frozen import amount
+from agents.records.arguments import amount
+from agents.shell.files import unusable
 
 __all__ = ["SQLiteSessionStore"]
 
@@ -51,11 +52,9 @@ class SQLiteSessionStore(SQLSessionStore):
                 self._check_schema(db)
         except sqlite3.DatabaseError as exc:
             raise StateDecodeError(f"{self.path}: not a usable SQLite store ({exc})", "$") from None
-        except ValueError:  # sqlite3's refusal of a NUL character, which no path holds
-            said = "no path holds a NUL character"
-            raise StateDecodeError(
-                f"{self.path}: not a usable SQLite store ({said})", "$"
-            ) from None
+        except ValueError as exc:  # (sqlite3's refusal of a NUL character)
+            why = unusable(exc)
+            raise StateDecodeError(f"{self.path}: not a usable SQLite store ({why})", "$") from None
 
     @contextmanager
     def _transaction(self) -> Iterator[Handle]:

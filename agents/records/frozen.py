@@ -10,7 +10,6 @@ most a chunk and the collector sees one small tuple per 32 items.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, TypeVar, cast, overload
@@ -19,7 +18,7 @@ from pyrsistent import PMap, PVector, pmap, pvector, thaw
 from pyrsistent.typing import PMap as PMapT
 from pyrsistent.typing import PVector as PVectorT
 
-from agents.errors import AgentError, ConfigurationError, InvalidArgument, InvalidType
+from agents.errors import InvalidArgument
 
 __all__ = [
     "EMPTY_MAP",
@@ -27,10 +26,8 @@ __all__ = [
     "MAX_DEPTH",
     "History",
     "NestingError",
-    "amount",
     "deep_freeze",
     "deep_thaw",
-    "names",
     "same_value",
     "shallow_dict",
     "to_float",
@@ -65,42 +62,6 @@ def to_optional_pvector(value: Iterable[Any] | None) -> PVectorT[Any] | None:
     """``to_pvector`` for a field that may be ``None`` (a named converter, unlike
     ``attrs.converters.optional``: the codec knows it gives back what it is given)."""
     return None if value is None else to_pvector(value)
-
-
-def names(value: Iterable[str], what: str) -> tuple[str, ...]:
-    """A list of names (tools', hosts', finish reasons') as a tuple; ``InvalidType`` for a
-    lone text, whose letters would be the names (``deny_tools="shell"`` denied no tool),
-    or an item that is no text. ``what``: the parameter, for the error."""
-    if isinstance(value, str):
-        raise InvalidType(
-            f"{what} is a list of names, not the text {value!r:.60} (write [{value!r:.60}])"
-        )
-    found = tuple(value)
-    wrong = next((item for item in found if not isinstance(item, str)), None)
-    if wrong is not None:
-        raise InvalidType(f"{what} is a list of names, not holding {type(wrong).__name__}")
-    return found
-
-
-_LARGEST: Final = sys.float_info.max  # an int past it is no float; infinity is past it
-
-
-def amount(
-    value: Any, what: str, *, zero: bool = False, error: type[AgentError] = ConfigurationError
-) -> float:
-    """A setting's number of seconds or dollars as a float: an int or a float (a bool is
-    neither), finite, above 0 (or 0 itself, with ``zero``); else ``error`` naming ``what``.
-    NaN, past which nothing ever is, and infinity are no limit, timeout or interval: a
-    setting that means none is ``None`` where the setting takes it."""
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    if number and (value >= 0 if zero else value > 0) and value <= _LARGEST:
-        return float(value)
-    least = ">= 0" if zero else "> 0"
-    try:
-        shown = repr(value)
-    except ValueError:  # an int of more digits than Python writes
-        shown = f"an int of {value.bit_length()} bits"
-    raise error(f"{what} must be a finite number {least}, got {shown:.60}")
 
 
 def to_float(value: Any) -> Any:

@@ -9,7 +9,8 @@ from typing import Any, Final
 import attrs
 
 from agents.errors import InvalidArgument
-from agents.records.frozen import amount, to_float
+from agents.records.arguments import amount
+from agents.records.frozen import to_float
 from agents.records.record import Record
 
 __all__ = ["COMPLETE_GOAL", "GOAL_STATUSES", "Goal"]

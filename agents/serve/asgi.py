@@ -35,10 +35,10 @@ from agents.errors import (
     StoreUnavailable,
 )
 from agents.persistence.runtime import SessionRuntime
+from agents.records.arguments import names
 from agents.records.blobs import shown_image
 from agents.records.codec import encode_value
 from agents.records.content import part_of
-from agents.records.frozen import names
 from agents.records.json_text import dumps
 from agents.records.state import AgentState
 from agents.serve.guard import LOOPBACK_HOSTS, Guard, is_loopback

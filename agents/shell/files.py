@@ -25,6 +25,7 @@ __all__ = [
     "read_file",
     "read_text",
     "replacing",
+    "unusable",
 ]
 
 _NONBLOCKING: Final = getattr(os, "O_NONBLOCK", 0)  # opening a pipe does not wait for a writer
@@ -51,6 +52,14 @@ class MissingFile(UnreadableFile, FileNotFoundError):
     """A path where there is no file."""
 
 
+def unusable(exc: OSError | ValueError) -> str:
+    """Why the system would not use a path, as an error says it: its own words, or, for
+    the ``ValueError`` os and sqlite3 raise for a NUL character, that no path holds one."""
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return "no path holds a NUL character"
+
+
 def read_file(path: str | os.PathLike[str]) -> bytes:
     """The bytes of the regular file at ``path``, or an ``UnreadableFile`` saying why not:
     a ``MissingFile`` (a ``FileNotFoundError``) when there is none, a ``DirectoryGiven``
@@ -59,12 +68,9 @@ def read_file(path: str | os.PathLike[str]) -> bytes:
         handle = os.open(path, os.O_RDONLY | _NONBLOCKING | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         raise MissingFile(errno.ENOENT, "no such file", os.fspath(path)) from None
-    except OSError as exc:
-        raise UnreadableFile(exc.errno, exc.strerror or str(exc), os.fspath(path)) from None
-    except ValueError:  # os's refusal of a NUL character, which no path holds
-        raise UnreadableFile(
-            errno.EINVAL, "no path holds a NUL character", os.fspath(path)
-        ) from None
+    except (OSError, ValueError) as exc:
+        code = exc.errno if isinstance(exc, OSError) else errno.EINVAL
+        raise UnreadableFile(code, unusable(exc), os.fspath(path)) from None
     try:
         status = os.fstat(handle)
         mode = status.st_mode

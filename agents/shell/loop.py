@@ -31,9 +31,10 @@ from agents.core.hooks import Hook, is_async_interceptor, sort_hooks
 from agents.core.machine import Effect, Machine, MachineFailure, execute
 from agents.core.stopping import Limits
 from agents.errors import ConfigurationError
+from agents.records.arguments import names
 from agents.records.error_info import ErrorInfo
 from agents.records.events import DETAIL_EVENTS, Event
-from agents.records.frozen import EMPTY_MAP, names, to_pmap
+from agents.records.frozen import EMPTY_MAP, to_pmap
 from agents.records.goal import COMPLETE_GOAL
 from agents.records.inference import FINISH_REASONS, InferenceRequest
 from agents.records.state import AgentState

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from agents.errors import ConfigurationError
+from agents.records.arguments import amount
 from agents.records.error_info import ErrorInfo, ProviderError
-from agents.records.frozen import amount
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.shell.reporting import report_retry
 

@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterable
 from typing import Any, Final
 
 from agents.errors import ConfigurationError
+from agents.records.arguments import names
 from agents.records.compiled import replace_fields
-from agents.records.frozen import deep_thaw, names
+from agents.records.frozen import deep_thaw
 from agents.records.state import AgentState
 from agents.shell.loop import AgentLoop, loop_and_state
 from agents.shell.reporting import current_forward

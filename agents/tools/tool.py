@@ -21,8 +21,9 @@ import attrs
 from pyrsistent import pmap
 
 from agents.errors import ConfigurationError
+from agents.records.arguments import amount
 from agents.records.effects import ToolInvocation
-from agents.records.frozen import amount, deep_freeze, shallow_dict
+from agents.records.frozen import deep_freeze, shallow_dict
 from agents.records.inputs import InputAnswer, InputRequest
 from agents.records.messages import ToolCall
 from agents.records.redaction import holds_secret_key, is_secret_key, scrub
