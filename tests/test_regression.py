@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import attrs
 import pytest
 from helpers import add, echo, initial, make_loop, rendered_dom
 from regression_agents import (
@@ -198,6 +199,41 @@ def test_a_changed_final_answer_is_found_at_the_last_step(recorded):
     change = only_change(regress(agent(hooks=[polite]), [recorded]))
     assert (change.step, change.kind) == (3, "final answer")
     assert (change.recorded, change.new) == ("done", "Done, thank you.")
+
+
+@hook(HookTrigger.BEFORE_INFERENCE, name="forgetful")
+def forgetful(context: HookContext) -> HookContext:
+    """A hook that, from the third request on, sends the user's first words changed."""
+    request = context.request
+    assert request is not None
+    messages = list(request.messages)
+    if len(messages) < 5:
+        return context
+    messages[1] = attrs.evolve(messages[1], content="hello again")
+    return context.with_request(request.with_messages(messages))
+
+
+def test_an_earlier_message_changed_late_is_found_where_it_was_sent(recorded):
+    """The messages of the request before are not compared again when they come back
+    unchanged; one of them sent changed, at step 3, is the change there."""
+    change = only_change(regress(agent(hooks=[forgetful]), [recorded]))
+    assert (change.step, change.kind, change.part) == (3, "request", "messages")
+    assert change.field == "messages[1].content"
+    assert (change.recorded, change.new) == ("hello", "hello again")
+
+
+@hook(HookTrigger.BEFORE_INFERENCE, name="cooler_later")
+def cooler_later(context: HookContext) -> HookContext:
+    """A hook that changes the request's options from the second request on."""
+    request = context.request
+    assert request is not None
+    return context if len(request.messages) < 3 else cooler(context)
+
+
+def test_an_offer_found_the_same_is_compared_again_once_it_changes(recorded):
+    """What step 1 offered was the recorded offer; step 2 offers other options."""
+    change = only_change(regress(agent(hooks=[cooler_later]), [recorded]))
+    assert (change.step, change.part, change.field) == (2, "parameters", "request.options")
 
 
 def test_tool_schemas_and_parameters_are_parts_of_the_request(recorded):

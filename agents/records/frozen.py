@@ -10,6 +10,7 @@ most a chunk and the collector sees one small tuple per 32 items.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, TypeVar, cast, overload
@@ -405,10 +406,7 @@ class History(Sequence[T]):
         return self._len
 
     def __iter__(self) -> Iterator[T]:
-        yield from self._head
-        for chunk in self._chunks:
-            yield from chunk
-        yield from self._tail
+        return itertools.chain(self._head, *self._chunks, self._tail)
 
     def __reversed__(self) -> Iterator[T]:
         yield from reversed(self._tail)
