@@ -422,3 +422,16 @@ def test_a_state_read_with_blobs_that_are_no_store_is_refused_at_once(tmp_path):
         with pytest.raises(InvalidType, match="blobs= takes a BlobStore"):
             AgentState.from_json(text, blobs=wrong)
     assert AgentState.from_json(text, blobs=store).messages[0].parts[1].data() == PNG
+
+
+def test_a_log_given_blobs_that_are_no_store_is_refused_as_a_state_is(tmp_path):
+    """``AuditLog.open(path, blobs=5)`` raised ``ContentError`` (a ``ValueError``: content
+    the library does not take), where ``AgentState.from_json(text, blobs=5)`` raises
+    ``InvalidType``: a wrong type is an ``InvalidType`` (a ``TypeError``) in both
+    (docs/design/errors.md)."""
+    from agents import AuditLog, InvalidType
+
+    for wrong in (5, {}, b"folder"):
+        with pytest.raises(InvalidType, match="blobs= takes a BlobStore or a folder, not"):
+            AuditLog.open(tmp_path / "run.jsonl", blobs=wrong)
+    assert not (tmp_path / "run.jsonl").exists()

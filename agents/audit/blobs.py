@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from agents.audit.chain import parse_line, read_bytes
-from agents.errors import AuditLogTampered, BlobCorrupted, BlobNotFound, ContentError
+from agents.errors import AuditLogTampered, BlobCorrupted, BlobNotFound, ContentError, InvalidType
 from agents.persistence.blobs import FileBlobStore
 from agents.records.blobs import Blob, BlobStore, blob_references, blobs_in, store_blob
 
@@ -28,7 +28,7 @@ def blob_store(log: str | os.PathLike[str], blobs: Any = None, fsync: bool = Tru
     if isinstance(blobs, str | os.PathLike):
         return FileBlobStore(blobs, fsync=fsync)
     if not isinstance(blobs, BlobStore):
-        raise ContentError(f"blobs= takes a BlobStore or a folder, not {type(blobs).__name__}")
+        raise InvalidType(f"blobs= takes a BlobStore or a folder, not {type(blobs).__name__}")
     return blobs
 
 
