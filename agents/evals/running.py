@@ -157,21 +157,15 @@ async def aevaluate(
         return state
 
     folder = _prepared(out, name, cases, trials) if out is not None else None
-    clock = clock or SystemClock()
-    began = clock.now()
+    spent = _Spent(budget, clock or SystemClock())
     jobs = [(index, number) for index in range(len(cases)) for number in range(trials)]
     results: dict[tuple[int, int], Trial] = {}
-    spent: dict[str, float] = {"tokens": 0, "cost": 0.0}
     waiting = iter(jobs)
-
-    def over() -> bool:
-        seconds = (clock.now() - began).total_seconds()
-        return budget is not None and budget.spent(spent["tokens"], spent["cost"], seconds)
 
     async def worker() -> None:
         for index, number in waiting:
             case = cases[index]
-            if over():
+            if spent.over():
                 results[index, number] = Trial(case.name, number, ran=False)
                 continue
             try:
@@ -180,8 +174,7 @@ async def aevaluate(
                 error = f"the trial could not run: {type(exc).__name__}: {exc}"
                 results[index, number] = Trial(case.name, number, None, (), error)
                 continue
-            spent["tokens"] += state.usage.total_tokens
-            spent["cost"] += state.usage.cost
+            spent.add(state)
             key = (folder, f"{index}-{number}") if folder is not None else None
             results[index, number] = await score_trial(case, number, state, named, key)
             if progress is not None:
@@ -193,6 +186,27 @@ async def aevaluate(
         with replacing(folder / "report.json", fsync=False) as file:  # whole, or not at all
             file.write(report.to_json().encode("utf-8"))
     return report
+
+
+class _Spent:
+    """What an evaluation's trials have spent, and whether that is past its budget
+    (counted only when there is a budget: a run's usage is a sum over its steps)."""
+
+    def __init__(self, budget: Budget | None, clock: Clock) -> None:
+        self.budget, self.clock, self.began = budget, clock, clock.now()
+        self.tokens, self.cost = 0, 0.0
+
+    def over(self) -> bool:
+        if self.budget is None:
+            return False
+        seconds = (self.clock.now() - self.began).total_seconds()
+        return self.budget.spent(self.tokens, self.cost, seconds)
+
+    def add(self, state: AgentState) -> None:
+        if self.budget is not None:
+            usage = state.usage
+            self.tokens += usage.total_tokens
+            self.cost += usage.cost
 
 
 async def _trial_run(
