@@ -214,8 +214,9 @@ def forgetful(context: HookContext) -> HookContext:
 
 
 def test_an_earlier_message_changed_late_is_found_where_it_was_sent(recorded):
-    """The messages of the request before are not compared again when they come back
-    unchanged; one of them sent changed, at step 3, is the change there."""
+    """Messages found alike in a run's earlier requests are not compared again (each
+    request repeats the conversation so far); one of them sent changed at step 3, the
+    same message the new run sent before, is the change there."""
     change = only_change(regress(agent(hooks=[forgetful]), [recorded]))
     assert (change.step, change.kind, change.part) == (3, "request", "messages")
     assert change.field == "messages[1].content"
@@ -231,7 +232,8 @@ def cooler_later(context: HookContext) -> HookContext:
 
 
 def test_an_offer_found_the_same_is_compared_again_once_it_changes(recorded):
-    """What step 1 offered was the recorded offer; step 2 offers other options."""
+    """What step 1 offered was the recorded offer; step 2 offers other options, and
+    that is the change (an offer is compared at every step)."""
     change = only_change(regress(agent(hooks=[cooler_later]), [recorded]))
     assert (change.step, change.part, change.field) == (2, "parameters", "request.options")
 

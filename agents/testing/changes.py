@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import operator
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -23,7 +22,7 @@ from agents.records.registry import RECORDS_BY_TYPE, field_plan
 from agents.records.state import AgentState
 from agents.replaying import VOLATILE, RunRecord, strip_volatile
 
-__all__ = ["CHANGE_KINDS", "Change", "Verified", "alike", "first_change", "request_change"]
+__all__ = ["CHANGE_KINDS", "Change", "alike", "first_change", "request_change"]
 
 CHANGE_KINDS: Final = (
     "request",  # the model was asked something else (part: system prompt, messages,
@@ -100,7 +99,7 @@ def request_change(
     record: RunRecord,
     position: int,
     shape_of: Callable[[InferenceRequest], dict[str, Any]] = request_shape,
-    verified: Verified | None = None,
+    verified: dict[int, tuple[Any, Any]] | None = None,
 ) -> Change | None:
     """How ``request`` (the new run's ``position``-th) differs from the recorded one: the
     messages (the system prompt told apart), then what else was offered (tool schemas,
@@ -133,8 +132,6 @@ def request_change(
     if offered is None:
         return None
     now = shape_of(request)
-    if verified is not None and verified.offer == (now, offered):  # (a tuple: identity first)
-        return None
     for key, part in (
         ("tools", "tool schemas"),
         ("model", "parameters"),
@@ -150,58 +147,28 @@ def request_change(
                 recorded=offered.get(key),
                 new=now[key],
             )
-    if verified is not None:
-        verified.offer = (now, offered)
     return None
 
 
-class Verified:
-    """What a run's earlier requests were found alike in, so that its requests cost
-    O(messages), not O(messages²): each request repeats the conversation so far and, most
-    often, what the one before offered.
-
-    ``messages``: the pairs of messages found alike, by the new message's identity (both
-    kept alive, so the ids stay theirs); ``last``: the last request's messages and the
-    recorded ones, all alike; ``offer``: the last new and recorded shapes of the offer
-    (``request_shape``) found the same, compared again when either is another object."""
-
-    __slots__ = ("last", "messages", "offer")
-
-    def __init__(self) -> None:
-        self.messages: dict[int, tuple[Any, Any]] = {}
-        self.last: tuple[list[Any], list[Any]] = ([], [])
-        self.offer: tuple[Any, Any] | None = None
-
-
-def _messages_differ(sent: list[Any], seen: list[Any], verified: Verified | None) -> str | None:
+def _messages_differ(
+    sent: Sequence[Any], seen: Sequence[Any], verified: dict[int, tuple[Any, Any]] | None
+) -> str | None:
     """``first_message_difference``, skipping the pairs of messages found alike in earlier
-    requests of the run (``verified``): the leading ones that are the last request's (its
-    messages the same objects on both sides), then each pair already found alike."""
+    requests of the run (``verified``, by the new message's identity: each request repeats
+    the conversation so far, so a run's requests cost O(messages), not O(messages²))."""
     if verified is None or len(sent) != len(seen):
         return first_message_difference(sent, seen)
-    known_sent, known_seen = verified.last
-    start = len(known_sent)
-    if not (_same_objects(sent[:start], known_sent) and _same_objects(seen[:start], known_seen)):
-        start = 0
-    pairs = verified.messages
-    for index in range(start, len(sent)):
-        mine, theirs = sent[index], seen[index]
+    for index, (mine, theirs) in enumerate(zip(sent, seen, strict=True)):
         if mine is theirs:
             continue
-        known = pairs.get(id(mine))
+        known = verified.get(id(mine))
         if known is not None and known[0] is mine and known[1] is theirs:
             continue
         field = first_message_difference([mine], [theirs])
         if field is not None:
             return field.replace("messages[0]", f"messages[{index}]", 1)
-        pairs[id(mine)] = (mine, theirs)
-    verified.last = (sent, seen)
+        verified[id(mine)] = (mine, theirs)  # both kept alive: the ids stay theirs
     return None
-
-
-def _same_objects(items: list[Any], known: list[Any]) -> bool:
-    """Whether two lists hold the same objects (compared at C speed)."""
-    return len(items) == len(known) and all(map(operator.is_, items, known))
 
 
 def _first_index(sent: Sequence[Any], seen: Sequence[Any]) -> int:

@@ -48,7 +48,7 @@ from agents.replaying import (
 )
 from agents.runfiles import load_record
 from agents.shell.loop import AgentLoop, loop_and_state, request_defaults
-from agents.testing.changes import CHANGE_KINDS, Change, Verified, first_change, request_change
+from agents.testing.changes import CHANGE_KINDS, Change, first_change, request_change
 from agents.testing.regression_report import RegressionReport, RunOutcome, step_json
 
 __all__ = [
@@ -349,7 +349,7 @@ class _Answers:
         self._then = continue_with
         self.change: Change | None = None
         self._shape: tuple[tuple[Any, ...], dict[str, Any]] | None = None
-        self._verified = Verified()  # what earlier requests were found alike in
+        self._verified: dict[int, tuple[Any, Any]] = {}  # messages found alike, by new id
 
     def infer(self, request: InferenceRequest) -> InferenceResponse:
         if self.change is not None and self._then is not None:
