@@ -106,6 +106,55 @@ def test_the_report_is_the_same_json_for_the_same_trials():
     assert data["passes"] == 4 and data["cases"][1]["interval"][1] == 1.0
 
 
+def test_a_score_is_a_number_not_a_text_or_a_switch():
+    """``Score("0.9", True)`` was taken as 0.9 and ``Score(True, True)`` as 1.0: the value
+    was made a float before the check that refuses what is no number could see it, so a
+    scorer's text (a judge's words, say) counted as a score. Numbers still pass, an int as
+    a float; a scorer that gives anything else fails its trial, saying so."""
+    from agents.evals import Score
+
+    for wrong in ("0.9", True, b"1", None):
+        with pytest.raises(InvalidType, match="a score's value is a number in"):
+            Score(wrong, True)
+    assert Score(1, True).value == 1.0 and type(Score(1, True).value) is float
+    assert Score(0.25, False) == Score(0.25, False)
+    with pytest.raises(InvalidArgument, match="a score's value is a number in"):
+        Score(1.5, True)
+
+    def wordy(case, state):
+        return Score("0.9", True, "close enough")
+
+    (trial,) = evaluate(adder(), CASES[:1], [wordy]).cases[0].trials
+    assert not trial.passed and "scorer 'wordy' raised InvalidType" in trial.error
+
+
+def test_a_score_holds_what_its_report_reads_back(tmp_path):
+    """``Score(1.0, True, 5)`` was taken, and its evaluation's report then failed to load
+    ("explanation is not text"): written, it could not be read back; ``Score(0.5, "yes")``
+    raised attrs' bare ``TypeError``, its message a repr of the field. Both are
+    ``InvalidType``s naming the field; a scorer giving one fails its trial, and the report
+    of the evaluation loads."""
+    from agents.evals import EvalReport, Score
+
+    for made, field in (
+        (lambda: Score(1.0, True, 5), "explanation"),
+        (lambda: Score(1.0, True, None), "explanation"),
+        (lambda: Score(0.5, "yes"), "passed"),
+        (lambda: Score(0.5, 1), "passed"),
+    ):
+        with pytest.raises(InvalidType, match=f"a score's {field} is a"):
+            made()
+
+    def counted(case, state):
+        return Score(1.0, True, len(case.name))
+
+    report = evaluate(adder(), CASES, [counted], out=tmp_path / "run")
+    assert report.passes == 0 and "raised InvalidType" in report.cases[0].trials[0].error
+    loaded = EvalReport.load(tmp_path / "run")
+    errors = [[trial.error for trial in case.trials] for case in report.cases]
+    assert [[trial.error for trial in case.trials] for case in loaded.cases] == errors
+
+
 def test_a_failed_run_and_a_raising_scorer_fail_their_trial_and_nothing_else():
     def flaky(request):
         if "40" in request.messages[-1].text:

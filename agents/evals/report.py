@@ -13,10 +13,11 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import attrs
 
-from agents.errors import InvalidArgument, StateDecodeError
+from agents.errors import InvalidArgument, InvalidType, StateDecodeError
 from agents.evals import stats
 from agents.evals.dataset import Case
 from agents.records.arguments import amount
+from agents.records.frozen import to_float
 from agents.records.json_text import loads
 from agents.records.state import AgentState
 from agents.shell.files import read_file
@@ -32,9 +33,23 @@ __all__ = [
 ]
 
 
+def _number(value: Any) -> Any:
+    """A number as a float; anything else (a bool, a text) left for ``_unit`` to refuse."""
+    return float(value) if isinstance(value, float) else to_float(value)
+
+
+def _typed(value: Any, kind: type, name: str) -> None:
+    """A score's ``passed`` is ``True`` or ``False`` and its explanation a text: what its
+    report writes, and reads back (``EvalReport.load``)."""
+    if type(value) is not kind:
+        raise InvalidType(f"a score's {name} is a {kind.__name__}, not {type(value).__name__}")
+
+
 def _unit(_: Any, attribute: Any, value: Any) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidArgument(f"a score's value is a number in [0, 1], not {value!r:.40}")
+        raise InvalidType(
+            f"a score's value is a number in [0, 1], not {type(value).__name__} {value!r:.40}"
+        )
     if not (math.isfinite(value) and 0.0 <= value <= 1.0):
         raise InvalidArgument(f"a score's value is a number in [0, 1], not {value!r}")
 
@@ -54,9 +69,11 @@ class Score:
     """What a scorer made of one trial: ``value`` in [0, 1], whether it ``passed``, and
     why (``explanation``)."""
 
-    value: float = attrs.field(converter=float, validator=_unit)
-    passed: bool = attrs.field(validator=attrs.validators.instance_of(bool))
-    explanation: str = ""
+    value: float = attrs.field(converter=_number, validator=_unit)
+    passed: bool = attrs.field(validator=lambda _, __, value: _typed(value, bool, "passed"))
+    explanation: str = attrs.field(
+        default="", validator=lambda _, __, value: _typed(value, str, "explanation")
+    )
 
     def to_data(self) -> dict[str, Any]:
         return {"explanation": self.explanation, "passed": self.passed, "value": self.value}
