@@ -155,6 +155,32 @@ def test_a_score_holds_what_its_report_reads_back(tmp_path):
     assert [[trial.error for trial in case.trials] for case in loaded.cases] == errors
 
 
+def test_a_case_holds_only_what_its_evaluation_folder_reads_back(tmp_path):
+    """A ``Case`` made in code took what a dataset file may not hold: a name that is no
+    text or is empty, and metadata that is no mapping, were written into the evaluation's
+    folder, which ``rescore`` (and, for a name, ``EvalReport.load``) then refused; an input
+    that is no text or part made ``evaluate(..., out=...)`` raise a bare
+    ``AttributeError``. Each is refused where the case is made, naming the field."""
+    wrong = (
+        (lambda: Case(5, "1+2"), InvalidType, "a case's name is text, not int"),
+        (lambda: Case("", "1+2"), InvalidArgument, "a case's name is not empty"),
+        (lambda: Case("n", 5), InvalidType, "a case's input: content is text"),
+        (lambda: Case("n", None), InvalidType, "a case's input: content is text"),
+        (lambda: Case("n", {"a": 1}), InvalidType, "a case's input: content is text"),
+        (lambda: Case("n", ["1+2", 5]), InvalidType, "not a list holding int"),
+        (lambda: Case("n", []), InvalidArgument, "a case's input is text"),
+        (lambda: Case("n", "1+2", metadata=[1]), InvalidType, "metadata is a mapping, not list"),
+        (lambda: Dataset([], name=["d"]), InvalidType, "a dataset's name is text, not list"),
+    )
+    for made, error, words in wrong:
+        with pytest.raises(error, match=words):
+            made()
+    cases = [Case("small", ["1+2"], "The sum is 3.", {"tag": "x"}), CASES[1]]
+    report = evaluate(adder(), cases, [s.equals()], out=tmp_path / "run")
+    assert report.passes == 2
+    assert rescore(tmp_path / "run", [s.equals()]).to_json() == report.to_json()
+
+
 def test_a_failed_run_and_a_raising_scorer_fail_their_trial_and_nothing_else():
     def flaky(request):
         if "40" in request.messages[-1].text:

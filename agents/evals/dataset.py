@@ -12,8 +12,15 @@ from typing import Any, Final
 
 import attrs
 
-from agents.errors import ContentError, DatasetError, DefinitionError, StateDecodeError
-from agents.records.content import part_of
+from agents.errors import (
+    ContentError,
+    DatasetError,
+    DefinitionError,
+    InvalidArgument,
+    InvalidType,
+    StateDecodeError,
+)
+from agents.records.content import checked_content, part_of
 from agents.records.frozen import NestingError, deep_freeze, deep_thaw
 from agents.records.json_text import json_lines, loads
 from agents.records.state import AgentState
@@ -25,12 +32,33 @@ _FIELDS: Final = ("name", "input", "expected", "metadata")
 
 
 def _input(value: Any) -> Any:
-    """A case's input as it is kept: a state as it is, text, or a list of text and parts."""
+    """A case's input as it is kept: a state as it is, text, a part, or a list of text and
+    parts (a tuple, not empty). Anything else, which no trial could start from nor an
+    evaluation's folder hold, is an ``InvalidType`` (an empty list an ``InvalidArgument``)."""
     if isinstance(value, AgentState | str):
         return value
     if isinstance(value, Iterable) and not isinstance(value, Mapping | bytes):
-        return tuple(value)
-    return value  # a part (``AgentState.initial`` checks what it takes)
+        value = tuple(value)
+        if not value:
+            raise InvalidArgument("a case's input is text, a part or a list of them, not []")
+    try:
+        checked_content(value)
+    except InvalidType as exc:
+        raise InvalidType(f"a case's input: {exc}") from None
+    return value
+
+
+def _metadata(value: Any) -> Any:
+    if not isinstance(value, Mapping):
+        raise InvalidType(f"a case's metadata is a mapping, not {type(value).__name__}")
+    return deep_freeze(value)
+
+
+def _named(case: Any, _: Any, name: Any) -> None:
+    if not isinstance(name, str):
+        raise InvalidType(f"a case's name is text, not {type(name).__name__}")
+    if not name:
+        raise InvalidArgument("a case's name is not empty")
 
 
 @attrs.frozen
@@ -39,10 +67,10 @@ class Case:
     a part, a list of text and parts, or the ``AgentState`` to run), the ``expected``
     answer (for the scorers that compare with one) and ``metadata`` (any JSON)."""
 
-    name: str
+    name: str = attrs.field(validator=_named)
     input: Any = attrs.field(converter=_input)
     expected: Any = attrs.field(default=None, converter=deep_freeze)
-    metadata: Any = attrs.field(factory=dict, converter=deep_freeze)
+    metadata: Any = attrs.field(factory=dict, converter=_metadata)
 
     def initial(self) -> AgentState:
         """The state a trial starts from: the case's state, or a new one whose user message
@@ -81,6 +109,8 @@ class Dataset:
     name: str = "dataset"
 
     def __attrs_post_init__(self) -> None:
+        if not isinstance(self.name, str):
+            raise InvalidType(f"a dataset's name is text, not {type(self.name).__name__}")
         seen: set[str] = set()
         for case in self.cases:
             if not isinstance(case, Case):
