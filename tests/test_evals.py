@@ -181,6 +181,29 @@ def test_a_case_holds_only_what_its_evaluation_folder_reads_back(tmp_path):
     assert rescore(tmp_path / "run", [s.equals()]).to_json() == report.to_json()
 
 
+def test_a_scorer_or_gate_read_from_a_configuration_is_taken_as_written_or_refused():
+    """``contains(case_sensitive="false")`` compared case by case (a non-empty text is
+    true), and ``trajectory(..., ordered="false")`` asked for the order; ``matches(5)`` and
+    ``assert_pass_rate(report, "0.9")`` raised bare ``TypeError``s, ``tool_called(["add"])``
+    never passed, and ``assert_pass_rate(report, True)`` asked for a rate of 1. Each is an
+    ``InvalidType`` naming the argument."""
+    from agents.evals.gates import assert_pass_rate
+
+    report = evaluate(adder(), CASES, [s.contains("THE SUM", case_sensitive=False)])
+    assert report.passes == 2
+    for made, words in (
+        (lambda: s.contains("THE SUM", case_sensitive="false"), "case_sensitive is True or"),
+        (lambda: s.trajectory(["add"], ordered="false"), "ordered is True or False"),
+        (lambda: s.matches(5), "matches: a pattern is text, not int"),
+        (lambda: s.tool_called(["add"]), "tool_called: a tool's name is text, not list"),
+        (lambda: assert_pass_rate(report, "0.9"), "at_least is a rate between 0 and 1"),
+        (lambda: assert_pass_rate(report, True), "at_least is a rate between 0 and 1"),
+    ):
+        with pytest.raises(InvalidType, match=words):
+            made()
+    assert_pass_rate(report, 0.1)
+
+
 def test_a_failed_run_and_a_raising_scorer_fail_their_trial_and_nothing_else():
     def flaky(request):
         if "40" in request.messages[-1].text:

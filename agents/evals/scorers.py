@@ -10,11 +10,12 @@ from typing import Any, Final
 
 import attrs
 
-from agents.errors import InvalidArgument
+from agents.errors import InvalidArgument, InvalidType
 from agents.evals.dataset import Case
 from agents.evals.judging import judge
 from agents.evals.report import Score, check_limit
 from agents.records.arguments import names as tool_names
+from agents.records.arguments import switch
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import deep_freeze, deep_thaw
 from agents.records.output import check_output, output_validator
@@ -108,6 +109,7 @@ _PLAIN: Final = frozenset({str, int, float, type(None)})
 
 def contains(value: Any = _UNSET, *, case_sensitive: bool = True) -> _Named:
     """The final answer contains the expected text."""
+    switch(case_sensitive, "contains: case_sensitive")
 
     def score(case: Case, state: AgentState) -> Score:
         wanted, got = str(_wanted(value, case, "contains")), _answer(state)
@@ -121,6 +123,8 @@ def contains(value: Any = _UNSET, *, case_sensitive: bool = True) -> _Named:
 
 def matches(pattern: str) -> _Named:
     """The final answer matches the regular expression ``pattern`` (``re.search``)."""
+    if not isinstance(pattern, str):
+        raise InvalidType(f"matches: a pattern is text, not {type(pattern).__name__}")
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
@@ -146,6 +150,8 @@ def json_schema(schema: Mapping[str, Any]) -> _Named:
 
 def tool_called(name: str, where: Callable[[Mapping[str, Any]], bool] | None = None) -> _Named:
     """The run called tool ``name`` (with arguments ``where`` accepts, when given)."""
+    if not isinstance(name, str):
+        raise InvalidType(f"tool_called: a tool's name is text, not {type(name).__name__}")
 
     def score(_: Case, state: AgentState) -> Score:
         calls = [e.tool_call for e in state.tool_executions if e.tool_call.name == name]
@@ -160,6 +166,7 @@ def trajectory(names: Sequence[str], *, ordered: bool = True) -> _Named:
     """The run called the tools ``names``: in that order, others between them allowed
     (``ordered``), or each at least once. Its value is the share of ``names`` met."""
     wanted = list(tool_names(names, "trajectory"))
+    switch(ordered, "trajectory: ordered")
     if not wanted:
         raise InvalidArgument("trajectory: name at least one tool")
 

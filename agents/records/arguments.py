@@ -1,6 +1,7 @@
 """What a caller's arguments must be, said where they are given: a list of names is no
-lone text (``names``), and a number of seconds or dollars is a finite number in range
-(``amount``). Each check raises the typed error that names the argument."""
+lone text (``names``), a number of seconds or dollars is a finite number in range
+(``amount``), and a switch is ``True`` or ``False`` (``switch``). Each check raises the
+typed error that names the argument."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, Final
 
 from agents.errors import AgentError, ConfigurationError, InvalidType
 
-__all__ = ["amount", "names"]
+__all__ = ["amount", "names", "switch"]
 
 
 def names(value: Iterable[str], what: str) -> tuple[str, ...]:
@@ -26,6 +27,15 @@ def names(value: Iterable[str], what: str) -> tuple[str, ...]:
     if wrong is not None:
         raise InvalidType(f"{what} is a list of names, not holding {type(wrong).__name__}")
     return found
+
+
+def switch(value: Any, what: str) -> bool:
+    """A switch, ``True`` or ``False``; ``InvalidType`` naming ``what`` for anything else:
+    a text read from a configuration, ``"false"``, is true to Python and would turn the
+    switch on."""
+    if type(value) is not bool:
+        raise InvalidType(f"{what} is True or False, not {value!r:.40}")
+    return value
 
 
 _LARGEST: Final = sys.float_info.max  # an int past it is no float; infinity is past it
