@@ -204,6 +204,25 @@ def test_a_scorer_or_gate_read_from_a_configuration_is_taken_as_written_or_refus
     assert_pass_rate(report, 0.1)
 
 
+def test_a_judge_and_a_comparison_take_their_settings_as_written_or_refuse_them():
+    """``judge(driver, 5)`` was taken, and with ``out=`` every trial it scored then failed
+    with "raised AttributeError: 'int' object has no attribute 'encode'"; ``compare(...,
+    alpha="0.05")`` (and ``assert_not_worse``) raised a bare ``TypeError``. Each is an
+    ``InvalidType`` naming the setting, where it is given."""
+    from agents.evals.judging import judge
+
+    report = evaluate(adder(), CASES, [s.equals()])
+    model = FunctionDriver(lambda request: "never asked")
+    for made, words in (
+        (lambda: judge(model, 5), "a judge's rubric is text, not int"),
+        (lambda: judge(model, "polite", name=None), "a judge's name is text, not NoneType"),
+        (lambda: compare(report, report, alpha="0.05"), "alpha is a number between 0 and 1"),
+    ):
+        with pytest.raises(InvalidType, match=words):
+            made()
+    assert compare(report, report, alpha=0.1).verdict == "no evidence"
+
+
 def test_a_failed_run_and_a_raising_scorer_fail_their_trial_and_nothing_else():
     def flaky(request):
         if "40" in request.messages[-1].text:
