@@ -114,7 +114,7 @@ def test_a_score_is_a_number_not_a_text_or_a_switch():
     from agents.evals import Score
 
     for wrong in ("0.9", True, b"1", None):
-        with pytest.raises(InvalidType, match="a score's value is a number in"):
+        with pytest.raises(InvalidType, match="a score's value is a number, not"):
             Score(wrong, True)
     assert Score(1, True).value == 1.0 and type(Score(1, True).value) is float
     assert Score(0.25, False) == Score(0.25, False)
@@ -196,8 +196,8 @@ def test_a_scorer_or_gate_read_from_a_configuration_is_taken_as_written_or_refus
         (lambda: s.trajectory(["add"], ordered="false"), "ordered is True or False"),
         (lambda: s.matches(5), "matches: a pattern is text, not int"),
         (lambda: s.tool_called(["add"]), "tool_called: a tool's name is text, not list"),
-        (lambda: assert_pass_rate(report, "0.9"), "at_least is a rate between 0 and 1"),
-        (lambda: assert_pass_rate(report, True), "at_least is a rate between 0 and 1"),
+        (lambda: assert_pass_rate(report, "0.9"), "at_least is a number, not '0.9'"),
+        (lambda: assert_pass_rate(report, True), "at_least is a number, not True"),
     ):
         with pytest.raises(InvalidType, match=words):
             made()
@@ -216,7 +216,7 @@ def test_a_judge_and_a_comparison_take_their_settings_as_written_or_refuse_them(
     for made, words in (
         (lambda: judge(model, 5), "a judge's rubric is text, not int"),
         (lambda: judge(model, "polite", name=None), "a judge's name is text, not NoneType"),
-        (lambda: compare(report, report, alpha="0.05"), "alpha is a number between 0 and 1"),
+        (lambda: compare(report, report, alpha="0.05"), "alpha is a number, not '0.05'"),
     ):
         with pytest.raises(InvalidType, match=words):
             made()

@@ -13,9 +13,10 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from agents.errors import InvalidArgument, InvalidType
+from agents.errors import InvalidArgument
 from agents.evals import stats
 from agents.evals.report import EvalReport, Trial
+from agents.records.arguments import number
 
 __all__ = ["CaseComparison", "Comparison", "compare"]
 
@@ -105,9 +106,7 @@ def compare(
     ``out`` folders). Cases are matched by name (those in one only are ``missing``), their
     trials by number where both ran. The verdicts rest on McNemar's test; the intervals
     of the score difference are a bootstrap of ``rounds`` draws from ``seed``."""
-    if isinstance(alpha, bool) or not isinstance(alpha, int | float):
-        raise InvalidType(f"alpha is a number between 0 and 1, not {alpha!r:.40}")
-    if not 0 < alpha < 1:
+    if not 0 < number(alpha, "alpha") < 1:
         raise InvalidArgument(f"alpha is between 0 and 1, not {alpha!r}")
     stats.check_draws(seed, rounds)
     old = baseline if isinstance(baseline, EvalReport) else EvalReport.load(baseline)

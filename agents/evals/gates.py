@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import os
 
-from agents.errors import EvalGateFailed, InvalidArgument, InvalidType
+from agents.errors import EvalGateFailed, InvalidArgument
 from agents.evals.comparing import compare
 from agents.evals.report import EvalReport
+from agents.records.arguments import number
 
 __all__ = ["assert_not_worse", "assert_pass_rate"]
 
@@ -16,9 +17,7 @@ def assert_pass_rate(report: EvalReport, at_least: float, *, case: str | None = 
     """Fail (``EvalGateFailed``, an ``AssertionError``) unless the lower bound of the 95 %
     interval of the pass rate — the whole report's, or ``case``'s — is at least
     ``at_least``: the rate is that high beyond what the trials' noise could explain."""
-    if isinstance(at_least, bool) or not isinstance(at_least, int | float):
-        raise InvalidType(f"at_least is a rate between 0 and 1, not {at_least!r:.40}")
-    if not 0 <= at_least <= 1:
+    if not 0 <= number(at_least, "at_least") <= 1:
         raise InvalidArgument(f"at_least is a rate between 0 and 1, not {at_least!r}")
     measured = report.case(case) if case is not None else report
     low, high = measured.interval

@@ -16,7 +16,7 @@ import attrs
 from agents.errors import InvalidArgument, InvalidType, StateDecodeError
 from agents.evals import stats
 from agents.evals.dataset import Case
-from agents.records.arguments import amount
+from agents.records.arguments import amount, number
 from agents.records.frozen import to_float
 from agents.records.json_text import loads
 from agents.records.state import AgentState
@@ -46,10 +46,7 @@ def _typed(value: Any, kind: type, name: str) -> None:
 
 
 def _unit(_: Any, attribute: Any, value: Any) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise InvalidType(
-            f"a score's value is a number in [0, 1], not {type(value).__name__} {value!r:.40}"
-        )
+    number(value, "a score's value")
     if not (math.isfinite(value) and 0.0 <= value <= 1.0):
         raise InvalidArgument(f"a score's value is a number in [0, 1], not {value!r}")
 

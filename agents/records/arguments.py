@@ -1,7 +1,7 @@
 """What a caller's arguments must be, said where they are given: a list of names is no
-lone text (``names``), a number of seconds or dollars is a finite number in range
-(``amount``), and a switch is ``True`` or ``False`` (``switch``). Each check raises the
-typed error that names the argument."""
+lone text (``names``), a number is an int or a float (``number``), a number of seconds
+or dollars is a finite number in range (``amount``), and a switch is ``True`` or
+``False`` (``switch``). Each check raises the typed error that names the argument."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from agents.errors import AgentError, ConfigurationError, InvalidType
 
-__all__ = ["amount", "names", "switch"]
+__all__ = ["amount", "names", "number", "switch"]
 
 
 def names(value: Iterable[str], what: str) -> tuple[str, ...]:
@@ -27,6 +27,14 @@ def names(value: Iterable[str], what: str) -> tuple[str, ...]:
     if wrong is not None:
         raise InvalidType(f"{what} is a list of names, not holding {type(wrong).__name__}")
     return found
+
+
+def number(value: Any, what: str) -> int | float:
+    """An int or a float; ``InvalidType`` naming ``what`` for anything else — a text
+    (``"0.9"``), and a bool, which Python would count as 1 or 0."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidType(f"{what} is a number, not {value!r:.40}")
+    return value
 
 
 def switch(value: Any, what: str) -> bool:
