@@ -53,6 +53,7 @@ __all__ = [
     "ended_signals",
     "recorded_answers",
     "recorded_cancellations",
+    "recorded_signals",
     "recorded_stops",
     "recorded_tools",
     "replay",
@@ -253,8 +254,7 @@ def _replay_loop(
         tools=_approval_gates(states),
         hooks=[
             _recorded_windows(steps),
-            recorded_stops(ended, answered(final)),  # a suspended step had begun
-            recorded_cancellations(step_executions),
+            *recorded_signals(ended, answered(final), step_executions),
         ],
         interceptors=[recorded_tools(step_executions)],
         max_steps=None,
@@ -324,6 +324,23 @@ def _recorded_windows(steps: dict[int, AgentStep]) -> Any:
         return context.with_request(request.with_messages(tuple(step.input_messages)))
 
     return recorded_windows
+
+
+def recorded_signals(
+    ended: Sequence[StopSignal], recorded_count: int, step_executions: Sequence[StepExecution]
+) -> list[Any]:
+    """The hooks giving back the stop signals of a record that a new run cannot raise by
+    itself: ``ended`` (``recorded_stops``: past the last of ``recorded_count`` steps; a
+    suspended step had begun) and the cancellations after steps (``recorded_cancellations``)
+    — each only when the record holds such signals, as a hook costs every step its call."""
+    hooks = [recorded_stops(ended, recorded_count)] if ended else []
+    if any(
+        signal.reason is StopReason.USER_REQUESTED
+        for se in step_executions
+        for signal in se.continuation.stop_signals
+    ):
+        hooks.append(recorded_cancellations(step_executions))
+    return hooks
 
 
 def recorded_stops(ended: Sequence[StopSignal], recorded_count: int) -> Any:

@@ -297,3 +297,37 @@ def test_a_state_file_with_approvals_replays(tmp_path):
     path.write_text(final.to_json(), encoding="utf-8")
     code, output = _replay_verify(path)
     assert code == 0, output
+
+
+def test_runs_stopped_from_outside_replay_and_regress_as_recorded(tmp_path):
+    """A cancellation after a step and a time limit past the last step are signals a new
+    run cannot raise by itself: the record gives them back (and only a record holding one
+    has the hooks that do, which cost every step their call)."""
+    from agents import AuditLog, CancellationToken, StopReason, tool
+    from agents.replaying import replay
+    from agents.runfiles import load_record
+    from agents.testing.regression import regress
+
+    token = CancellationToken()
+
+    @tool
+    def cancel_now() -> str:
+        """Cancel the run."""
+        token.cancel("user left")
+        return "cancelled"
+
+    cancelled = make_loop(call("cancel_now"), call("cancel_now"), reply("x"), tools=[cancel_now])
+    timed = make_loop(call("add", a=1, b=2), reply("3"), time_limit=0.0015)
+    for name, loop, options, tools in (
+        ("cancelled", cancelled, {"cancellation": token}, [cancel_now]),
+        ("timed", timed, {}, [add]),
+    ):
+        path = tmp_path / f"{name}.jsonl"
+        with AuditLog.open(path) as log:
+            final = loop.with_listeners(log).run(initial(), **options)
+        want = StopReason.USER_REQUESTED if name == "cancelled" else StopReason.TIME_LIMIT
+        assert final.stop_reason is want and final.step_count == 1
+        replayed = replay(load_record(str(path)))
+        assert replayed.difference is None and replayed.state.stop_reason is want
+        again = make_loop(reply("never asked"), tools=tools)
+        assert regress(again, [path], tools="record").ok, name

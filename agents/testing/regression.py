@@ -41,8 +41,7 @@ from agents.replaying import (
     answered,
     ended_signals,
     recorded_answers,
-    recorded_cancellations,
-    recorded_stops,
+    recorded_signals,
     recorded_tools,
     run_segment,
 )
@@ -285,11 +284,9 @@ def _regress_one(
 ) -> tuple[RunOutcome, AgentState]:
     final = record.final
     answers = _Answers(record, continue_with, request_defaults(loop.driver))
-    hooks: list[Any] = [
-        recorded_stops(_outside(final, record.complete), answered(final)),
-        recorded_cancellations(list(final.step_executions)),
-    ]
-    recorded = recorded_tools(list(final.step_executions), as_made=True)
+    steps = list(final.step_executions)
+    hooks = recorded_signals(_outside(final, record.complete), answered(final), steps)
+    recorded = recorded_tools(steps, as_made=True)
     interceptors = [recorded] if tools == "record" else []
     new_loop = loop.with_options(  # one copy of the loop (each copy checks its options)
         driver=answers,
