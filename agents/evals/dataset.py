@@ -20,6 +20,7 @@ from agents.errors import (
     InvalidType,
     StateDecodeError,
 )
+from agents.records.arguments import text
 from agents.records.content import checked_content, part_of
 from agents.records.frozen import NestingError, deep_freeze, deep_thaw
 from agents.records.json_text import json_lines, loads
@@ -55,9 +56,7 @@ def _metadata(value: Any) -> Any:
 
 
 def _named(case: Any, _: Any, name: Any) -> None:
-    if not isinstance(name, str):
-        raise InvalidType(f"a case's name is text, not {type(name).__name__}")
-    if not name:
+    if not text(name, "a case's name"):
         raise InvalidArgument("a case's name is not empty")
 
 
@@ -109,8 +108,7 @@ class Dataset:
     name: str = "dataset"
 
     def __attrs_post_init__(self) -> None:
-        if not isinstance(self.name, str):
-            raise InvalidType(f"a dataset's name is text, not {type(self.name).__name__}")
+        text(self.name, "a dataset's name")
         seen: set[str] = set()
         for case in self.cases:
             if not isinstance(case, Case):

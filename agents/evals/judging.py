@@ -15,9 +15,10 @@ from typing import Any, Final
 import attrs
 
 from agents.audit import AuditLog
-from agents.errors import InvalidArgument, InvalidType
+from agents.errors import InvalidArgument
 from agents.evals.dataset import Case
 from agents.evals.report import Score
+from agents.records.arguments import text
 from agents.records.frozen import deep_thaw
 from agents.records.state import AgentState
 from agents.shell.loop import AgentLoop
@@ -47,18 +48,15 @@ recording: contextvars.ContextVar[tuple[Path, str] | None] = contextvars.Context
 trial's key): set by the evaluation around each trial's scoring."""
 
 
-def _text(value: Any, what: str) -> None:
-    if not isinstance(value, str):
-        raise InvalidType(f"a judge's {what} is text, not {type(value).__name__}")
-
-
 @attrs.frozen
 class Judge:
     """A scorer asking a model (``loop``) to grade each trial against ``rubric``."""
 
     loop: AgentLoop = attrs.field(repr=False)
-    rubric: str = attrs.field(validator=lambda _, __, value: _text(value, "rubric"))
-    name: str = attrs.field(default="judge", validator=lambda _, __, value: _text(value, "name"))
+    rubric: str = attrs.field(validator=lambda _, __, value: text(value, "a judge's rubric"))
+    name: str = attrs.field(
+        default="judge", validator=lambda _, __, value: text(value, "a judge's name")
+    )
 
     @property
     def key(self) -> str:

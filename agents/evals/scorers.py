@@ -10,12 +10,12 @@ from typing import Any, Final
 
 import attrs
 
-from agents.errors import InvalidArgument, InvalidType
+from agents.errors import InvalidArgument
 from agents.evals.dataset import Case
 from agents.evals.judging import judge
 from agents.evals.report import Score, check_limit
 from agents.records.arguments import names as tool_names
-from agents.records.arguments import switch
+from agents.records.arguments import switch, text
 from agents.records.execution import ExecutionStatus
 from agents.records.frozen import deep_freeze, deep_thaw
 from agents.records.output import check_output, output_validator
@@ -123,8 +123,7 @@ def contains(value: Any = _UNSET, *, case_sensitive: bool = True) -> _Named:
 
 def matches(pattern: str) -> _Named:
     """The final answer matches the regular expression ``pattern`` (``re.search``)."""
-    if not isinstance(pattern, str):
-        raise InvalidType(f"matches: a pattern is text, not {type(pattern).__name__}")
+    text(pattern, "matches: a pattern")
     try:
         compiled = re.compile(pattern)
     except re.error as exc:
@@ -150,8 +149,7 @@ def json_schema(schema: Mapping[str, Any]) -> _Named:
 
 def tool_called(name: str, where: Callable[[Mapping[str, Any]], bool] | None = None) -> _Named:
     """The run called tool ``name`` (with arguments ``where`` accepts, when given)."""
-    if not isinstance(name, str):
-        raise InvalidType(f"tool_called: a tool's name is text, not {type(name).__name__}")
+    text(name, "tool_called: a tool's name")
 
     def score(_: Case, state: AgentState) -> Score:
         calls = [e.tool_call for e in state.tool_executions if e.tool_call.name == name]

@@ -1,7 +1,8 @@
 """What a caller's arguments must be, said where they are given: a list of names is no
-lone text (``names``), a number is an int or a float (``number``), a number of seconds
-or dollars is a finite number in range (``amount``), and a switch is ``True`` or
-``False`` (``switch``). Each check raises the typed error that names the argument."""
+lone text (``names``), a text is a ``str`` (``text``), a number is an int or a float
+(``number``), a number of seconds or dollars is a finite number in range (``amount``), and
+a switch is ``True`` or ``False`` (``switch``). Each check raises the typed error that
+names the argument."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import Any, Final
 
 from agents.errors import AgentError, ConfigurationError, InvalidType
 
-__all__ = ["amount", "names", "number", "switch"]
+__all__ = ["amount", "names", "number", "switch", "text"]
 
 
 def names(value: Iterable[str], what: str) -> tuple[str, ...]:
@@ -27,6 +28,13 @@ def names(value: Iterable[str], what: str) -> tuple[str, ...]:
     if wrong is not None:
         raise InvalidType(f"{what} is a list of names, not holding {type(wrong).__name__}")
     return found
+
+
+def text(value: Any, what: str) -> str:
+    """A text; ``InvalidType`` naming ``what`` for anything else."""
+    if not isinstance(value, str):
+        raise InvalidType(f"{what} is text, not {type(value).__name__}")
+    return value
 
 
 def number(value: Any, what: str) -> int | float:

@@ -9,7 +9,7 @@ from typing import Any, Final
 import attrs
 from pyrsistent.typing import PVector
 
-from agents.errors import InvalidType
+from agents.records.arguments import switch
 from agents.records.codec import OPTIONAL
 from agents.records.compiled import replace_fields
 from agents.records.error_info import ErrorInfo
@@ -55,8 +55,7 @@ _NO_STEPS: Final[History[StepExecution]] = to_history(())
 def _decided(_: Any, field: Any, value: Any) -> None:
     """A decision is ``True`` or ``False``: the loop runs a call whose decision is true as
     Python tests it, so ``"false"`` (a form's, a JSON body's) would run it."""
-    if type(value) is not bool:
-        raise InvalidType(f"approved is True or False, not {value!r:.40}")
+    switch(value, "approved")
 
 
 @attrs.frozen(kw_only=True)
