@@ -27,6 +27,7 @@ from agents.core.compilers import TokenWindowCompiler
 from agents.definition_fields import check_fields, write_toml
 from agents.errors import ConfigurationError, DefinitionError, InvalidArgument, StateDecodeError
 from agents.records.arguments import names
+from agents.records.arguments import path as checked_path
 from agents.records.codec import register
 from agents.records.frozen import deep_thaw, to_float, to_pmap
 from agents.records.json_text import has_lone_surrogate
@@ -90,7 +91,7 @@ class AgentDefinition(Record):
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> AgentDefinition:
         """Read a ``.toml``, ``.yaml``/``.yml`` or ``.md`` definition."""
-        file = os.fspath(path)
+        file = os.fspath(checked_path(path, "AgentDefinition.load: path"))
         kind = SUFFIXES.get(Path(file).suffix.lower())
         if kind is None:
             raise DefinitionError(

@@ -10,6 +10,7 @@ from agents.audit.chain import ZIP
 from agents.audit.reading import read_run, read_runs
 from agents.drivers.replay import RECORD_KIND
 from agents.errors import StateDecodeError
+from agents.records.arguments import path as checked_path
 from agents.records.blobs import BlobStore, bind_blobs
 from agents.records.codec import from_json, loads
 from agents.records.state import AgentState
@@ -57,7 +58,7 @@ def chosen_runs(
 
 
 def _load(path: str, data: bytes | None, *, every: bool) -> list[RunRecord]:
-    file = Path(path)
+    file = Path(checked_path(path, "a run file's path"))
     if data is None:
         try:
             data = read_file(file)

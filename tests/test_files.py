@@ -265,3 +265,80 @@ def test_writers_say_a_path_no_file_can_have_is_unusable(tmp_path):
             store.put(png, "image/png")
         with pytest.raises(StateDecodeError, match="not a usable SQLite store"):
             SQLiteSessionStore(path + ".db")
+
+
+NO_PATHS = (5, None, b"run.jsonl", 1.5, ["run.jsonl"])
+
+
+def test_what_takes_a_path_says_so_of_what_is_no_path(tmp_path, monkeypatch):
+    """Every function taking a file's or a folder's path, given a number, ``None``, bytes,
+    a float or a list: ``InvalidType`` naming the function and the parameter, at once,
+    where each raised Python's bare ``TypeError`` (os's words, naming neither) — and
+    bytes were taken by some (``AuditLog.verify``) and not by others (``AuditLog.open``)."""
+    from agents import (
+        AgentLoop,
+        AudioPart,
+        AuditLog,
+        FileBlobStore,
+        ImagePart,
+        InvalidType,
+        RecordingInterceptor,
+        ReplayDriver,
+        SQLiteSessionStore,
+    )
+    from agents.definitions import AgentDefinition
+    from agents.evals import Case, Dataset, EvalReport, compare, evaluate, rescore
+    from agents.evals import scorers as s
+    from agents.mcp import MCPServerStdio
+    from agents.runfiles import load_record, load_records, load_state
+    from agents.testing import ScriptedDriver, reply
+    from agents.testing.regression import accept
+
+    monkeypatch.chdir(tmp_path)  # where a path taken by mistake would be written
+    loop = AgentLoop(ScriptedDriver([reply("4")]))
+    report = evaluate(loop, [Case("sum", "2+2", "4")], [s.equals()])
+    takers = {
+        "AuditLog.open: path": AuditLog.open,
+        "AuditLog.verify: path": AuditLog.verify,
+        "AuditLog.verify: path ": AuditLog.check,  # (check is verify telling more)
+        "AuditLog.read: path": AuditLog.read,
+        "AuditLog.read_runs: path": AuditLog.read_runs,
+        "AuditLog.read_run: path": AuditLog.read_run,
+        "a run file's path": load_state,
+        "a run file's path ": load_record,
+        "a run file's path  ": load_records,
+        "ReplayDriver.from_file: path": ReplayDriver.from_file,
+        "RecordingInterceptor: path": RecordingInterceptor,
+        "AgentDefinition.load: path": AgentDefinition.load,
+        "Dataset.load: path": Dataset.load,
+        "EvalReport.load: path": EvalReport.load,
+        "write_html: path": report.write_html,
+        "Comparison.write_html: path": compare(report, report).write_html,
+        "compare: baseline": lambda value: compare(value, report),
+        "compare: candidate": lambda value: compare(report, value),
+        "rescore: out": lambda value: rescore(value, [s.equals()]),
+        "evaluate: out": lambda value: evaluate(loop, [Case("x", "1")], [s.equals()], out=value),
+        "accept: path": lambda value: accept(loop, value),
+        "FileBlobStore: path": FileBlobStore,
+        "SQLiteSessionStore: path": SQLiteSessionStore,
+        "ImagePart.from_path: path": ImagePart.from_path,
+        "AudioPart.from_path: path": AudioPart.from_path,
+        "MCPServerStdio: cwd": lambda value: MCPServerStdio("true", cwd=value),
+    }
+    wrong = []
+    for name, taker in takers.items():
+        for value in NO_PATHS:
+            if value is None and name in ("evaluate: out", "MCPServerStdio: cwd"):
+                continue  # None is none: nothing kept, the server started in this folder
+            try:
+                taker(value)
+            except InvalidType as exc:
+                said = str(exc)
+                if not said.startswith(name.strip()) or type(value).__name__ not in said:
+                    wrong.append((name, value, said))
+            except Exception as exc:
+                wrong.append((name, value, f"{type(exc).__name__}: {exc}"))
+            else:
+                wrong.append((name, value, "taken"))
+    assert wrong == []
+    assert list(tmp_path.iterdir()) == []  # nothing written anywhere

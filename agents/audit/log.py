@@ -32,6 +32,7 @@ from agents.audit.records import (
     step_payload,
 )
 from agents.errors import AuditLogTampered, ConfigurationError, InvalidArgument, ResourceError
+from agents.records.arguments import path as checked_path
 from agents.records.blobs import bind_blobs
 from agents.records.codec import Encoding
 from agents.records.events import Event, ExecutionCompleted, ExecutionStarted, StepCompleted
@@ -129,6 +130,7 @@ class AuditLog:
         documents the runs hold go (a ``BlobStore``, or a folder; ``<path>.blobs`` by
         default, made when the first is written), each before the record referring to it.
         """
+        checked_path(path, "AuditLog.open: path")
         commit = GroupCommit(None, durability, flush_interval)  # the settings checked first
         store = blob_store(path, blobs, fsync=durability != "none")
         key = load_private_key(signing_key) if signing_key is not None else None
@@ -378,6 +380,7 @@ class AuditLog:
         """``verify``, and with ``anchor`` (the session store that anchored the log) a log
         shorter than its anchor is ``AuditLogTampered`` ("truncated"); telling also how
         many signatures were verified and how many records carry one (``Checked``)."""
+        checked_path(path, "AuditLog.verify: path")
         key = load_public_key(public_key) if public_key is not None else None
         data = read_bytes(path)  # read once, for the chain and the blobs
         checked = verify_log(
@@ -396,6 +399,7 @@ class AuditLog:
         ``StateDecodeError`` naming the line. Its parts read their bytes from the log's
         blobs (``<path>.blobs``), when they are needed.
         """
+        checked_path(path, "AuditLog.read: path")
         return _with_blobs(path, read_run(path)).final
 
     @staticmethod
@@ -403,6 +407,7 @@ class AuditLog:
         """Every top-level run of the log as a ``RunRecord``, in the order they started
         (a log may hold many: an agent served to many callers, runs in threads). A run
         resumed after other runs' records joins its own stretches."""
+        checked_path(path, "AuditLog.read_runs: path")
         return [_with_blobs(path, record) for record in read_runs(path)]
 
     @staticmethod
@@ -411,6 +416,7 @@ class AuditLog:
         each stretch of its execution — its start, and every resumption after a suspension
         — with the state it started from and the state it ended in (as far as the log goes,
         for a crashed run's last one)."""
+        checked_path(path, "AuditLog.read_run: path")
         return _with_blobs(path, read_run(path))
 
 

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Final
 import attrs
 
 from agents.errors import AgentError, ConfigurationError, StateDecodeError
+from agents.records.arguments import path as checked_path
 from agents.records.codec import from_dict, from_json, to_dict
 from agents.records.encoding import unrecordable
 from agents.records.error_info import ErrorInfo, ReplayDivergence
@@ -108,6 +109,7 @@ class ReplayDriver:
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> ReplayDriver:
         """Replay a recording (JSONL of ``RecordingInterceptor``) or a state JSON file."""
+        checked_path(path, "ReplayDriver.from_file: path")
         try:
             text = read_text(path)
         except UnreadableFile as exc:
@@ -280,7 +282,7 @@ class RecordingInterceptor:
     Close it (or use it as a context manager) when done."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
-        self.path = Path(path)
+        self.path = Path(checked_path(path, "RecordingInterceptor: path"))
         self._lock = threading.Lock()
         self._handle: Any = None
         self._count = 0

@@ -13,10 +13,11 @@ from typing import Any, Final, Literal
 
 import attrs
 
-from agents.errors import InvalidArgument
+from agents.errors import InvalidArgument, InvalidType
 from agents.evals import stats
 from agents.evals.report import EvalReport, Trial
 from agents.records.arguments import number
+from agents.records.arguments import path as checked_path
 
 __all__ = ["CaseComparison", "Comparison", "compare"]
 
@@ -90,7 +91,9 @@ class Comparison:
         from agents.shell.files import replacing
 
         page = render_comparison(self).encode("utf-8")
-        with replacing(Path(path), fsync=False) as file:
+        with replacing(
+            Path(checked_path(path, "Comparison.write_html: path")), fsync=False
+        ) as file:
             file.write(page)
 
 
@@ -109,8 +112,7 @@ def compare(
     if not 0 < number(alpha, "alpha") < 1:
         raise InvalidArgument(f"alpha is between 0 and 1, not {alpha!r}")
     stats.check_draws(seed, rounds)
-    old = baseline if isinstance(baseline, EvalReport) else EvalReport.load(baseline)
-    new = candidate if isinstance(candidate, EvalReport) else EvalReport.load(candidate)
+    old, new = _report(baseline, "baseline"), _report(candidate, "candidate")
     theirs = {case.name: case for case in old.cases}
     paired: list[tuple[str, list[tuple[Trial, Trial]]]] = []
     for case in new.cases:
@@ -150,3 +152,14 @@ def _verdict(difference: float, p_value: float, alpha: float) -> Verdict:
     if p_value >= alpha or difference == 0:
         return NO_EVIDENCE
     return "worse" if difference < 0 else "better"
+
+
+def _report(value: Any, what: str) -> EvalReport:
+    """A report given, or the one its JSON file or ``out`` folder holds."""
+    if isinstance(value, EvalReport):
+        return value
+    if not isinstance(value, str | os.PathLike):
+        raise InvalidType(
+            f"compare: {what} is an EvalReport or the path of one, not {type(value).__name__}"
+        )
+    return EvalReport.load(value)

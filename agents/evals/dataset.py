@@ -20,6 +20,7 @@ from agents.errors import (
     InvalidType,
     StateDecodeError,
 )
+from agents.records.arguments import path as checked_path
 from agents.records.arguments import text
 from agents.records.content import checked_content, part_of
 from agents.records.frozen import NestingError, deep_freeze, deep_thaw
@@ -125,7 +126,7 @@ class Dataset:
         """The cases of a YAML file (a list of mappings) or a JSON Lines file (an object a
         line), each holding ``Case``'s fields by name (``name`` and ``input`` required);
         ``DatasetError`` naming the file, the line and the field of what it cannot take."""
-        source = str(path)
+        source = str(checked_path(path, "Dataset.load: path"))
         try:
             text = read_file(Path(path)).decode("utf-8")
         except (UnreadableFile, UnicodeDecodeError) as exc:

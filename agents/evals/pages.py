@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import Any, Final
 
+from agents.records.arguments import path as checked_path
 from agents.shell.files import replacing
 
 __all__ = ["render", "render_comparison", "write_html"]
@@ -107,9 +108,10 @@ def write_html(
     from agents.audit import AuditLog
     from agents.cli.report import render_report
 
-    page = Path(path)
+    page = Path(checked_path(path, "write_html: path"))
     runs = ""
     if out is not None:
+        checked_path(out, "write_html: out")
         folder = page.with_name(page.name + ".runs")
         folder.mkdir(parents=True, exist_ok=True)
         for log in sorted(Path(out, "runs").glob("*.jsonl")):

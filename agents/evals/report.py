@@ -17,6 +17,7 @@ from agents.errors import InvalidArgument, InvalidType, StateDecodeError
 from agents.evals import stats
 from agents.evals.dataset import Case
 from agents.records.arguments import amount, number
+from agents.records.arguments import path as checked_path
 from agents.records.frozen import to_float
 from agents.records.json_text import loads
 from agents.records.state import AgentState
@@ -277,7 +278,7 @@ class EvalReport:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> EvalReport:
         """The report in ``path``: a report's JSON, or an ``out`` folder holding one."""
-        target = Path(path)
+        target = Path(checked_path(path, "EvalReport.load: path"))
         try:
             if target.is_dir():
                 target = target / "report.json"

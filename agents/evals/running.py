@@ -22,6 +22,7 @@ from agents.errors import DatasetError, InvalidArgument, InvalidType, StateDecod
 from agents.evals.dataset import Case, Dataset, case_of
 from agents.evals.judging import recording
 from agents.evals.report import CaseResult, EvalReport, Score, Trial, check_limit, scorer_name
+from agents.records.arguments import path as checked_path
 from agents.records.execution import ExecutionStatus
 from agents.records.json_text import json_lines, loads
 from agents.records.state import AgentState
@@ -231,7 +232,7 @@ def rescore(out: str | os.PathLike[str], scorers: Sequence[Callable[..., Any]]) 
     again by ``scorers``: each trial's final state read from its audit log, no model called
     (but by a scorer that calls one). The same scorers give the same report, byte for
     byte."""
-    folder = Path(out)
+    folder = Path(checked_path(out, "rescore: out"))
     named = _named(scorers)
     dataset, trials, cases = _recorded_cases(folder)
 
@@ -332,7 +333,7 @@ def _report(
 def _prepared(out: str | os.PathLike[str], name: str, cases: Sequence[Case], trials: int) -> Path:
     """``out`` made ready, with ``cases.jsonl``: a header (the dataset's name, the trials per
     case), then each case as JSON data (what ``rescore`` compares the runs with)."""
-    folder = Path(out)
+    folder = Path(checked_path(out, "evaluate: out"))
     if (folder / "cases.jsonl").exists() or (folder / "runs").exists():
         raise InvalidArgument(
             f"{folder} holds an evaluation already: give a new folder (its runs and judgements "

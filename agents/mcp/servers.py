@@ -14,6 +14,7 @@ from typing import Any, Final
 from agents.mcp import sdk
 from agents.mcp.client import START_TIMEOUT, MCPServer
 from agents.mcp.connection import Connection
+from agents.records.arguments import path as checked_path
 from agents.records.redaction import REDACTED, is_secret_key, scrub, shown_url
 
 __all__ = ["MCPServerHTTP", "MCPServerStdio"]
@@ -96,7 +97,7 @@ class MCPServerStdio(MCPServer):
         self.command = command
         self.args = tuple(args)
         self.env = dict(env) if env else None
-        self.cwd = cwd
+        self.cwd = None if cwd is None else checked_path(cwd, "MCPServerStdio: cwd")
 
     @property
     def label(self) -> str:

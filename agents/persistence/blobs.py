@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from agents.errors import BlobCorrupted, BlobNotFound, ContentError
+from agents.records.arguments import path as checked_path
 from agents.records.blobs import DEFAULT_LIMITS, Blob, ContentLimits, checked_bytes
 from agents.shell.files import UnreadableFile, read_file, replacing, unusable
 
@@ -28,7 +29,7 @@ class FileBlobStore:
         *,
         fsync: bool = True,
     ):
-        self.path = Path(path)
+        self.path = Path(checked_path(path, "FileBlobStore: path"))
         self._limits = limits
         self._fsync = fsync
 

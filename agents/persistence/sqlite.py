@@ -18,6 +18,7 @@ from agents.persistence.leases import FileRunLeases
 from agents.persistence.plans import Handle
 from agents.persistence.sql_store import SQLSessionStore
 from agents.records.arguments import amount
+from agents.records.arguments import path as checked_path
 from agents.shell.files import unusable
 
 __all__ = ["SQLiteSessionStore"]
@@ -40,7 +41,7 @@ class SQLiteSessionStore(SQLSessionStore):
         super().__init__(clock=clock, ids=ids)
         if synchronous not in ("NORMAL", "FULL"):
             raise InvalidArgument(f"synchronous must be 'NORMAL' or 'FULL', got {synchronous!r}")
-        self.path = os.fspath(path)
+        self.path = os.fspath(checked_path(path, "SQLiteSessionStore: path"))
         timeout = amount(timeout, "timeout", zero=True)
         try:
             self._db = sqlite3.connect(

@@ -1,8 +1,8 @@
 """What a caller's arguments must be, said where they are given: a list of names is no
 lone text (``names``), a text is a ``str`` (``text``), a number is an int or a float
-(``number``), a number of seconds or dollars is a finite number in range (``amount``), and
-a switch is ``True`` or ``False`` (``switch``). Each check raises the typed error that
-names the argument."""
+(``number``), a number of seconds or dollars is a finite number in range (``amount``), a
+switch is ``True`` or ``False`` (``switch``), and a path is a ``str`` or an
+``os.PathLike`` (``path``). Each check raises the typed error that names the argument."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from agents.errors import AgentError, ConfigurationError, InvalidType
 
-__all__ = ["amount", "names", "number", "switch", "text"]
+__all__ = ["amount", "names", "number", "path", "switch", "text"]
 
 
 def names(value: Iterable[str], what: str) -> tuple[str, ...]:
@@ -52,6 +52,19 @@ def switch(value: Any, what: str) -> bool:
     if type(value) is not bool:
         raise InvalidType(f"{what} is True or False, not {value!r:.40}")
     return value
+
+
+def path(value: Any, what: str) -> Any:
+    """A file's or folder's path: a ``str`` or an ``os.PathLike`` naming one by text (a
+    ``pathlib.Path``); ``InvalidType`` naming ``what`` for anything else — a number or
+    ``None``, which Python's file functions would refuse with a bare ``TypeError``, and
+    bytes, which some would take and others not."""
+    if isinstance(value, str):
+        return value
+    fspath = getattr(type(value), "__fspath__", None)  # what ``os.PathLike`` stands for
+    if fspath is not None and isinstance(fspath(value), str):
+        return value
+    raise InvalidType(f"{what} is a str or an os.PathLike, not {type(value).__name__}")
 
 
 _LARGEST: Final = sys.float_info.max  # an int past it is no float; infinity is past it

@@ -22,6 +22,7 @@ import attrs
 from pyrsistent.typing import PVector
 
 from agents.errors import ContentError, InvalidType
+from agents.records.arguments import path as checked_path
 from agents.records.blobs import DEFAULT_LIMITS, Blob, ContentLimits, check_media_type
 from agents.records.compiled import replace_fields
 from agents.records.frozen import to_pvector
@@ -192,7 +193,7 @@ class MediaPart(Record):
     ) -> Self:
         """A part of the file at ``path`` (its media type from its suffix unless given),
         read once, here: the one record constructor that reads a file."""
-        file = Path(path)
+        file = Path(checked_path(path, f"{cls.__name__}.from_path: path"))
         try:
             status = file.stat()
             if not stat.S_ISREG(status.st_mode):

@@ -30,6 +30,7 @@ from agents.drivers.replay import (
     recorded_inferences,
 )
 from agents.errors import AgentError, InvalidArgument, InvalidType, StateDecodeError, UsageError
+from agents.records.arguments import path as checked_path
 from agents.records.error_info import ReplayDivergence
 from agents.records.execution import ExecutionStatus
 from agents.records.inference import InferenceRequest, InferenceResponse
@@ -121,7 +122,7 @@ def accept(agent: Any, path: str | os.PathLike[str], **options: Any) -> Regressi
     audit log for an audit log (``.jsonl``), a state for a state (``.json``) — so that the
     change shows as a diff of the recording in a code review. The file is replaced whole,
     or not at all. ``NotAccepted`` when the new run stopped at a request nobody answered."""
-    target = Path(path)
+    target = Path(checked_path(path, "accept: path"))
     temporary = target.with_name(f".{target.name}.new")
     temporary.unlink(missing_ok=True)
     finals: list[AgentState] = []
