@@ -92,6 +92,19 @@ def test_equals_tells_true_and_false_from_numbers(expected, answer, passed):
     assert s.equals()(Case("c", "q", expected), state).passed is passed
 
 
+def test_equals_refuses_an_expected_value_no_json_holds_when_made():
+    """``equals({1, 2})`` was taken, and every trial it scored then failed, each saying
+    "scorer 'equals' raised NestingError"; it is refused where it is given, naming it."""
+    for value in ({1, 2}, float("nan"), object(), {"a": b"bytes"}, {1: "key"}):
+        with pytest.raises(InvalidArgument, match=r"^equals: the expected value: "):
+            s.equals(value)
+    assert s.equals({"a": (1, 2)})(Case("c", "q"), _answered('{"a": [1, 2]}')).passed
+
+
+def _answered(answer: str) -> AgentState:
+    return AgentLoop(FunctionDriver(lambda request: answer)).run(AgentState.initial(messages=["q"]))
+
+
 def test_within_refuses_a_limit_nothing_is_past():
     """``within(cost=nan)`` passed every run (nothing compares above NaN)."""
     for limits in ({"cost": float("nan")}, {"steps": 2.5}, {"tokens": "10"}, {"cost": -1}):

@@ -17,7 +17,7 @@ from agents.evals.report import Score, check_limit
 from agents.records.arguments import names as tool_names
 from agents.records.arguments import switch, text
 from agents.records.execution import ExecutionStatus
-from agents.records.frozen import deep_freeze, deep_thaw
+from agents.records.frozen import NestingError, deep_freeze, deep_thaw
 from agents.records.output import check_output, output_validator
 from agents.records.signals import StopReason
 from agents.records.state import AgentState
@@ -74,10 +74,15 @@ def _score(passed: bool, explanation: str = "") -> Score:
 def equals(value: Any = _UNSET) -> _Named:
     """The final answer is the expected one: text equal once trimmed of surrounding white
     space, or, for an expected JSON value, the structured output (or the answer read as
-    JSON) equal to it."""
+    JSON) equal to it. A value no JSON holds (a set, NaN, an object) is refused here, not
+    by each trial it would score."""
+    try:
+        given = value if value is _UNSET else deep_freeze(value)
+    except NestingError as exc:
+        raise InvalidArgument(f"equals: the expected value: {exc}") from None
 
     def score(case: Case, state: AgentState) -> Score:
-        wanted = _wanted(value, case, "equals")
+        wanted = _wanted(given, case, "equals")
         if isinstance(wanted, str):
             got: Any = _answer(state).strip()
             return _score(got == wanted.strip(), f"answered {got[:200]!r}")
