@@ -82,15 +82,20 @@ def _held(cls: type, name: str) -> tuple[type, bool] | None:
     return None
 
 
-def compact_step(step_execution: StepExecution, context: Any, encoding: Encoding) -> Any:
+def compact_step(
+    step_execution: StepExecution,
+    context: Any,
+    encoding: Encoding,
+    head: tuple[Any, ...] | None = None,
+) -> Any:
     """A step execution's compact JSON (``encode_step_execution(..., compact=True)``, its
-    input referring to ``context``'s conversation) with what the step's response says
-    written as a reference to it."""
+    input referring to ``context``'s conversation, whose ``head`` may be given) with what
+    the step's response says written as a reference to it."""
     step = step_execution.step
     response, outputs = step.response, step.output_messages
+    out = encode_step_execution(step_execution, context, encoding, compact=True, head=head)
     if response is None:
-        return encode_step_execution(step_execution, context, encoding, compact=True)
-    out = encode_step_execution(step_execution, context, encoding, compact=True)
+        return out
     written = out["step"]
     if outputs and _is_response(outputs[0], response):
         written["output_messages"][0] = RESPONSE

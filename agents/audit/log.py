@@ -25,6 +25,7 @@ from agents.audit.durability import Durability, GroupCommit
 from agents.audit.keys import PrivateKey, fingerprint, load_private_key, load_public_key, sign
 from agents.audit.reading import read_run, read_runs
 from agents.audit.records import (
+    Heads,
     event_payload,
     request_shape,
     run_key,
@@ -103,6 +104,7 @@ class AuditLog:
         self._described: dict[tuple[str | None, str | None, int], AgentState] = {}
         # What each open run's requests offered last (the parts, and their shape as written).
         self._offers: dict[Any, tuple[tuple[Any, ...], dict[str, Any]]] = {}
+        self._heads = Heads()  # the system message of the runs' steps, built once
 
     @classmethod
     def open(
@@ -183,7 +185,8 @@ class AuditLog:
             # Notes a float orjson writes otherwise, and leaves it the times it writes as the
             # codec does (``canonical``).
             encoding = Encoding(None, times=True)
-            payload = step_payload(event.step_execution, event.state, before, encoding)
+            head = self._heads.of(event.state.context)
+            payload = step_payload(event.step_execution, event.state, before, encoding, head)
             if key[2]:
                 payload["depth"] = key[2]  # a sub-agent's (its changes may not say)
             shape = self._offered(key, event.request)

@@ -11,7 +11,7 @@ import attrs
 
 from agents.audit.chain import RECORD_START, parse_line, read_bytes
 from agents.audit.compact import resolve_step, thick_field
-from agents.audit.records import stub_of
+from agents.audit.records import Heads, stub_of
 from agents.core.compaction import apply_compaction
 from agents.errors import InvalidArgument, StateDecodeError
 from agents.records.codec import (
@@ -97,25 +97,6 @@ class _Where:
 
 
 T = TypeVar("T")
-
-
-class _Heads:
-    """The head of the last context a step record was read against (``head()`` builds a
-    new system message each time; the steps of a run share one, as they did when run)."""
-
-    __slots__ = ("_head", "_key")
-
-    def __init__(self) -> None:
-        self._key: tuple[Any, ...] = ()
-        self._head: tuple[Any, ...] = ()
-
-    def of(self, context: Any) -> tuple[Any, ...]:
-        store = context.store
-        key = (context.system_prompt, store.summary, store.buffer)
-        known = self._key
-        if not (known and key[0] == known[0] and key[1] is known[1] and key[2] is known[2]):
-            self._key, self._head = key, context.head()
-        return self._head
 
 
 def _depth(data: Any) -> int:
@@ -215,7 +196,7 @@ def _segment(
     if start.execution is None:
         raise where.error("the run's starting state has no execution", "payload.state.execution")
     state = start
-    heads = _Heads()
+    heads = Heads()
     for number, entry in entries[first_index + 1 :]:
         record = entry.get("record")
         if record not in ("step", "end"):
@@ -253,7 +234,7 @@ def _record_depth(payload: Any, where: _Where) -> int:
     return _depth(payload.get("state"))
 
 
-def _after_step(before: AgentState, where: _Where, heads: _Heads) -> AgentState:
+def _after_step(before: AgentState, where: _Where, heads: Heads) -> AgentState:
     """The state after the step an audit record describes, from the state before it."""
     payload = where.get("payload")
     if not isinstance(payload, dict) or ("state" not in payload and "changes" not in payload):
@@ -358,7 +339,7 @@ def _fields(cls: type) -> frozenset[str]:
     return frozenset(field.name for field in field_plan(cls))
 
 
-def _changed(before: AgentState, where: _Where, step: bool, heads: _Heads) -> AgentState:
+def _changed(before: AgentState, where: _Where, step: bool, heads: Heads) -> AgentState:
     """The state a record describes as a change from ``before``: its fields, its message
     sections' changes, and (``step``) one more step."""
     payload = where.get("payload")

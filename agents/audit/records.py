@@ -36,6 +36,7 @@ from agents.records.step import StepExecution
 from agents.shell.subagents import DEPTH_KEY
 
 __all__ = [
+    "Heads",
     "event_payload",
     "request_shape",
     "run_key",
@@ -51,11 +52,32 @@ _EVENT_KEYS: Final = frozenset({"agent_id", "execution_id", "step"})
 _NESTED: Final = {"context": frozenset({"store"}), "execution": frozenset({"step_executions"})}
 
 
+class Heads:
+    """The head of the last context a step record was written or read against
+    (``AgentContext.head()`` builds a new system message each time; the steps of a run
+    share one). One pair, replaced whole: runs in threads sharing a log share it safely."""
+
+    __slots__ = ("_last",)
+
+    def __init__(self) -> None:
+        self._last: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
+
+    def of(self, context: Any) -> tuple[Any, ...]:
+        store = context.store
+        key = (context.system_prompt, store.summary, store.buffer)
+        known, head = self._last
+        if not (known and key[0] == known[0] and key[1] is known[1] and key[2] is known[2]):
+            head = context.head()
+            self._last = (key, head)
+        return head
+
+
 def run_key(event: Event, state: AgentState) -> tuple[str | None, str | None, int]:
     """Which run a record belongs to: agent, execution and depth (a sub-agent's records
     interleave with its parent's, and with deterministic ids a child may carry its
     parent's ids)."""
-    depth = state.metadata.get(DEPTH_KEY, 0)
+    metadata = state.metadata
+    depth = metadata.get(DEPTH_KEY, 0) if metadata else 0  # (empty: no lookup, 10x faster)
     return event.agent_id, event.execution_id, depth if isinstance(depth, int) else 0
 
 
@@ -136,6 +158,9 @@ def _changes(state: AgentState, before: AgentState, encoding: Encoding | None) -
             whole = stub_of(state) if nested else state
             changes.append(_change([name], whole, name, encoding))
             continue
+        _, read = _fields(now.__class__, name)
+        if not any(map(operator.is_not, read(now), read(was))):
+            continue  # (most steps: only the conversation or the steps, recorded apart)
         for field, _, _ in _differing(now.__class__, name, now, was):
             changes.append(_change([name, field], now, field, encoding))
     return changes
@@ -183,15 +208,17 @@ def step_payload(
     state: AgentState,
     before: AgentState | None,
     encoding: Encoding | None = None,
+    head: tuple[Any, ...] | None = None,
 ) -> dict[str, Any]:
     """A step record: the step, compact (its input messages as a reference into the
     conversation where they are one, as in an encoded state), and the state after it as a
     change (the messages it added left out when they are the step's output messages and
     its input is in what the conversation kept: the reader adds them after the step).
-    ``encoding`` notes an odd float."""
+    ``encoding`` notes an odd float; ``head``: the context's head, when the caller has it
+    (``Heads``)."""
     if encoding is None:
         encoding = Encoding(None)
-    written = compact_step(step_execution, state.context, encoding)
+    written = compact_step(step_execution, state.context, encoding, head)
     outputs = step_execution.step.output_messages
     change = state_change(state, before, outputs, encoding)
     kept = change["sections"].get("messages")

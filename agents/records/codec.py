@@ -112,16 +112,21 @@ def _plan_by_name(cls: type) -> dict[str, Field]:
 
 
 def encode_step_execution(
-    step_execution: Any, context: Any, encoding: Encoding | None = None, compact: bool = False
+    step_execution: Any,
+    context: Any,
+    encoding: Encoding | None = None,
+    compact: bool = False,
+    head: tuple[Any, ...] | None = None,
 ) -> Any:
     """A step execution as JSON whose input messages refer to ``context``'s conversation
     (``MessagesRef``) when they are a prefix of it, as inside an encoded ``AgentState``;
     ``encoding`` (its references are set here) notes an odd float, as ``encode_value``'s.
-    ``compact``: in the audit log's compact form (``compact_encoder_of``)."""
+    ``compact``: in the audit log's compact form (``compact_encoder_of``); ``head``:
+    ``context.head()``, when the caller has it."""
     if encoding is None:
-        encoding = Encoding(Refs(context))
+        encoding = Encoding(Refs(context, head))
     else:
-        encoding.refs = Refs(context)
+        encoding.refs = Refs(context, head)
     encoders = compact_encoder_of if compact else encoder_of
     return encoders(type(step_execution))(step_execution, encoding)
 

@@ -266,6 +266,8 @@ def encode_any(value: Any, ctx: Encoding) -> Any:
         return value
     if kind in RECORDS_BY_TYPE:
         return _ENCODERS[kind](value, ctx)
+    if kind is datetime and ctx.times and value.tzinfo is UTC and value.microsecond:
+        return value  # orjson writes it as ``timestamp`` would (``Encoding.times``)
     if kind is PVector_type or kind is list or kind is tuple:
         return [encode_any(item, ctx) for item in value]
     if isinstance(value, str | bool | int):
