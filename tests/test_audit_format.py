@@ -200,6 +200,37 @@ def test_a_float_json_writes_otherwise_is_written_as_json_writes_it(tmp_path):
     assert AuditLog.verify(path) == 4
 
 
+def test_every_record_writes_a_float_json_writes_otherwise_as_json_writes_it(tmp_path):
+    """The start record (a state's metadata), the first step's offer (a tool's default),
+    the step, the end (a change of the metadata) and, with ``events=True``, the event
+    records: each is written by orjson only where it holds no such float, and as ``json``
+    writes it where it does."""
+
+    def tiny(x: float, y: float = 4e-05) -> float:
+        """A tiny number."""
+        return x
+
+    @hook(HookTrigger.AFTER_EXECUTION)
+    def note(context: HookContext) -> HookContext:
+        return context.with_state(context.state.with_metadata("last", 2e-05))
+
+    for events in (False, True):
+        path = tmp_path / f"run-{events}.jsonl"
+        with AuditLog.open(path, events=events) as log:
+            loop = make_loop(call("tiny", x=3e-05), reply("ok"), tools=[tiny], hooks=[note])
+            final = loop.with_listeners(log).run(initial().with_metadata("first", 1e-05))
+        text = path.read_text()
+        for written in ('"first":1e-05', '"default":4e-05', '"x":3e-05', '"last":2e-05'):
+            assert written in text, (events, written)
+        for line in text.splitlines():  # each as json writes it (orjson: 0.00001)
+            record = json.loads(line)
+            del record["hash"]
+            canonical = json.dumps(record, sort_keys=True, separators=(",", ":"))
+            assert line.startswith(canonical[:-1] + ',"hash":'), (events, line[:80])
+        assert AuditLog.verify(path) == len(text.splitlines())
+        assert AuditLog.read(path).to_json() == final.to_json()
+
+
 def _edited_step_log(path: Path, edit) -> None:
     """A one-call run's audit log at ``path`` whose step record (line 2) holds the step
     ``edit`` changed (the JSON of ``step_execution.step``, edited in place)."""

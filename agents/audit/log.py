@@ -181,7 +181,7 @@ class AuditLog:
             before = self._described.get(key)
             self._described[key] = event.state
             if self._events:
-                self._write("event", "StepCompleted", event, event_payload(event))
+                self._event("StepCompleted", event)
             # Notes a float orjson writes otherwise, and leaves it the times it writes as the
             # codec does (``canonical``).
             encoding = Encoding(None, times=True)
@@ -189,41 +189,57 @@ class AuditLog:
             payload = step_payload(event.step_execution, event.state, before, encoding, head)
             if key[2]:
                 payload["depth"] = key[2]  # a sub-agent's (its changes may not say)
-            shape = self._offered(key, event.request)
+            shape = self._offered(key, event.request, encoding)
             if shape is not None:
                 payload["request"] = shape
-            exotic = encoding.odd or shape is not None
-            self._write("step", "StepExecution", event, payload, boundary=True, exotic=exotic)
+            self._write("step", "StepExecution", event, payload, boundary=True, exotic=encoding.odd)
         elif isinstance(event, ExecutionStarted):
             self._described[run_key(event, event.state)] = event.state
-            payload = event_payload(event)
+            encoding = Encoding(None)
+            payload = event_payload(event, encoding)
             if self._fingerprint is not None:
                 payload["signed_by"] = self._fingerprint
-            self._write("start", "ExecutionStarted", event, payload, boundary=True)
+            self._write(
+                "start", "ExecutionStarted", event, payload, boundary=True, exotic=encoding.odd
+            )
         elif isinstance(event, ExecutionCompleted):
             key = run_key(event, event.state)
             before = self._described.pop(key, None)
-            shape = self._offered(key, event.request)  # a suspended step's request
+            encoding = Encoding(None)
+            shape = self._offered(key, event.request, encoding)  # a suspended step's request
             self._offers.pop(key, None)
-            payload = {**event_payload(event), **state_change(event.state, before)}
+            change = state_change(event.state, before, None, encoding)
+            payload = {**event_payload(event, encoding), **change}
             if key[2]:
                 payload["depth"] = key[2]
             if shape is not None:
                 payload["request"] = shape
-            self._write("end", "ExecutionCompleted", event, payload, boundary=True, last=True)
+            exotic = encoding.odd
+            self._write(
+                "end", "ExecutionCompleted", event, payload, boundary=True, last=True, exotic=exotic
+            )
         elif self._events:
-            self._write("event", kind.__name__, event, event_payload(event))
+            self._event(kind.__name__, event)
 
-    def _offered(self, key: Any, request: InferenceRequest | None) -> dict[str, Any] | None:
-        """The request's shape (``request_shape``) when it is not the one the run's last
-        step record holds (the same objects, for most steps: nothing is encoded)."""
+    def _event(self, kind: str, event: Event) -> None:
+        """An ``event`` record (with ``events=True``)."""
+        encoding = Encoding(None)
+        payload = event_payload(event, encoding)
+        self._write("event", kind, event, payload, exotic=encoding.odd)
+
+    def _offered(
+        self, key: Any, request: InferenceRequest | None, encoding: Encoding
+    ) -> dict[str, Any] | None:
+        """The request's shape (``request_shape``, noting an odd float in ``encoding``)
+        when it is not the one the run's last step record holds (the same objects, for
+        most steps: nothing is encoded)."""
         if request is None:
             return None
         parts = (request.tools, request.model, request.response_format, request.options)
         last = self._offers.get(key)
         if last is not None and parts == last[0]:  # (the same objects: a tuple checks that first)
             return None
-        shape = request_shape(request)
+        shape = request_shape(request, encoding)
         self._offers[key] = (parts, shape)
         return None if last is not None and last[1] == shape else shape
 

@@ -81,15 +81,16 @@ def run_key(event: Event, state: AgentState) -> tuple[str | None, str | None, in
     return event.agent_id, event.execution_id, depth if isinstance(depth, int) else 0
 
 
-def event_payload(event: Event) -> dict[str, Any]:
-    """An event's fields (the live records left out; a run's start keeps its state)."""
+def event_payload(event: Event, encoding: Encoding | None = None) -> dict[str, Any]:
+    """An event's fields (the live records left out; a run's start keeps its state);
+    ``encoding`` notes an odd float."""
     payload: dict[str, Any] = {}
     for field in attrs.fields(type(event)):
         if field.name in LIVE_FIELDS or field.name in _EVENT_KEYS:
             continue
-        payload[field.name] = encode_value(getattr(event, field.name))
+        payload[field.name] = encode_value(getattr(event, field.name), encoding)
     if isinstance(event, ExecutionStarted):
-        payload["state"] = to_dict(event.state)
+        payload["state"] = to_dict(event.state, encoding)
     return payload
 
 
@@ -190,16 +191,16 @@ def _change(path: list[str], record: Any, name: str, encoding: Encoding | None) 
     return [path] if value is OMITTED else [path, value]
 
 
-def request_shape(request: InferenceRequest) -> dict[str, Any]:
+def request_shape(request: InferenceRequest, encoding: Encoding | None = None) -> dict[str, Any]:
     """What a request offered the model besides its messages — the tool schemas, the model,
     the response format and the options (secrets redacted) — as a step record keeps it
     (``request``), when it changed since the run's step before: what a regression test
-    compares (``agents.testing.regress``)."""
+    compares (``agents.testing.regress``); ``encoding`` notes an odd float."""
     return {
         "model": request.model,
-        "options": encode_value(request.options),
-        "response_format": encode_value(request.response_format),
-        "tools": encode_value(request.tools),
+        "options": encode_value(request.options, encoding),
+        "response_format": encode_value(request.response_format, encoding),
+        "tools": encode_value(request.tools, encoding),
     }
 
 

@@ -158,9 +158,10 @@ def value_json(value: Any) -> str:
     return dumps(encode_any(value, encoding), exotic=encoding.odd)
 
 
-def to_dict(record: Any) -> dict[str, Any]:
-    """``record`` as plain JSON data with ``kind`` and ``schema_version`` at the top."""
-    return _document(record, Encoding(None))
+def to_dict(record: Any, encoding: Encoding | None = None) -> dict[str, Any]:
+    """``record`` as plain JSON data with ``kind`` and ``schema_version`` at the top;
+    ``encoding`` notes an odd float, as ``encode_value``'s."""
+    return _document(record, Encoding(None) if encoding is None else encoding)
 
 
 def _document(record: Any, encoding: Encoding) -> dict[str, Any]:
