@@ -222,6 +222,25 @@ class TestHistory:
         assert body.prefix(0) == []
         assert body.last() == 69 and History().last() is None
 
+    def test_grew_by_is_the_earlier_history_and_the_same_objects_after_it(self):
+        """What the audit log asks of a step's conversation: the one before it, and the
+        step's messages (the objects themselves) after it, and nothing else."""
+        one, two = object(), object()
+        for length in (0, 5, 31, 32, 33, 63, 64):  # the new items in the tail, or across
+            earlier = History([object() for _ in range(length)])
+            grown = earlier.append(one).append(two)
+            assert grown.grew_by(earlier, [one, two])
+            assert grown.append(object()).grew_by(earlier, [one, two]) is False
+            assert grown.grew_by(earlier, [two, one]) is False
+            assert grown.grew_by(earlier, [one]) is False
+            assert earlier.grew_by(earlier, []) is False  # nothing added is no growth
+            other = History([object() for _ in range(length)])
+            assert other.append(one).append(two).grew_by(earlier, [one, two]) is bool(length == 0)
+            assert grown.with_head(("h",)).grew_by(earlier, [one, two]) is False
+        assert History(["a", "b"]).grew_by(History(["a"]), ["b"])
+        made = "".join(["b", "b"])  # "bb", another object
+        assert History(["a", made]).grew_by(History(["a"]), ["bb"]) is False
+
 
 def test_generated_record_code_shows_its_source_in_tracebacks():
     """The fast constructors generated for records are registered with ``linecache`` (as

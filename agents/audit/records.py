@@ -129,6 +129,9 @@ def state_change(
         was, now = getattr(old, name), getattr(new, name)
         if now is was:
             continue
+        if outputs is not None and name == "messages" and now.grew_by(was, outputs):
+            sections[name] = {"keep": len(was)}  # the step's own messages, and no more
+            continue
         keep = was.common_prefix(now)
         if keep == len(was) == len(now):
             continue

@@ -11,6 +11,7 @@ most a chunk and the collector sees one small tuple per 32 items.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final, TypeVar, cast, overload
@@ -369,6 +370,19 @@ class History(Sequence[T]):
         index = len(mine)
         source = theirs[index] if index < len(theirs) else other._tail
         return source[: len(tail)] == tail
+
+    def grew_by(self, earlier: History[T], items: Sequence[T]) -> bool:
+        """Whether this head-less history is ``earlier`` (its chunks shared) followed by
+        exactly ``items``, the same objects: a conversation a step added its messages to
+        (a few identity checks, where ``common_prefix`` and ``items_from`` walk more)."""
+        count = len(items)
+        if self._head or not count or self._len != earlier._len + count:
+            return False
+        if not earlier.is_prefix_of(self):
+            return False
+        tail = self._tail
+        added = tail[len(tail) - count :] if count <= len(tail) else self.items_from(earlier._len)
+        return all(map(operator.is_, added, items))
 
     def common_prefix(self, other: History[T]) -> int:
         """How many leading items this head-less history shares with ``other``'s body (one
