@@ -432,3 +432,15 @@ def test_step_records_keep_what_each_request_offered_when_it_changes(tmp_path):
     assert "sk-planted-0001" not in path.read_text()
     record = AuditLog.read_run(path)
     assert record.offered_at(2) == offered[0] and record.offered_at(3) == offered[2]
+
+
+def test_the_logs_switches_are_true_or_false(tmp_path):
+    """``AuditLog.open(path, events="no")`` wrote every event (a non-empty text is true),
+    and ``verify(path, complete="no")`` asked for a complete log."""
+    from agents import InvalidType
+
+    with pytest.raises(InvalidType, match=r"AuditLog\.open: events is True or False, not 'no'"):
+        AuditLog.open(tmp_path / "run.jsonl", events="no")
+    assert not (tmp_path / "run.jsonl").exists()
+    with pytest.raises(InvalidType, match=r"AuditLog\.verify: complete is True or False, not 'no'"):
+        AuditLog.verify(tmp_path / "run.jsonl", complete="no")

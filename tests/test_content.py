@@ -435,3 +435,19 @@ def test_a_log_given_blobs_that_are_no_store_is_refused_as_a_state_is(tmp_path):
         with pytest.raises(InvalidType, match="blobs= takes a BlobStore or a folder, not"):
             AuditLog.open(tmp_path / "run.jsonl", blobs=wrong)
     assert not (tmp_path / "run.jsonl").exists()
+
+
+def test_a_blob_store_asked_for_what_is_no_blob_says_so(tmp_path):
+    """``store.get("<hash>")`` and ``store.has(5)`` raised a bare ``AttributeError`` ("'str'
+    object has no attribute 'sha256'"); an ``InvalidType`` naming the store."""
+    from agents import SQLiteSessionStore
+
+    sql = SQLiteSessionStore(tmp_path / "s.db")
+    for store in (MemoryBlobStore(), FileBlobStore(tmp_path / "blobs"), sql.blobs):
+        for value in (image().blob.sha256, 5, None):
+            for ask in (store.get, store.has):
+                with pytest.raises(
+                    InvalidType, match=f"{type(store).__name__} is asked for a Blob"
+                ):
+                    ask(value)
+    sql.close()

@@ -105,6 +105,32 @@ def _answered(answer: str) -> AgentState:
     return AgentLoop(FunctionDriver(lambda request: answer)).run(AgentState.initial(messages=["q"]))
 
 
+def test_evaluate_refuses_cases_and_scorers_it_could_not_run_when_called():
+    """``evaluate(loop, [5], ...)`` raised a bare ``AttributeError``; two cases of one name
+    in a list were taken (a comparison matches cases by name); a lone scorer raised a
+    bare ``TypeError``, a text was read as scorers named "str", ``[5]`` and
+    ``initial=5`` were taken and failed every trial. Each is refused by ``evaluate``."""
+    for dataset, said in (
+        (5, "evaluate: dataset is a list, not int"),
+        ("ab", "evaluate: dataset is a list, not the text 'ab'"),
+        ([5], "expected a Case, got int"),
+        ([Case("a", "1+2"), Case("a", "2+2")], "two cases are named 'a'"),
+    ):
+        with pytest.raises((InvalidType, DatasetError), match=said):
+            evaluate(adder(), dataset, [s.equals()])
+    for scorers, said in (
+        (s.equals(), "scorers is a list, not _Named"),
+        ("equals", "scorers is a list, not the text 'equals'"),
+        ([5], "a scorer is a function of a case and a state, not 5"),
+    ):
+        with pytest.raises(InvalidType, match=said):
+            evaluate(adder(), CASES, scorers)
+    with pytest.raises(InvalidType, match="initial is a function of a case, not int"):
+        evaluate(adder(), CASES, [s.equals()], initial=5)
+    with pytest.raises(InvalidType, match="a dataset's cases is a list, not int"):
+        Dataset(5)
+
+
 def test_within_refuses_a_limit_nothing_is_past():
     """``within(cost=nan)`` passed every run (nothing compares above NaN)."""
     for limits in ({"cost": float("nan")}, {"steps": 2.5}, {"tokens": "10"}, {"cost": -1}):

@@ -607,3 +607,45 @@ def test_failed_run_emits_execution_failed_before_completed():
     events = capture_events()
     make_loop(fail(RuntimeError("x")), listeners=[events]).run(initial())
     assert events.names[-2:] == ["ExecutionFailed", "ExecutionCompleted"]
+
+
+def test_one_thing_alone_where_a_list_goes_is_refused_by_name():
+    """``messages="hello"`` made five user messages, "h" to "o"; ``tools=add``,
+    ``hooks=a_hook`` and ``listeners=print`` raised a bare ``TypeError`` ("'function'
+    object is not iterable"). Each is an ``InvalidType`` naming the argument."""
+    from agents import AgentState, InvalidType
+    from agents.testing import ScriptedDriver
+
+    @hook(HookTrigger.BEFORE_STEP)
+    def noop(context: HookContext) -> HookContext:
+        return context
+
+    cases = {
+        "AgentState.initial: messages is a list, not the text 'hello'": lambda: AgentState.initial(
+            "s", messages="hello"
+        ),
+        "AgentState.initial: messages is a list, not Message": lambda: AgentState.initial(
+            "s", messages=Message.user("hello")
+        ),
+        "AgentLoop: tools is a list, not function": lambda: AgentLoop(
+            ScriptedDriver([reply("x")]), tools=add.function
+        ),
+        "AgentLoop: tools is a list, not Tool": lambda: AgentLoop(
+            ScriptedDriver([reply("x")]), tools=add
+        ),
+        "AgentLoop: hooks is a list, not": lambda: AgentLoop(
+            ScriptedDriver([reply("x")]), hooks=noop
+        ),
+        "AgentLoop: listeners is a list, not builtin_function_or_method": lambda: AgentLoop(
+            ScriptedDriver([reply("x")]), listeners=print
+        ),
+        "AgentLoop: interceptors is a list, not the text 'x'": lambda: AgentLoop(
+            ScriptedDriver([reply("x")]), interceptors="x"
+        ),
+    }
+    for said, make in cases.items():
+        with pytest.raises(InvalidType) as caught:
+            make()
+        assert str(caught.value).startswith(said), str(caught.value)
+    assert len(AgentState.initial("s", messages=["hello"]).context.store.messages) == 1
+    assert len(AgentState.initial("s", messages=("a", "b")).context.store.messages) == 2

@@ -34,6 +34,7 @@ from agents.audit.records import (
 )
 from agents.errors import AuditLogTampered, ConfigurationError, InvalidArgument, ResourceError
 from agents.records.arguments import path as checked_path
+from agents.records.arguments import switch
 from agents.records.blobs import bind_blobs
 from agents.records.codec import Encoding
 from agents.records.events import Event, ExecutionCompleted, ExecutionStarted, StepCompleted
@@ -133,6 +134,7 @@ class AuditLog:
         default, made when the first is written), each before the record referring to it.
         """
         checked_path(path, "AuditLog.open: path")
+        switch(events, "AuditLog.open: events")
         commit = GroupCommit(None, durability, flush_interval)  # the settings checked first
         store = blob_store(path, blobs, fsync=durability != "none")
         key = load_private_key(signing_key) if signing_key is not None else None
@@ -400,6 +402,7 @@ class AuditLog:
         shorter than its anchor is ``AuditLogTampered`` ("truncated"); telling also how
         many signatures were verified and how many records carry one (``Checked``)."""
         checked_path(path, "AuditLog.verify: path")
+        switch(complete, "AuditLog.verify: complete")
         key = load_public_key(public_key) if public_key is not None else None
         data = read_bytes(path)  # read once, for the chain and the blobs
         checked = verify_log(

@@ -20,8 +20,8 @@ from agents.errors import (
     InvalidType,
     StateDecodeError,
 )
+from agents.records.arguments import listed, text
 from agents.records.arguments import path as checked_path
-from agents.records.arguments import text
 from agents.records.content import checked_content, part_of
 from agents.records.frozen import NestingError, deep_freeze, deep_thaw
 from agents.records.json_text import json_lines, loads
@@ -98,7 +98,7 @@ class Case:
 
 
 def _cases(cases: Iterable[Case]) -> tuple[Case, ...]:
-    return tuple(cases)
+    return listed(cases, "a dataset's cases")
 
 
 @attrs.frozen

@@ -22,6 +22,7 @@ from agents.errors import DatasetError, InvalidArgument, InvalidType, StateDecod
 from agents.evals.dataset import Case, Dataset, case_of
 from agents.evals.judging import recording
 from agents.evals.report import CaseResult, EvalReport, Score, Trial, check_limit, scorer_name
+from agents.records.arguments import listed
 from agents.records.arguments import path as checked_path
 from agents.records.execution import ExecutionStatus
 from agents.records.json_text import json_lines, loads
@@ -138,8 +139,9 @@ async def aevaluate(
     folder where each trial's run is recorded (``runs/``: its audit log, and the recording
     of its model calls), with the cases and the report, for ``rescore``. ``budget``: when
     spent, no trial starts. ``progress(done, total)`` is told of each trial done."""
-    cases = dataset.cases if isinstance(dataset, Dataset) else tuple(dataset)
-    name = dataset.name if isinstance(dataset, Dataset) else "dataset"
+    if not isinstance(dataset, Dataset):
+        dataset = Dataset(listed(dataset, "evaluate: dataset"))  # each a Case, named once
+    cases, name = dataset.cases, dataset.name
     named = _named(scorers)
     if not _whole(trials, MAX_TRIALS) or not _whole(concurrency):
         raise InvalidArgument(
@@ -147,6 +149,8 @@ async def aevaluate(
         )
     if budget is not None and not isinstance(budget, Budget):
         raise InvalidType(f"budget is a Budget, not {type(budget).__name__}")
+    if initial is not None and not callable(initial):
+        raise InvalidType(f"initial is a function of a case, not {type(initial).__name__}")
     loop, own = agent_under_test(agent)
     make = initial or (lambda case: _initial(case, own))
     starts: dict[int, AgentState] = {}  # a case's trials start from one state (a value)
@@ -299,9 +303,13 @@ def _whole(value: Any, most: float = float("inf")) -> bool:
 
 
 def _named(scorers: Sequence[Callable[..., Any]]) -> list[tuple[str, Any]]:
-    if not scorers:
+    given = listed(scorers, "scorers")
+    if not given:
         raise InvalidArgument("give at least one scorer")
-    named = [(scorer_name(scorer), scorer) for scorer in scorers]
+    wrong = next((scorer for scorer in given if not callable(scorer)), None)
+    if wrong is not None:
+        raise InvalidType(f"a scorer is a function of a case and a state, not {wrong!r:.60}")
+    named = [(scorer_name(scorer), scorer) for scorer in given]
     names = [name for name, _ in named]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:

@@ -13,6 +13,7 @@ from agents.records.blobs import (
     DEFAULT_LIMITS,
     Blob,
     ContentLimits,
+    a_blob,
     blob_references,
     blobs_in,
     checked_bytes,
@@ -82,7 +83,7 @@ class SQLBlobStore:
     def get(self, blob: Blob) -> bytes:
         """The bytes of ``blob``: ``BlobNotFound``, or ``BlobCorrupted`` when the stored
         bytes do not hash to it."""
-        row = self._read(_get(blob.sha256))
+        row = self._read(_get(a_blob(blob, self).sha256))
         if row is None:
             raise BlobNotFound(blob.sha256, "not in this session store")
         data = row[0]
@@ -92,7 +93,7 @@ class SQLBlobStore:
 
     def has(self, blob: Blob) -> bool:
         """Whether the bytes of ``blob`` are here."""
-        return self._read(_has(blob.sha256)) is not None
+        return self._read(_has(a_blob(blob, self).sha256)) is not None
 
 
 def _put(blob: Blob) -> Plan[None]:

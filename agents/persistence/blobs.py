@@ -8,7 +8,7 @@ from pathlib import Path
 
 from agents.errors import BlobCorrupted, BlobNotFound, ContentError
 from agents.records.arguments import path as checked_path
-from agents.records.blobs import DEFAULT_LIMITS, Blob, ContentLimits, checked_bytes
+from agents.records.blobs import DEFAULT_LIMITS, Blob, ContentLimits, a_blob, checked_bytes
 from agents.shell.files import UnreadableFile, read_file, replacing, unusable
 
 __all__ = ["FileBlobStore"]
@@ -45,7 +45,7 @@ class FileBlobStore:
     def put_blob(self, blob: Blob) -> None:
         """Store the bytes ``blob`` holds or reads, unless they are here (a blob made by
         ``Blob.of`` is not hashed again)."""
-        if self.has(blob):
+        if self.has(a_blob(blob, self)):
             return
         data = blob.data()
         target = self._file(blob.sha256)
@@ -60,7 +60,7 @@ class FileBlobStore:
         """The bytes of ``blob``: ``BlobNotFound`` when they are not here, ``BlobCorrupted``
         when they do not hash to its name."""
         try:
-            data = read_file(self._file(blob.sha256))
+            data = read_file(self._file(a_blob(blob, self).sha256))
         except FileNotFoundError:
             raise BlobNotFound(blob.sha256, f"not in {self.path}") from None
         except UnreadableFile as exc:
@@ -70,8 +70,9 @@ class FileBlobStore:
     def has(self, blob: Blob) -> bool:
         """Whether the bytes of ``blob`` are here (present, not checked): not where no
         file can be (a path too long, under a file, holding a NUL character)."""
+        sha256 = a_blob(blob, self).sha256
         try:
-            return self._file(blob.sha256).is_file()
+            return self._file(sha256).is_file()
         except OSError:  # (``is_file`` says False for some such paths, raises for others)
             return False
 

@@ -1,18 +1,19 @@
 """What a caller's arguments must be, said where they are given: a list of names is no
 lone text (``names``), a text is a ``str`` (``text``), a number is an int or a float
 (``number``), a number of seconds or dollars is a finite number in range (``amount``), a
-switch is ``True`` or ``False`` (``switch``), and a path is a ``str`` or an
-``os.PathLike`` (``path``). Each check raises the typed error that names the argument."""
+switch is ``True`` or ``False`` (``switch``), a path is a ``str`` or an ``os.PathLike``
+(``path``), and a list is no lone item (``listed``). Each check raises the typed error that
+names the argument."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 from agents.errors import AgentError, ConfigurationError, InvalidType
 
-__all__ = ["amount", "names", "number", "path", "switch", "text"]
+__all__ = ["amount", "listed", "names", "number", "path", "switch", "text"]
 
 
 def names(value: Iterable[str], what: str) -> tuple[str, ...]:
@@ -28,6 +29,17 @@ def names(value: Iterable[str], what: str) -> tuple[str, ...]:
     if wrong is not None:
         raise InvalidType(f"{what} is a list of names, not holding {type(wrong).__name__}")
     return found
+
+
+def listed(value: Any, what: str) -> tuple[Any, ...]:
+    """A list of things (messages, tools, hooks, cases, scorers) as a tuple; ``InvalidType``
+    naming ``what`` for one thing alone where the list goes: a text, whose letters would be
+    the items (``messages="hello"`` made five messages), a map, whose keys would, or
+    anything that is no list at all (a lone tool or function)."""
+    if isinstance(value, str | bytes | Mapping) or not isinstance(value, Iterable):
+        shown = f"the text {value!r:.60}" if isinstance(value, str) else type(value).__name__
+        raise InvalidType(f"{what} is a list, not {shown} (a lone one goes in a list: [...])")
+    return tuple(value)
 
 
 def text(value: Any, what: str) -> str:

@@ -25,6 +25,7 @@ __all__ = [
     "BlobStore",
     "ContentLimits",
     "MemoryBlobStore",
+    "a_blob",
     "bind_blobs",
     "blob_references",
     "blobs_in",
@@ -183,6 +184,14 @@ class Blob(Record):
 _set_source: Final = slot_setter(Blob, "_source")
 
 
+def a_blob(value: Any, store: Any) -> Blob:
+    """``value``, a ``Blob`` asked of a blob store; ``InvalidType`` naming the store's class
+    for anything else (a hash given as text, say)."""
+    if not isinstance(value, Blob):
+        raise InvalidType(f"{type(store).__name__} is asked for a Blob, not {type(value).__name__}")
+    return value
+
+
 def checked_bytes(blob: Blob, data: bytes) -> bytes:
     """``data`` when it is ``blob``'s bytes; ``BlobCorrupted`` naming the hash otherwise."""
     if hashlib.sha256(data).hexdigest() != blob.sha256:
@@ -223,19 +232,19 @@ class MemoryBlobStore:
 
     def put_blob(self, blob: Blob) -> None:
         """Keep the bytes ``blob`` holds or reads (not hashed again when it holds them)."""
-        if blob.sha256 not in self._bytes:
+        if a_blob(blob, self).sha256 not in self._bytes:
             self._bytes[blob.sha256] = blob.data()
 
     def get(self, blob: Blob) -> bytes:
         """The bytes of ``blob``."""
-        data = self._bytes.get(blob.sha256)
+        data = self._bytes.get(a_blob(blob, self).sha256)
         if data is None:
             raise BlobNotFound(blob.sha256, "not in this store")
         return checked_bytes(blob, data)
 
     def has(self, blob: Blob) -> bool:
         """Whether the bytes of ``blob`` are here."""
-        return blob.sha256 in self._bytes
+        return a_blob(blob, self).sha256 in self._bytes
 
     def __len__(self) -> int:
         return len(self._bytes)

@@ -11,6 +11,7 @@ from pyrsistent.typing import PMap, PVector
 
 from agents.errors import ConfigurationError, InvalidArgument, InvalidType
 from agents.records import codec
+from agents.records.arguments import listed
 from agents.records.blobs import BlobStore, bind_blobs
 from agents.records.codec import REFERENCES
 from agents.records.compiled import replace_fields
@@ -79,12 +80,12 @@ class AgentState(Record):
         created_at: datetime | None = None,
     ) -> AgentState:
         """A fresh agent; pure (no clock, no ids: the loop fills what is unset)."""
-        history = to_history(_as_message(item) for item in messages)
+        given = listed(messages, "AgentState.initial: messages")
         context = AgentContext(
             system_prompt=system_prompt,
             metadata=to_pmap(metadata),
             response_format=output_schema(response_format),
-        ).with_messages(history)
+        ).with_messages(to_history(_as_message(item) for item in given))
         return cls(
             agent_id=agent_id,
             parent_agent_id=parent_agent_id,

@@ -31,7 +31,7 @@ from agents.core.hooks import Hook, is_async_interceptor, sort_hooks
 from agents.core.machine import Effect, Machine, MachineFailure, execute
 from agents.core.stopping import Limits
 from agents.errors import ConfigurationError
-from agents.records.arguments import names
+from agents.records.arguments import listed, names
 from agents.records.error_info import ErrorInfo
 from agents.records.events import DETAIL_EVENTS, Event
 from agents.records.frozen import EMPTY_MAP, to_pmap
@@ -94,11 +94,19 @@ def request_defaults(driver: Any) -> Any:
 
 
 def _to_tools(value: Any) -> Tools:
-    return Tools.of(value)
+    return value if isinstance(value, Tools) else Tools.of(listed(value, "AgentLoop: tools"))
 
 
-def _to_tuple(value: Iterable[Any]) -> tuple[Any, ...]:
-    return tuple(value)
+def _hooks(value: Iterable[Any]) -> tuple[Any, ...]:
+    return listed(value, "AgentLoop: hooks")
+
+
+def _interceptors(value: Iterable[Any]) -> tuple[Any, ...]:
+    return listed(value, "AgentLoop: interceptors")
+
+
+def _listeners(value: Iterable[Any]) -> tuple[Any, ...]:
+    return listed(value, "AgentLoop: listeners")
 
 
 def _finish_reasons(value: Iterable[str]) -> tuple[str, ...]:
@@ -127,8 +135,8 @@ class AgentLoop:
 
     driver: Driver = attrs.field()
     tools: Tools = attrs.field(factory=Tools, converter=_to_tools)
-    hooks: tuple[Hook, ...] = attrs.field(default=(), converter=_to_tuple)
-    interceptors: tuple[Any, ...] = attrs.field(default=(), converter=_to_tuple)
+    hooks: tuple[Hook, ...] = attrs.field(default=(), converter=_hooks)
+    interceptors: tuple[Any, ...] = attrs.field(default=(), converter=_interceptors)
     max_steps: int | None = 20
     max_tokens: int | None = None
     max_cost: float | None = None
@@ -138,7 +146,7 @@ class AgentLoop:
     stop_on_tool_error: bool = False
     clock: Clock | None = None
     ids: IdFactory | None = None
-    listeners: tuple[Callable[[Event], None], ...] = attrs.field(default=(), converter=_to_tuple)
+    listeners: tuple[Callable[[Event], None], ...] = attrs.field(default=(), converter=_listeners)
     logger: Logger | None = None
     output_retries: int = 2
     message_compiler: MessageCompiler | None = None
