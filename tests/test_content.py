@@ -451,3 +451,21 @@ def test_a_blob_store_asked_for_what_is_no_blob_says_so(tmp_path):
                 ):
                     ask(value)
     sql.close()
+
+
+def test_content_limits_are_what_they_say_or_refused():
+    """``ContentLimits(max_blob_bytes="5")`` was taken and every part made with it then
+    raised a bare ``TypeError``; ``max_blob_bytes=0`` or ``-1`` refused every blob;
+    ``image="image/png"`` was a set of letters (``in`` found "png" in it)."""
+    for size in ("5", 0, -1, True, 1.5, float("nan")):
+        with pytest.raises(InvalidType, match="ContentLimits: max_blob_bytes is an int"):
+            ContentLimits(max_blob_bytes=size)
+    for kind in ("image", "audio", "document"):
+        for value in ("image/png", 5, [5]):
+            with pytest.raises(InvalidType, match="ContentLimits: a kind's media types"):
+                ContentLimits(**{kind: value})
+    limits = ContentLimits(max_blob_bytes=len(PNG), image=["image/png"])
+    assert limits.image == frozenset({"image/png"})
+    assert ImagePart.from_bytes(PNG, "image/png", limits=limits).blob.size == len(PNG)
+    with pytest.raises(ContentError, match="past the limit"):
+        ImagePart.from_bytes(PNG + b"x", "image/png", limits=limits)

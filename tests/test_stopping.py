@@ -269,3 +269,20 @@ def test_fixed_clock_never_trips_the_time_limit():
     """With a fixed clock no time passes."""
     final = loop_calls(3, clock=FixedClock(), time_limit=0.5).run(initial())
     assert final.status is ExecutionStatus.COMPLETED
+
+
+def test_a_cancellation_whose_message_is_no_text_is_refused_where_it_is_given():
+    """``token.cancel(5)`` was taken, and the run it stopped then raised ``InvalidType``
+    out of ``run`` (its stop signal could not be recorded): a crash where a run must
+    return its state. The message is refused by ``cancel``; the token stays as it was."""
+    from agents import InvalidType
+
+    token = CancellationToken()
+    for message in (5, None, b"stop"):
+        with pytest.raises(InvalidType, match=r"CancellationToken\.cancel: message is text"):
+            token.cancel(message)
+    assert not token.cancelled
+    token.cancel("enough")
+    final = make_loop(reply("x")).run(initial(), cancellation=token)
+    assert final.status is ExecutionStatus.STOPPED
+    assert final.stop_signal is not None and final.stop_signal.message == "enough"

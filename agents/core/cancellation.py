@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+from agents.records.arguments import text
+
 __all__ = ["CancellationToken"]
 
 
@@ -18,7 +20,9 @@ class CancellationToken:
         self._message = ""
 
     def cancel(self, message: str = "") -> None:
-        """Request the stop (the first message is kept)."""
+        """Request the stop (the first message is kept; a text, which the run's stop
+        signal records)."""
+        text(message, "CancellationToken.cancel: message")
         with self._lock:
             if not self._event.is_set():
                 self._message = message

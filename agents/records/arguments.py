@@ -16,7 +16,7 @@ from agents.errors import AgentError, ConfigurationError, InvalidType
 __all__ = ["amount", "listed", "names", "number", "path", "switch", "text"]
 
 
-def names(value: Iterable[str], what: str) -> tuple[str, ...]:
+def names(value: Any, what: str) -> tuple[str, ...]:
     """A list of names (tools', hosts', finish reasons') as a tuple; ``InvalidType`` for a
     lone text, whose letters would be the names (``deny_tools="shell"`` denied no tool),
     or an item that is no text. ``what``: the parameter, for the error."""
@@ -24,6 +24,8 @@ def names(value: Iterable[str], what: str) -> tuple[str, ...]:
         raise InvalidType(
             f"{what} is a list of names, not the text {value!r:.60} (write [{value!r:.60}])"
         )
+    if isinstance(value, bytes) or not isinstance(value, Iterable):
+        raise InvalidType(f"{what} is a list of names, not {type(value).__name__}")
     found = tuple(value)
     wrong = next((item for item in found if not isinstance(item, str)), None)
     if wrong is not None:

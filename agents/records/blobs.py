@@ -13,6 +13,7 @@ from typing import Any, Final, Protocol, TypeVar, runtime_checkable
 import attrs
 
 from agents.errors import BlobCorrupted, BlobNotFound, ContentError, InvalidType
+from agents.records.arguments import names
 from agents.records.compiled import slot_setter
 from agents.records.record import Record
 
@@ -42,25 +43,45 @@ _TOKEN: Final = r"[a-z0-9][a-z0-9!#$&^_.+-]{0,126}"
 _MEDIA_TYPE: Final = re.compile(f"{_TOKEN}/{_TOKEN}")
 
 
+def _size(_: Any, field: Any, value: Any) -> None:
+    if type(value) is not int or value < 1:
+        raise InvalidType(f"ContentLimits: {field.name} is an int of at least 1, not {value!r:.40}")
+
+
+def _types(value: Any) -> frozenset[str]:
+    """A kind's media types as a set (a lone text refused: its letters would be the
+    types)."""
+    return frozenset(names(value, "ContentLimits: a kind's media types"))
+
+
 @attrs.frozen(kw_only=True)
 class ContentLimits:
     """What content is taken: ``max_blob_bytes`` a blob (20 MB by default), and the media
     types each kind of part takes (a ``FilePart`` takes any). Past them: ``ContentError``."""
 
-    max_blob_bytes: int = 20_000_000
-    image: frozenset[str] = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-    audio: frozenset[str] = frozenset(
-        {"audio/wav", "audio/mpeg", "audio/ogg", "audio/flac", "audio/webm", "audio/mp4"}
+    max_blob_bytes: int = attrs.field(default=20_000_000, validator=_size)
+    image: frozenset[str] = attrs.field(
+        default=frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"}),
+        converter=_types,
     )
-    document: frozenset[str] = frozenset(
-        {
-            "application/pdf",
-            "text/plain",
-            "text/markdown",
-            "text/csv",
-            "text/html",
-            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-        }
+    audio: frozenset[str] = attrs.field(
+        default=frozenset(
+            {"audio/wav", "audio/mpeg", "audio/ogg", "audio/flac", "audio/webm", "audio/mp4"}
+        ),
+        converter=_types,
+    )
+    document: frozenset[str] = attrs.field(
+        default=frozenset(
+            {
+                "application/pdf",
+                "text/plain",
+                "text/markdown",
+                "text/csv",
+                "text/html",
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            }
+        ),
+        converter=_types,
     )
 
 
