@@ -1218,3 +1218,43 @@ def test_mcp_serve_answers_with_the_images_and_documents_of_the_final_response(t
     final = AuditLog.read(tmp_path / "served.jsonl")
     assert final.last_step.response.parts[1].data().startswith(bytes.fromhex("89504e47"))
     assert AuditLog.verify(tmp_path / "served.jsonl") == 3
+
+
+def test_a_server_is_described_as_it_must_be_or_refused_when_made():
+    """``MCPServerStdio("x", args="--verbose")`` ran the server with nine arguments, one a
+    letter each; ``sampling="no"`` answered the server's sampling requests (a non-empty
+    text is true); a command, a prefix or a URL that is no text, and a URL of another
+    scheme, were taken and failed at the first run; ``env=5`` and ``headers=5`` raised a
+    bare ``TypeError``. Each is an ``InvalidType`` naming it, where the server is made;
+    a header's value is never shown."""
+    refused = {
+        "MCPServerStdio: command is text": lambda: MCPServerStdio(5),
+        "MCPServerStdio: args is a list, not the text '--verbose'": lambda: MCPServerStdio(
+            "x", args="--verbose"
+        ),
+        "MCPServerStdio: args is a list of texts, not holding int": lambda: MCPServerStdio(
+            "x", ["--port", 8000]
+        ),
+        "MCPServerStdio: env is a map of texts, not int": lambda: MCPServerStdio("x", env=5),
+        "MCPServerStdio: env is a map of texts, not holding str: int": lambda: MCPServerStdio(
+            "x", env={"PORT": 8000}
+        ),
+        "prefix is text": lambda: MCPServerStdio("x", prefix=5),
+        "sampling is True or False, not 'no'": lambda: MCPServerStdio("x", sampling="no"),
+        "elicitation is True or False": lambda: MCPServerStdio("x", elicitation=None),
+        "tool_timeouts is a map, not list": lambda: MCPServerStdio("x", tool_timeouts=[1]),
+        "MCPServerHTTP: url is an http:// or https:// URL, not 'int'": lambda: MCPServerHTTP(5),
+        "MCPServerHTTP: url is an http:// or https:// URL, not 'ftp://user:[redacted]@host/": (
+            lambda: MCPServerHTTP("ftp://user:hunter2@host/mcp")
+        ),
+        "MCPServerHTTP: headers is a map of texts, not holding str: int": lambda: MCPServerHTTP(
+            "http://127.0.0.1:1/mcp", headers={"Authorization": 1234}
+        ),
+    }
+    for said, make in refused.items():
+        with pytest.raises(InvalidType) as caught:
+            make()
+        assert str(caught.value).startswith(said), str(caught.value)
+        assert "hunter2" not in str(caught.value) and "1234" not in str(caught.value)
+    server = MCPServerStdio(TIME, [Path("--local-timezone"), "UTC"], env={"A": "b"})
+    assert server.args == (Path("--local-timezone"), "UTC")

@@ -577,7 +577,7 @@ def test_an_mcp_servers_arguments_never_show_their_credentials():
         "'postgresql://me:[redacted]@127.0.0.1/db', '--api-key=[redacted]', '--token', "
         "'[redacted]', '--verbose'])"
     )
-    given = MCPServerStdio("python", [Path("server.py"), "--token", 5])  # (not all text)
+    given = MCPServerStdio("python", [Path("server.py"), "--token", Path(QUERY_KEY)])  # paths
     assert repr(given) == "MCPServerStdio('python', ['server.py', '--token', '[redacted]'])"
 
 

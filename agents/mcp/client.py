@@ -28,13 +28,13 @@ from typing import Any, Final
 
 import attrs
 
-from agents.errors import AgentError, ConfigurationError
+from agents.errors import AgentError, ConfigurationError, InvalidType
 from agents.mcp import sdk
 from agents.mcp.calls import CallScope, within_call
 from agents.mcp.connection import Connection, MCPTimeout, MCPToolError
 from agents.mcp.sampling import Sampler
 from agents.otel.spans import mcp_traceparent
-from agents.records.arguments import amount, names
+from agents.records.arguments import amount, names, switch, text
 from agents.records.events import ToolServerRestarted
 from agents.records.frozen import deep_freeze, deep_thaw
 from agents.records.schema import compile_validator
@@ -71,13 +71,15 @@ class MCPServer:
             if isinstance(requires_approval, bool)
             else frozenset(names(requires_approval, "requires_approval"))
         )
-        self.prefix = prefix
-        self.sampling = sampling
-        self.elicitation = elicitation
+        self.prefix = None if prefix is None else text(prefix, "prefix")
+        self.sampling = switch(sampling, "sampling")
+        self.elicitation = switch(elicitation, "elicitation")
         self.timeout = None if timeout is None else amount(timeout, "timeout")
+        if not isinstance(tool_timeouts, Mapping):
+            raise InvalidType(f"tool_timeouts is a map, not {type(tool_timeouts).__name__}")
         self.tool_timeouts = {
             name: amount(seconds, f"tool_timeouts[{name!r}]")
-            for name, seconds in dict(tool_timeouts).items()
+            for name, seconds in tool_timeouts.items()
         }
         self._lock = threading.Lock()
         self._connection: Connection | None = None

@@ -11,10 +11,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from agents.errors import InvalidType
 from agents.mcp import sdk
 from agents.mcp.client import START_TIMEOUT, MCPServer
 from agents.mcp.connection import Connection
+from agents.records.arguments import listed
 from agents.records.arguments import path as checked_path
+from agents.records.arguments import text as checked_text
 from agents.records.redaction import REDACTED, is_secret_key, scrub, shown_url
 
 __all__ = ["MCPServerHTTP", "MCPServerStdio"]
@@ -94,9 +97,9 @@ class MCPServerStdio(MCPServer):
             elicitation=elicitation,
             start_timeout=start_timeout,
         )
-        self.command = command
-        self.args = tuple(args)
-        self.env = dict(env) if env else None
+        self.command = checked_text(command, "MCPServerStdio: command")
+        self.args = _texts(args, "MCPServerStdio: args")
+        self.env = _text_map(env, "MCPServerStdio: env") or None
         self.cwd = None if cwd is None else checked_path(cwd, "MCPServerStdio: cwd")
 
     @property
@@ -173,8 +176,11 @@ class MCPServerHTTP(MCPServer):
             elicitation=elicitation,
             start_timeout=start_timeout,
         )
+        if not isinstance(url, str) or not url.lower().startswith(("http://", "https://")):
+            shown = shown_url(url) if isinstance(url, str) else type(url).__name__
+            raise InvalidType(f"MCPServerHTTP: url is an http:// or https:// URL, not {shown!r}")
         self.url = url
-        self._headers = dict(headers or {})
+        self._headers = _text_map(headers, "MCPServerHTTP: headers")
 
     @property
     def label(self) -> str:
@@ -195,3 +201,28 @@ class MCPServerHTTP(MCPServer):
 
     def __repr__(self) -> str:
         return f"MCPServerHTTP({self.label!r})"
+
+
+def _texts(value: Any, what: str) -> tuple[Any, ...]:
+    """A command's arguments: texts and paths, in a list (a lone text is none: its letters
+    would be the arguments)."""
+    found = listed(value, what)
+    wrong = next((item for item in found if not isinstance(item, str | os.PathLike)), None)
+    if wrong is not None:
+        raise InvalidType(f"{what} is a list of texts, not holding {type(wrong).__name__}")
+    return found
+
+
+def _text_map(value: Any, what: str) -> dict[str, str]:
+    """A map of texts to texts (an environment, headers), or ``{}`` for ``None``; what
+    is wrong is named by type only: the values may be credentials."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InvalidType(f"{what} is a map of texts, not {type(value).__name__}")
+    for key, item in value.items():
+        if not isinstance(key, str) or not isinstance(item, str):
+            raise InvalidType(
+                f"{what} is a map of texts, not holding {type(key).__name__}: {type(item).__name__}"
+            )
+    return dict(value)
