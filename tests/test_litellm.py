@@ -429,3 +429,18 @@ def test_the_drivers_model_and_settings_go_with_each_request_not_its_secrets(ser
     assert step["payload"]["request"]["model"] == "openai/test-model"
     assert step["payload"]["request"]["options"] == {"temperature": 0.25, "top_p": 0.5}
     assert SECRET not in path.read_text() and server.base_url not in path.read_text()
+
+
+def test_the_drivers_switches_and_sleeps_are_what_they_say():
+    """``LiteLLMDriver(model, stream="no")`` streamed and ``keep_raw="no"`` kept every raw
+    answer (a non-empty text is true); ``sleep=5`` was taken and the first retry then failed
+    calling it. Each is refused when the driver is made."""
+    from agents import ConfigurationError, InvalidType, LiteLLMDriver
+
+    for option in ("stream", "keep_raw"):
+        with pytest.raises(InvalidType, match=f"LiteLLMDriver: {option} is True or False"):
+            LiteLLMDriver("openai/m", **{option: "no"})
+    for option in ("sleep", "asleep"):
+        with pytest.raises(ConfigurationError, match=f"LiteLLMDriver: {option} is a function"):
+            LiteLLMDriver("openai/m", **{option: 5})
+    assert LiteLLMDriver("openai/m", stream=True).stream is True

@@ -164,6 +164,14 @@ def test_a_tools_switch_is_true_or_false(option, value):
         tool(add.function, **{option: value})
 
 
+def test_a_tools_description_is_text():
+    """``tool(fn, description=5)`` was taken, and the schema the model is offered then
+    held a number where its description goes."""
+    with pytest.raises(ConfigurationError, match="tool 'add': description is text, not int"):
+        tool(add.function, description=5)
+    assert tool(add.function, description="Sum two numbers.").description == "Sum two numbers."
+
+
 def test_tools_reject_duplicate_names():
     """Two tools with one name are a configuration error."""
     with pytest.raises(ConfigurationError, match="add"):

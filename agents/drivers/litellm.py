@@ -38,7 +38,7 @@ from agents.drivers.chat_format import (
     wire_tool,
 )
 from agents.errors import ConfigurationError
-from agents.records.arguments import amount
+from agents.records.arguments import amount, switch
 from agents.records.compiled import replace_fields
 from agents.records.content import ImagePart, MediaPart
 from agents.records.error_info import ErrorInfo, ProviderError
@@ -153,8 +153,13 @@ class LiteLLMDriver:
         self.num_retries = num_retries
         self.retry_backoff = amount(retry_backoff, "retry_backoff", zero=True)
         self.timeout = amount(timeout, "timeout")
-        self.stream = stream
-        self.keep_raw = keep_raw
+        self.stream = switch(stream, "LiteLLMDriver: stream")
+        self.keep_raw = switch(keep_raw, "LiteLLMDriver: keep_raw")
+        for given, what in ((sleep, "sleep"), (asleep, "asleep")):
+            if given is not None and not callable(given):
+                raise ConfigurationError(
+                    f"LiteLLMDriver: {what} is a function of seconds, not {type(given).__name__}"
+                )
         self._sleep = sleep or time.sleep
         self._asleep = asleep or asyncio.sleep
         self._options = dict(litellm_options)

@@ -262,7 +262,7 @@ def _build(
     timeout: float | None,
     thread: bool,
 ) -> Tool:
-    tool_name = _checked_name(function, name, timeout, thread)
+    tool_name = _checked_name(function, name, description, timeout, thread)
     summary, param_docs = describe_docstring(function)
     try:
         hints = typing.get_type_hints(function, include_extras=True)
@@ -337,7 +337,11 @@ def _secret(name: str, default: Any) -> bool:
 
 
 def _checked_name(
-    function: Callable[..., Any], name: str | None, timeout: float | None, thread: bool
+    function: Callable[..., Any],
+    name: str | None,
+    description: str | None,
+    timeout: float | None,
+    thread: bool,
 ) -> str:
     """The tool's name, once the options are known to fit the function."""
     if not callable(function):
@@ -345,6 +349,10 @@ def _checked_name(
     tool_name = name or getattr(function, "__name__", None)
     if not tool_name or not isinstance(tool_name, str):
         raise ConfigurationError(f"cannot name tool {function!r}: pass name=")
+    if description is not None and not isinstance(description, str):
+        raise ConfigurationError(
+            f"tool {tool_name!r}: description is text, not {type(description).__name__}"
+        )
     if timeout is not None:
         amount(timeout, f"tool {tool_name!r}: timeout")
     if timeout is not None and not thread and not inspect.iscoroutinefunction(function):
