@@ -15,6 +15,8 @@ import typing
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 import agents
 from agents.errors import AgentError
 
@@ -214,3 +216,36 @@ def test_a_number_setting_takes_a_finite_number_and_says_so(tmp_path: Path) -> N
         for good in (0.5, 2, *((0,) if zero else ())):
             made = make(good)
             getattr(made, "close", lambda: None)()
+
+
+def test_a_hook_a_subagent_a_replay_and_a_retry_refuse_what_they_cannot_use() -> None:
+    """``hook(5)`` raised a bare ``TypeError`` ("'int' object is not iterable"),
+    ``subagent_tool(5, ...)`` one from ``functools`` ("__name__ must be set to a string
+    object"), ``ReplayDriver.from_state(5)`` an ``AttributeError``; ``RetryInterceptor(
+    sleep=5)`` was taken and its first retry failed calling it. Each is refused, typed."""
+    from agents import ConfigurationError, InvalidType, ReplayDriver, RetryInterceptor, hook
+    from agents.shell.subagents import subagent_tool
+
+    refused: dict[str, tuple[type[Exception], Any]] = {
+        "hook() needs HookTrigger values, got 5": (ConfigurationError, lambda: hook(5)),
+        "subagent_tool: name is text, not int": (
+            ConfigurationError,
+            lambda: subagent_tool(5, "d", lambda: None),
+        ),
+        "subagent_tool: description is text, not NoneType": (
+            ConfigurationError,
+            lambda: subagent_tool("n", None, lambda: None),
+        ),
+        "ReplayDriver.from_state takes an AgentState, not int": (
+            InvalidType,
+            lambda: ReplayDriver.from_state(5),
+        ),
+        "sleep is a function of seconds, not int": (
+            ConfigurationError,
+            lambda: RetryInterceptor(sleep=5),
+        ),
+    }
+    for said, (kind, make) in refused.items():
+        with pytest.raises(kind) as caught:
+            make()
+        assert str(caught.value).startswith(said), str(caught.value)

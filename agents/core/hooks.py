@@ -116,6 +116,8 @@ def hook(
     name: str | None = None,
 ) -> Callable[[HookFunction], Hook]:
     """Register a function as a hook for one trigger or several."""
+    if not isinstance(trigger, HookTrigger | Iterable):
+        raise ConfigurationError(f"hook() needs HookTrigger values, got {trigger!r}")
     triggers = frozenset((trigger,) if isinstance(trigger, HookTrigger) else trigger)
     if not triggers or not all(isinstance(item, HookTrigger) for item in triggers):
         raise ConfigurationError(f"hook() needs HookTrigger values, got {trigger!r}")

@@ -21,7 +21,7 @@ from typing import Any, ClassVar, Final
 
 import attrs
 
-from agents.errors import AgentError, ConfigurationError, StateDecodeError
+from agents.errors import AgentError, ConfigurationError, InvalidType, StateDecodeError
 from agents.records.arguments import path as checked_path
 from agents.records.codec import from_dict, from_json, to_dict
 from agents.records.encoding import unrecordable
@@ -104,6 +104,10 @@ class ReplayDriver:
     def from_state(cls, state: AgentState, *, after: int = 0) -> ReplayDriver:
         """Replay the inferences of ``state``'s execution (those of the steps after step
         ``after``: a replay resuming from a state that holds the earlier ones)."""
+        if not isinstance(state, AgentState):
+            raise InvalidType(
+                f"ReplayDriver.from_state takes an AgentState, not {type(state).__name__}"
+            )
         return cls(recorded_inferences(state, after=after))
 
     @classmethod

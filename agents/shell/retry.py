@@ -96,6 +96,8 @@ class RetryInterceptor:
             raise ConfigurationError(f"num_retries must be an int >= 0, got {num_retries!r}")
         self.num_retries = num_retries
         self.retry_backoff = amount(retry_backoff, "retry_backoff", zero=True)
+        if sleep is not None and not callable(sleep):
+            raise ConfigurationError(f"sleep is a function of seconds, not {type(sleep).__name__}")
         self._sleep = sleep or time.sleep
 
     def intercept_inference(

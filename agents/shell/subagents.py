@@ -54,6 +54,9 @@ def subagent_tool(
     message. ``allow_tools`` (when given) and ``deny_tools`` narrow the child's tools.
     ``max_depth`` bounds nesting: the parent of all runs at depth 0, its sub-agents at 1.
     """
+    for given, what in ((name, "name"), (description, "description"), (system_prompt, "prompt")):
+        if not isinstance(given, str):
+            raise ConfigurationError(f"subagent_tool: {what} is text, not {type(given).__name__}")
     if not isinstance(max_depth, int) or isinstance(max_depth, bool) or max_depth < 1:
         raise ConfigurationError(f"max_depth must be an int >= 1, got {max_depth!r}")
     if not callable(loop_factory):
