@@ -216,9 +216,9 @@ class AuditLog:
                 payload["depth"] = key[2]
             if shape is not None:
                 payload["request"] = shape
-            exotic = encoding.odd
+            odd = encoding.odd
             self._write(
-                "end", "ExecutionCompleted", event, payload, boundary=True, last=True, exotic=exotic
+                "end", "ExecutionCompleted", event, payload, boundary=True, last=True, exotic=odd
             )
         elif self._events:
             self._event(kind.__name__, event)
@@ -254,7 +254,7 @@ class AuditLog:
         *,
         boundary: bool = False,
         last: bool = False,
-        exotic: bool = True,
+        exotic: bool,
     ) -> None:
         """Append a record (``exotic``: it may hold a float that orjson writes otherwise
         than ``json``, so ``canonical`` writes it with ``json``)."""

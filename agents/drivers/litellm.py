@@ -38,7 +38,7 @@ from agents.drivers.chat_format import (
     wire_tool,
 )
 from agents.errors import ConfigurationError
-from agents.records.arguments import amount, switch
+from agents.records.arguments import amount, function, switch
 from agents.records.compiled import replace_fields
 from agents.records.content import ImagePart, MediaPart
 from agents.records.error_info import ErrorInfo, ProviderError
@@ -156,10 +156,7 @@ class LiteLLMDriver:
         self.stream = switch(stream, "LiteLLMDriver: stream")
         self.keep_raw = switch(keep_raw, "LiteLLMDriver: keep_raw")
         for given, what in ((sleep, "sleep"), (asleep, "asleep")):
-            if given is not None and not callable(given):
-                raise ConfigurationError(
-                    f"LiteLLMDriver: {what} is a function of seconds, not {type(given).__name__}"
-                )
+            function(given, f"LiteLLMDriver: {what}", "seconds", error=ConfigurationError)
         self._sleep = sleep or time.sleep
         self._asleep = asleep or asyncio.sleep
         self._options = dict(litellm_options)

@@ -22,7 +22,7 @@ from agents.errors import DatasetError, InvalidArgument, InvalidType, StateDecod
 from agents.evals.dataset import Case, Dataset, case_of
 from agents.evals.judging import recording
 from agents.evals.report import CaseResult, EvalReport, Score, Trial, check_limit, scorer_name
-from agents.records.arguments import listed
+from agents.records.arguments import function, listed
 from agents.records.arguments import path as checked_path
 from agents.records.execution import ExecutionStatus
 from agents.records.json_text import json_lines, loads
@@ -149,8 +149,7 @@ async def aevaluate(
         )
     if budget is not None and not isinstance(budget, Budget):
         raise InvalidType(f"budget is a Budget, not {type(budget).__name__}")
-    if initial is not None and not callable(initial):
-        raise InvalidType(f"initial is a function of a case, not {type(initial).__name__}")
+    function(initial, "initial", "a case")
     loop, own = agent_under_test(agent)
     make = initial or (lambda case: _initial(case, own))
     starts: dict[int, AgentState] = {}  # a case's trials start from one state (a value)

@@ -2,7 +2,8 @@
 lone text (``names``), a text is a ``str`` (``text``), a number is an int or a float
 (``number``), a number of seconds or dollars is a finite number in range (``amount``), a
 switch is ``True`` or ``False`` (``switch``), a path is a ``str`` or an ``os.PathLike``
-(``path``), and a list is no lone item (``listed``). Each check raises the typed error that
+(``path``), a list is no lone item (``listed``), and a function given, if any, is one
+(``function``). Each check raises the typed error that
 names the argument."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Any, Final
 
 from agents.errors import AgentError, ConfigurationError, InvalidType
 
-__all__ = ["amount", "listed", "names", "number", "path", "switch", "text"]
+__all__ = ["amount", "function", "listed", "names", "number", "path", "switch", "text"]
 
 
 def names(value: Any, what: str) -> tuple[str, ...]:
@@ -42,6 +43,14 @@ def listed(value: Any, what: str) -> tuple[Any, ...]:
         shown = f"the text {value!r:.60}" if isinstance(value, str) else type(value).__name__
         raise InvalidType(f"{what} is a list, not {shown} (a lone one goes in a list: [...])")
     return tuple(value)
+
+
+def function(value: Any, what: str, of: str, *, error: type[AgentError] = InvalidType) -> Any:
+    """``value``, a function (of ``of``), or ``None``; else ``error`` naming ``what``: a
+    setting taken now would fail only when first called (a retry's sleep, say)."""
+    if value is not None and not callable(value):
+        raise error(f"{what} is a function of {of}, not {type(value).__name__}")
+    return value
 
 
 def text(value: Any, what: str) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from agents.errors import ConfigurationError
-from agents.records.arguments import amount
+from agents.records.arguments import amount, function
 from agents.records.error_info import ErrorInfo, ProviderError
 from agents.records.inference import InferenceRequest, InferenceResponse
 from agents.shell.reporting import report_retry
@@ -96,9 +96,7 @@ class RetryInterceptor:
             raise ConfigurationError(f"num_retries must be an int >= 0, got {num_retries!r}")
         self.num_retries = num_retries
         self.retry_backoff = amount(retry_backoff, "retry_backoff", zero=True)
-        if sleep is not None and not callable(sleep):
-            raise ConfigurationError(f"sleep is a function of seconds, not {type(sleep).__name__}")
-        self._sleep = sleep or time.sleep
+        self._sleep = function(sleep, "sleep", "seconds", error=ConfigurationError) or time.sleep
 
     def intercept_inference(
         self, request: InferenceRequest, call_next: Callable[[InferenceRequest], Any]
