@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import add, initial, make_loop
 from hypothesis import HealthCheck, given, settings
+from pyrsistent import pmap
 
 from agents import (
     AgentState,
@@ -17,6 +18,7 @@ from agents import (
     HookContext,
     HookTrigger,
     Message,
+    Role,
     StateDecodeError,
     ToolCall,
     hook,
@@ -117,6 +119,32 @@ def test_a_step_told_otherwise_than_its_response_is_written_whole():
         replace_fields(step_execution, step=variants[1]), state.context, Encoding(None)
     )
     assert compact["step"]["tool_executions"][0]["tool_call"]["arguments"] == {"a": False, "b": 1}
+
+
+def test_an_assistant_message_with_more_than_the_response_is_written_whole():
+    """The response's own content and calls in a message that is not the assistant's
+    message the response makes — a name, a call id, metadata, another role — is written
+    as a message, not as ``"response"``, and read back so."""
+    state = _one_step()
+    step_execution = state.step_executions[0]
+    step, response = step_execution.step, step_execution.step.response
+    assert response is not None
+    made = step.output_messages[0]
+    assert made == response.to_message()
+    others = [
+        replace_fields(made, name="planner"),
+        replace_fields(made, tool_call_id="call-0"),
+        replace_fields(made, metadata=pmap({"seen": True})),
+        replace_fields(made, role=Role.USER),
+    ]
+    for other in others:
+        variant = replace_fields(step, output_messages=[other, *step.output_messages[1:]])
+        changed = replace_fields(step_execution, step=variant)
+        written = compact_step(changed, state.context, Encoding(None))
+        assert written["step"]["output_messages"][0] != "response", other
+        _round_trips(changed, state.context)
+    same = compact_step(step_execution, state.context, Encoding(None))
+    assert same["step"]["output_messages"][0] == "response"
 
 
 def _step_records(path: Path) -> list[str]:

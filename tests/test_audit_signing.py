@@ -385,34 +385,62 @@ def test_durability_modes_and_their_fsyncs(tmp_path):
     assert not (tmp_path / "bad.jsonl").exists()
 
 
+class _Handle:
+    """A log's file whose ``write`` is ``write(real, data)``; the rest is the real file's."""
+
+    def __init__(self, real, write):
+        self.real, self._write = real, write
+
+    def write(self, data):
+        return self._write(self.real, data)
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+def _full_disk(real, data):
+    real.write(bytes(data[: len(data) // 2]))
+    raise OSError(28, "No space left on device")
+
+
 def test_a_failed_write_leaves_a_valid_log(tmp_path):
     """A write that fails half-way (a full disk) is cut off again: the run fails, and the
     log is the valid prefix it was."""
     path = tmp_path / "run.jsonl"
     log = AuditLog.open(path)
     real = log._handle
+    calls = []
 
-    class HalfFull:
-        def __init__(self):
-            self.calls = 0
+    def third_fails(real, data):
+        calls.append(data)
+        if len(calls) == 3:  # the second step's record
+            _full_disk(real, data)
+        return real.write(data)
 
-        def write(self, data):
-            self.calls += 1
-            if self.calls == 3:  # the second step's record
-                real.write(bytes(data[: len(data) // 2]))
-                raise OSError(28, "No space left on device")
-            return real.write(data)
-
-        def __getattr__(self, name):
-            return getattr(real, name)
-
-    log._handle = HalfFull()
+    log._handle = _Handle(real, third_fails)
     final = make_loop(*SCRIPT, tools=[add, echo], listeners=[log]).run(initial())
     log._handle = real
     log.close()
     assert final.status.value == "failed"
     assert AuditLog.verify(path, complete=False) == 2
     assert AuditLog.read(path).step_count == 1
+
+
+def test_a_short_write_is_finished(tmp_path):
+    """A write that takes part of a line (a signal, a pipe) is followed by the rest: the
+    line is whole."""
+    path = tmp_path / "run.jsonl"
+    log = AuditLog.open(path)
+    real = log._handle
+    log._handle = _Handle(
+        real, lambda real, data: real.write(bytes(data[: max(1, len(data) // 3)]))
+    )
+    final = make_loop(*SCRIPT, tools=[add, echo], listeners=[log]).run(initial())
+    log._handle = real
+    log.close()
+    assert final.status.value == "completed"
+    assert AuditLog.verify(path) == 5
+    assert AuditLog.read(path).to_json() == final.to_json()
 
 
 CHILD = """

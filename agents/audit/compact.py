@@ -31,6 +31,8 @@ from typing import Any, Final
 from agents.records.codec import Encoding, encode_field, encode_step_execution
 from agents.records.compact import plan, thick
 from agents.records.encoding import compact_encoder_of
+from agents.records.frozen import EMPTY_MAP
+from agents.records.messages import Message, Role
 from agents.records.step import StepExecution
 
 __all__ = [
@@ -111,11 +113,17 @@ def compact_step(
 
 def _is_response(message: Any, response: Any) -> bool:
     """Whether ``message`` is ``response.to_message()`` exactly (its content and calls the
-    response's own objects: equal values of other types, ``0`` and ``false``, differ)."""
+    response's own objects: equal values of other types, ``0`` and ``false``, differ), told
+    field by field without making that message."""
+    metadata = message.metadata
     return (
         message.content is response.content
         and message.tool_calls is response.tool_calls
-        and message == response.to_message()
+        and message.__class__ is Message
+        and message.role is Role.ASSISTANT
+        and message.tool_call_id is None
+        and message.name is None
+        and (metadata is EMPTY_MAP or metadata == EMPTY_MAP)
     )
 
 

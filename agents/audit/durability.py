@@ -35,7 +35,10 @@ class GroupCommit:
         self.handle = handle
         self.mode = mode
         self.flush_interval = amount(flush_interval, "flush_interval")
-        self.lock = threading.Condition()
+        # The lock itself, taken by every append (a C context manager), and the condition
+        # over it that waiters for an fsync wait on.
+        self.mutex = threading.RLock()
+        self.lock = threading.Condition(self.mutex)
         self.written = 0  # records written and flushed
         self.synced = 0  # records an fsync has covered
         self.fsyncs = 0

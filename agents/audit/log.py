@@ -187,8 +187,9 @@ class AuditLog:
             # Notes a float orjson writes otherwise, and leaves it the times it writes as the
             # codec does (``canonical``).
             encoding = Encoding(None, times=True)
-            head = self._heads.of(event.state.context)
-            payload = step_payload(event.step_execution, event.state, before, encoding, head)
+            step = event.step_execution
+            head = self._heads.of(event.state.context, step.step.input_messages.head)
+            payload = step_payload(step, event.state, before, encoding, head)
             if key[2]:
                 payload["depth"] = key[2]  # a sub-agent's (its changes may not say)
             shape = self._offered(key, event.request, encoding)
@@ -259,7 +260,7 @@ class AuditLog:
         """Append a record (``exotic``: it may hold a float that orjson writes otherwise
         than ``json``, so ``canonical`` writes it with ``json``)."""
         commit = self._commit
-        with commit.lock:
+        with commit.mutex:
             if self._handle is None:
                 raise InvalidArgument(f"the audit log {self.path} is closed")
             entry: dict[str, Any] = {
@@ -317,9 +318,11 @@ class AuditLog:
         stays a valid prefix (the run then fails: the log is a critical listener)."""
         handle = self._handle
         try:
-            view = memoryview(line)
-            while view:
-                view = view[handle.write(view) :]
+            done = handle.write(line)  # (a raw file: the whole line, but for a short write)
+            if done < len(line):
+                view = memoryview(line)[done:]
+                while view:
+                    view = view[handle.write(view) :]
         except BaseException:
             with contextlib.suppress(OSError):  # else the torn line stays: verify says so
                 handle.truncate(self._size)

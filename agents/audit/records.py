@@ -10,9 +10,8 @@ step and the messages a record adds are compact (``compact``: each fact once).
 from __future__ import annotations
 
 import functools
-import itertools
-import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any, Final
 
 import attrs
@@ -25,7 +24,7 @@ from agents.records.codec import (
     encode_value,
     to_dict,
 )
-from agents.records.compiled import replace_fields
+from agents.records.compiled import differ, replace_fields
 from agents.records.context import SECTIONS, MessageStore
 from agents.records.events import LIVE_FIELDS, Event, ExecutionStarted
 from agents.records.frozen import History, to_history
@@ -62,12 +61,17 @@ class Heads:
     def __init__(self) -> None:
         self._last: tuple[tuple[Any, ...], tuple[Any, ...]] = ((), ())
 
-    def of(self, context: Any) -> tuple[Any, ...]:
+    def of(self, context: Any, like: tuple[Any, ...] | None = None) -> tuple[Any, ...]:
+        """``context.head()``, or the one built for the context before; ``like``: a head
+        the step was given (the loop builds one a run), kept when equal, so that a step's
+        input is found to start with it by identity, not compared message by message."""
         store = context.store
         key = (context.system_prompt, store.summary, store.buffer)
         known, head = self._last
         if not (known and key[0] == known[0] and key[1] is known[1] and key[2] is known[2]):
             head = context.head()
+            if like is not None and like == head:
+                head = like
             self._last = (key, head)
         return head
 
@@ -154,44 +158,43 @@ def _same_objects(added: Any, outputs: Any) -> bool:
 
 def _changes(state: AgentState, before: AgentState, encoding: Encoding | None) -> list[list[Any]]:
     """The fields of ``state`` (and of its context and execution) that are not those of
-    ``before``, compared by identity (persistent records share what did not change)."""
+    ``before``, compared by identity (persistent records share what did not change). Plain
+    loops: a comprehension costs a call, and this runs at every step."""
     changes: list[list[Any]] = []
-    for name, now, was in _differing(AgentState, "", state, before):
-        nested = name in _NESTED
-        if not nested or now is None or was is None:
-            whole = stub_of(state) if nested else state
-            changes.append(_change([name], whole, name, encoding))
-            continue
-        _, read = _fields(now.__class__, name)
-        if not any(map(operator.is_not, read(now), read(was))):
-            continue  # (most steps: only the conversation or the steps, recorded apart)
-        for field, _, _ in _differing(now.__class__, name, now, was):
-            changes.append(_change([name, field], now, field, encoding))
+    for name in _STATE_FIELDS(state, before):
+        now, was = getattr(state, name), getattr(before, name)
+        if name not in _NESTED:
+            changes.append(_change([name], state, name, encoding))
+        elif now is None or was is None:
+            changes.append(_change([name], stub_of(state), name, encoding))
+        else:
+            for field in _differing(now.__class__, name)(now, was):  # (most steps: none)
+                changes.append(_change([name, field], now, field, encoding))  # noqa: PERF401
     return changes
 
 
-def _differing(cls: type, owner: str, new: Any, old: Any) -> Iterator[tuple[str, Any, Any]]:
-    """``(name, new value, old value)`` of each field of ``cls`` a change may name whose
-    values are not the same object (picked out at C speed: most are the same)."""
-    names, values = _fields(cls, owner)
-    now, was = values(new), values(old)
-    differs = map(operator.is_not, now, was)
-    return itertools.compress(zip(names, now, was, strict=True), differs)
-
-
 @functools.cache
-def _fields(cls: type, owner: str) -> tuple[tuple[str, ...], Callable[[Any], tuple[Any, ...]]]:
-    """The names of ``cls``'s fields a change may name (those of ``owner``'s record less
-    what has records of its own, ``_NESTED``), and a reader of their values."""
+def _differing(cls: type, owner: str) -> Callable[[Any, Any], list[str]]:
+    """Which fields of two ``cls`` records a change may name hold values that are not the
+    same object: those of ``owner``'s record less what has records of its own
+    (``_NESTED``)."""
     skipped = _NESTED.get(owner, frozenset())
-    names = tuple(field.name for field in field_plan(cls) if field.name not in skipped)
-    read = operator.attrgetter(*names)
-    return names, (read if len(names) > 1 else lambda record: (read(record),))
+    return differ(cls, tuple(field.name for field in field_plan(cls) if field.name not in skipped))
+
+
+_STATE_FIELDS: Final = _differing(AgentState, "")
 
 
 def _change(path: list[str], record: Any, name: str, encoding: Encoding | None) -> list[Any]:
+    value = getattr(record, name)
+    if value.__class__ in _LEAVES:  # (most steps' one change: the time) as any field writes it
+        return [path, encode_value(value, encoding)]
     value = compact_field(record, name, encoding)
     return [path] if value is OMITTED else [path, value]
+
+
+# Values every field writes as ``encode_value`` does (a field at ``None`` may be left out).
+_LEAVES: Final = frozenset({str, int, bool, datetime})
 
 
 def request_shape(request: InferenceRequest, encoding: Encoding | None = None) -> dict[str, Any]:
@@ -230,4 +233,5 @@ def step_payload(
         given = written["step"]["input_messages"]  # a MessagesRef's prefix, or messages
         if type(given) is int and given > kept["keep"]:  # refers past what was kept
             change = state_change(state, before, None, encoding)
-    return {**change, "step_execution": written}
+    change["step_execution"] = written
+    return change

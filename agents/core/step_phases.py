@@ -59,6 +59,7 @@ Effect = Infer | InvokeTools | Progress
 # which took about a fifth off a plain step (records made per step were a quarter of its cost).
 _make_step: Final = maker(AgentStep)
 _make_step_execution: Final = maker(StepExecution)
+_step_completed_event: Final = maker(StepCompleted)  # (made every step someone listens)
 
 
 # -- phases 3 and 4: a step -------------------------------------------------------------------
@@ -392,12 +393,5 @@ def _step_completed(
     last = state.execution.step_executions.last()
     assert last is not None
     run.step_emit(
-        StepCompleted(
-            agent_id=run.agent_id,
-            execution_id=run.execution_id,
-            step=number,
-            step_execution=last,
-            state=state,
-            request=request,
-        )
+        _step_completed_event(run.agent_id, run.execution_id, number, last, state, request)
     )

@@ -165,7 +165,7 @@ def _compile_encoder(cls: type, compact: bool) -> Callable[[Any, Encoding], dict
         "_Encoding": Encoding,
         "_Refs": Refs,
         "_any": encode_any,
-        "_redact": _redact,
+        "_redact": redact,
         "_timestamp": timestamp,
         "_UTC": UTC,
         "_datetime": datetime,
@@ -281,12 +281,8 @@ def encode_any(value: Any, ctx: Encoding) -> Any:
     if isinstance(value, History | PVector | tuple | list):
         return [encode_any(item, ctx) for item in value]
     if isinstance(value, PMap | Mapping):
-        return _redact(value, ctx) if value else {}
+        return redact(value, ctx) if value else {}
     raise InvalidType(f"cannot encode {type(value).__name__}")
 
 
 PVector_type: Final = type(to_pvector(()))
-
-
-def _redact(value: Any, ctx: Encoding) -> Any:
-    return redact(value, ctx)

@@ -207,11 +207,20 @@ _PMAP_TYPE: Final = type(EMPTY_MAP)
 
 def _redacted_map(plain: dict[Any, Any], note: Any) -> dict[str, Any]:
     """A map's items sorted by their keys as text, secrets redacted (ties, as ``1`` and
-    ``"1"``, keep their order: the later one wins)."""
-    return {
-        str(key): REDACTED if is_secret_key(str(key)) else redact(plain[key], note)
-        for key in sorted(plain, key=str)
-    }
+    ``"1"``, keep their order: the later one wins). A loop, the values JSON writes as they
+    are kept without a call: a tool call's arguments are redacted at every step."""
+    out: dict[str, Any] = {}
+    for key in sorted(plain, key=str):
+        name = key if key.__class__ is str else str(key)
+        value = plain[key]
+        if is_secret_key(name):
+            out[name] = REDACTED
+        else:
+            out[name] = value if value.__class__ in _AS_IS else redact(value, note)
+    return out
+
+
+_AS_IS: Final = frozenset({int, bool, type(None)})
 
 
 def redacted(value: Any) -> Any:

@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, Final, TypeVar, cast
 
 from agents.errors import InvalidType
+from agents.records.compiled import maker
 from agents.records.effects import Failed, Infer, InvokeTools, ToolInvocation
 from agents.records.encoding import unrecordable
 from agents.records.error_info import ErrorInfo
@@ -21,7 +22,7 @@ from agents.records.events import Event
 from agents.records.inference import InferenceResponse
 from agents.records.messages import ToolCall
 from agents.records.step import ToolExecution
-from agents.shell.reporting import Reporter, current_reporter, forwarding, reporting
+from agents.shell.reporting import FORWARD, REPORTER, Reporter, current_reporter
 from agents.tools.bridge import run_coroutine
 from agents.tools.outcomes import stamp, unknown_tool_execution
 from agents.tools.threads import to_thread
@@ -47,7 +48,10 @@ _MAX_THREADS: Final = 16
 
 
 def reporter_for(emit: Callable[[Event], None], effect: Infer) -> Reporter:
-    return Reporter(emit, effect.agent_id, effect.execution_id, effect.step)
+    return _make_reporter(emit, effect.agent_id, effect.execution_id, effect.step)
+
+
+_make_reporter: Final = maker(Reporter)  # (one an inference, when someone listens)
 
 
 @functools.lru_cache(maxsize=256)
@@ -350,8 +354,11 @@ class BlockingPerformer:
             if self.emit is None:
                 result = self._infer(effect.request)
             else:
-                with reporting(reporter_for(self.emit, effect)):
+                token = REPORTER.set(reporter_for(self.emit, effect))
+                try:
                     result = self._infer(effect.request)
+                finally:
+                    REPORTER.reset(token)
             if self._trusted and type(result) is InferenceResponse:
                 return result
             return check_response(result)
@@ -362,8 +369,11 @@ class BlockingPerformer:
         """The batch's executions in call order (or ``Failed``); a sub-agent started by a
         tool reports to this run's listeners."""
         assert self.emit is not None
-        with forwarding(self.emit):
+        token = FORWARD.set(self.emit)
+        try:
             return self.tools.perform(effect)
+        finally:
+            FORWARD.reset(token)
 
     def close(self) -> None:
         """Let the tool threads go."""
@@ -400,8 +410,11 @@ class EventLoopPerformer:
             if self.emit is None:
                 answer = await self._infer(effect.request)
             else:
-                with reporting(reporter_for(self.emit, effect)):
+                token = REPORTER.set(reporter_for(self.emit, effect))
+                try:
                     answer = await self._infer(effect.request)
+                finally:
+                    REPORTER.reset(token)
             if self._trusted and type(answer) is InferenceResponse:
                 return answer
             return check_response(answer)
@@ -412,8 +425,11 @@ class EventLoopPerformer:
         """The batch's executions in call order (or ``Failed``); a sub-agent started by a
         tool reports to this run's listeners."""
         assert self.emit is not None
-        with forwarding(self.emit):
+        token = FORWARD.set(self.emit)
+        try:
             return await self.tools.perform(effect)
+        finally:
+            FORWARD.reset(token)
 
     def close(self) -> None:
         """Nothing to let go: tasks end with the batch."""

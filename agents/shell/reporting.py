@@ -19,6 +19,8 @@ from agents.records.error_info import ErrorInfo
 from agents.records.events import Event, InferenceDelta, InferenceRetry, ReasoningDelta
 
 __all__ = [
+    "FORWARD",
+    "REPORTER",
     "Reporter",
     "current_forward",
     "current_reporter",
@@ -89,12 +91,14 @@ class Reporter:
         )
 
 
-_CURRENT: ContextVar[Reporter | None] = ContextVar("agents_reporter", default=None)
+REPORTER: ContextVar[Reporter | None] = ContextVar("agents_reporter", default=None)
+"""The reporter of the effect running (``reporting``; the runners set it themselves, a
+``try`` cheaper than a ``with`` at every step)."""
 
 
 def current_reporter() -> Reporter | None:
     """The reporter of the effect running in this context, if anyone listens."""
-    return _CURRENT.get()
+    return REPORTER.get()
 
 
 class _Set:
@@ -115,32 +119,33 @@ class _Set:
 
 def reporting(reporter: Reporter | None) -> AbstractContextManager[None]:
     """Install ``reporter`` for the code inside the block."""
-    return _Set(_CURRENT, reporter)
+    return _Set(REPORTER, reporter)
 
 
 def report_delta(content: str = "", attempt: int = 1, **tool: Any) -> None:
     """Report a streamed piece to the current reporter (if any)."""
-    reporter = _CURRENT.get()
+    reporter = REPORTER.get()
     if reporter is not None:
         reporter.delta(content, attempt, **tool)
 
 
 def report_retry(attempt: int, error: ErrorInfo, delay: float) -> None:
     """Report a failed attempt that will be retried (if anyone listens)."""
-    reporter = _CURRENT.get()
+    reporter = REPORTER.get()
     if reporter is not None:
         reporter.retry(attempt, error, delay)
 
 
-_FORWARD: ContextVar[Callable[[Event], None] | None] = ContextVar("agents_forward", default=None)
+FORWARD: ContextVar[Callable[[Event], None] | None] = ContextVar("agents_forward", default=None)
+"""Where nested runs' events go from the tool calls running (``forwarding``)."""
 
 
 def current_forward() -> Callable[[Event], None] | None:
     """Inside a tool call: where the events of a run the tool starts (a sub-agent) go — the
     calling run's listeners and log; ``None`` when nobody listens."""
-    return _FORWARD.get()
+    return FORWARD.get()
 
 
 def forwarding(emit: Callable[[Event], None] | None) -> AbstractContextManager[None]:
     """Tool calls made in this block forward nested runs' events to ``emit``."""
-    return _Set(_FORWARD, emit)
+    return _Set(FORWARD, emit)

@@ -12,6 +12,7 @@ from agents.records.compiled.decoders import DecoderSource
 from agents.records.compiled.encoders import checker_source, encoder_source
 from agents.records.compiled.making import (
     compiled,
+    differ,
     make_evolve,
     maker,
     replace_fields,
@@ -23,6 +24,7 @@ __all__ = [
     "DecoderSource",
     "checker_source",
     "compiled",
+    "differ",
     "encoder_source",
     "make_evolve",
     "maker",

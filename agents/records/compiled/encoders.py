@@ -154,12 +154,30 @@ def encoder_source(
                 f"{indent}prefix = None if ctx.refs is None else ctx.refs.prefix_of(v)",
                 f"{indent}out[{name!r}] = ({ref} if prefix is not None else {code})",
             ]
+        elif value_kind(annotation) == "records":
+            lines += _records_loop(name, code, indent)
         else:
             lines.append(f"{indent}out[{name!r}] = {code}")
     if state_scope is not None:
         lines += ["    if ctx.odd:", "        outer.odd = True"]
     lines.append("    return out")
     return "\n".join(lines)
+
+
+def _records_loop(name: str, code: str, indent: str) -> list[str]:
+    """A sequence of records written by a loop, not the comprehension of ``code`` (one
+    makes a function and calls it: most lists here hold a record or two, a step's
+    messages, executions and calls, written at every step), each item's class checked."""
+    encoders = "_FULL" if "_FULL[" in code else "_ENC"
+    return [
+        f"{indent}w = []",
+        f"{indent}encode = {encoders}[_t_{name}]",
+        f"{indent}for i in v:",
+        f"{indent}    if i.__class__ is not _t_{name}:",
+        f"{indent}        _item(_cls, {name!r}, i, _t_{name})",
+        f"{indent}    w.append(encode(i, ctx))",
+        f"{indent}out[{name!r}] = w",
+    ]
 
 
 def _blank_record(field: Any) -> bool:

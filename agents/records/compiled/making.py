@@ -18,6 +18,7 @@ __all__ = [
     "building",
     "building_names",
     "compiled",
+    "differ",
     "make_evolve",
     "maker",
     "replace_fields",
@@ -138,3 +139,17 @@ def updater(cls: type[R], *changed: str) -> Callable[..., R]:
         raise InvalidType(f"{cls.__name__} has no fields {sorted(unknown)}")
     params = ", ".join(("self", *changed))
     return _generate(cls, "update", params, lambda f: f if f in changed else f"self.{f}")
+
+
+def differ(cls: type, names: tuple[str, ...]) -> Callable[[Any, Any], list[str]]:
+    """``differing(new, old)``: which of the fields ``names`` of two ``cls`` records hold
+    values that are not the same object (persistent records share what did not change),
+    in order: straight-line code, a comparison a field, where a loop over the fields costs
+    twice as much (what an audit record's changes are found by)."""
+    lines = ["def differing(new, old):", "    found = []"]
+    for name in names:
+        lines += [f"    if new.{name} is not old.{name}:", f"        found.append({name!r})"]
+    differing: Callable[[Any, Any], list[str]] = compiled(
+        "\n".join([*lines, "    return found", ""]), {}, cls, "differing"
+    )
+    return differing
