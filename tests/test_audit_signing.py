@@ -443,6 +443,54 @@ def test_a_short_write_is_finished(tmp_path):
     assert AuditLog.read(path).to_json() == final.to_json()
 
 
+def test_durability_none_writes_a_runs_records_by_its_end(tmp_path):
+    """With ``durability="none"`` the lines are written together: none while a short run
+    goes, all of them once it returns, and a long run's past 64 KiB."""
+    path = tmp_path / "run.jsonl"
+    sizes = []
+
+    def size(event):
+        if isinstance(event, StepCompleted):
+            sizes.append(path.stat().st_size)
+
+    with AuditLog.open(path, durability="none") as log:
+        final = make_loop(*SCRIPT, tools=[add, echo], listeners=[log, size]).run(initial())
+        assert sizes == [0, 0, 0]
+        assert AuditLog.verify(path) == 5
+        assert AuditLog.read(path).to_json() == final.to_json()
+        sizes.clear()
+        script = [call("add", a=i, b=1) for i in range(199)] + [reply("done")]
+        long = make_loop(*script, listeners=[log, size], max_steps=200).run(initial())
+    assert 0 < len(set(sizes)) < 10 and sizes[0] < sizes[-1]  # a write every ~70 steps
+    assert AuditLog.verify(path) == 5 + 202
+    assert AuditLog.read(path).to_json() == long.to_json()
+
+
+def test_with_durability_none_a_failed_write_refuses_every_record_after(tmp_path):
+    """The lines held back are lost with a write that fails: the run writing fails, the
+    log stays the valid prefix it was, and every record after is refused (each run fails),
+    for a later one would chain over the lines lost."""
+    path = tmp_path / "run.jsonl"
+    log = AuditLog.open(path, durability="none")
+
+    def run():
+        return make_loop(*SCRIPT, tools=[add, echo], listeners=[log]).run(initial())
+
+    first = run()
+    real = log._handle
+    log._handle = _Handle(real, _full_disk)
+    failed = run()
+    log._handle = real
+    again = run()
+    log.close()
+    assert first.status.value == "completed"
+    assert failed.status.value == "failed" and again.status.value == "failed"
+    assert "No space left on device" in failed.execution.error.message
+    assert "lost records it could not write" in again.execution.error.message
+    assert AuditLog.verify(path) == 5
+    assert AuditLog.read(path).to_json() == first.to_json()
+
+
 CHILD = """
 import sys
 sys.path.insert(0, {tests!r})

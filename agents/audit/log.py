@@ -45,6 +45,7 @@ from agents.shell.files import unusable
 
 __all__ = ["AuditLog"]
 
+_HELD_BYTES: Final = 1 << 16  # durability "none": lines held back before they are written
 _RECORDED: Final[frozenset[type[Event]]] = frozenset(
     {ExecutionStarted, StepCompleted, ExecutionCompleted}
 )
@@ -106,6 +107,11 @@ class AuditLog:
         # What each open run's requests offered last (the parts, and their shape as written).
         self._offers: dict[Any, tuple[tuple[Any, ...], dict[str, Any]]] = {}
         self._heads = Heads()  # the system message of the runs' steps, built once
+        # With durability "none", the lines not written yet: written together at each run's
+        # end, past _HELD_BYTES and on closing; once such a write fails, the log takes no
+        # more records (the lines lost would leave a gap in the chain).
+        self._held: bytearray | None = bytearray() if commit.mode == "none" else None
+        self._lost: str | None = None
 
     @classmethod
     def open(
@@ -263,6 +269,8 @@ class AuditLog:
         with commit.mutex:
             if self._handle is None:
                 raise InvalidArgument(f"the audit log {self.path} is closed")
+            if self._lost is not None:
+                raise ResourceError(self._lost)
             entry: dict[str, Any] = {
                 "agent_id": event.agent_id,
                 "execution_id": event.execution_id,
@@ -279,7 +287,14 @@ class AuditLog:
                 keep_blobs(event, payload, self.blobs)
             digest = hashlib.sha256(body).hexdigest()
             signature = sign(self._key, digest) if boundary and self._key is not None else None
-            self._append(line_of(body, digest, signature))
+            line = line_of(body, digest, signature)
+            held = self._held
+            if held is None:
+                self._append(line)
+            else:
+                held += line
+                if last or len(held) >= _HELD_BYTES:
+                    self._release()
             self._seq += 1
             self._last = digest
             count = self._seq
@@ -329,15 +344,35 @@ class AuditLog:
             raise
         self._size += len(line)
 
+    def _release(self) -> None:
+        """Write the lines held back (durability ``"none"``) at once; a write that fails
+        loses them, so every record after is refused (``_lost``)."""
+        held = self._held
+        if not held or self._lost is not None:
+            return
+        lines = bytes(held)
+        held.clear()
+        try:
+            self._append(lines)
+        except BaseException as exc:
+            why = f": {unusable(exc)}" if isinstance(exc, OSError) else ""
+            self._lost = f"the audit log {self.path} lost records it could not write{why}"
+            if isinstance(exc, OSError):
+                raise ResourceError(self._lost) from None
+            raise
+
     def close(self) -> None:
-        """Fsync and close the file."""
+        """Write what is held back, fsync and close the file."""
         commit = self._commit
         with commit.lock:
             if self._handle is not None:
-                commit.close()
-                commit.durable(commit.written)
-                self._handle.close()
-                self._handle = None
+                try:
+                    self._release()
+                finally:
+                    commit.close()
+                    commit.durable(commit.written)
+                    self._handle.close()
+                    self._handle = None
         if self._attached:
             self._anchor.detach_audit_log(self)
             self._attached = False
