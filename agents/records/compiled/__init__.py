@@ -1,6 +1,7 @@
 """All code generated for record classes, as attrs keeps its generators in ``_make.py``
 and for the same reason, speed: constructors that skip ``__init__`` for values already
-converted (``maker``, ``updater``, ``replace_fields``; ``registry.settable_fields``), and the source
+converted (``maker``, ``updater``, ``replace_fields``; ``registry.settable_fields``), the
+comparison of two records field by field (``differ``), and the source
 of the codec's per-class encoders, checkers and decoders (``encoder_source``, ``checker_source``,
 ``DecoderSource``; ``encoding`` and ``decoding`` compile them with their own helpers in the
 namespace), straight-line code instead of a loop over fields. Generated source is

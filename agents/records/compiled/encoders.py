@@ -146,8 +146,8 @@ def encoder_source(
                 lines.append(f"{indent}    ctx.odd = True")
             continue
         code = _value_code(name, annotation, namespace)
-        if compact and compact_class(annotation) is None:
-            code = code.replace("_ENC[", "_FULL[")
+        table = "_FULL" if compact and compact_class(annotation) is None else "_ENC"
+        code = code.replace("_ENC[", f"{table}[")
         if messages_ref:  # (compact: the prefix alone)
             ref = "prefix" if compact else "{'kind': 'MessagesRef', 'prefix': prefix}"
             lines += [
@@ -155,7 +155,7 @@ def encoder_source(
                 f"{indent}out[{name!r}] = ({ref} if prefix is not None else {code})",
             ]
         elif value_kind(annotation) == "records":
-            lines += _records_loop(name, code, indent)
+            lines += _records_loop(name, table, indent)
         else:
             lines.append(f"{indent}out[{name!r}] = {code}")
     if state_scope is not None:
@@ -164,18 +164,18 @@ def encoder_source(
     return "\n".join(lines)
 
 
-def _records_loop(name: str, code: str, indent: str) -> list[str]:
-    """A sequence of records written by a loop, not the comprehension of ``code`` (one
-    makes a function and calls it: most lists here hold a record or two, a step's
-    messages, executions and calls, written at every step), each item's class checked."""
-    encoders = "_FULL" if "_FULL[" in code else "_ENC"
+def _records_loop(name: str, table: str, indent: str) -> list[str]:
+    """Lines writing field ``name``, a sequence of records, each by its encoder in
+    ``table`` (``_ENC`` or ``_FULL``), its class checked: a loop, not a comprehension,
+    which makes a function and calls it (in 3.11) — most of these lists hold a record or
+    two (a step's messages, executions and calls) and are written at every step."""
     return [
         f"{indent}w = []",
-        f"{indent}encode = {encoders}[_t_{name}]",
+        f"{indent}item_encoder = {table}[_t_{name}]",
         f"{indent}for i in v:",
         f"{indent}    if i.__class__ is not _t_{name}:",
         f"{indent}        _item(_cls, {name!r}, i, _t_{name})",
-        f"{indent}    w.append(encode(i, ctx))",
+        f"{indent}    w.append(item_encoder(i, ctx))",
         f"{indent}out[{name!r}] = w",
     ]
 
