@@ -24,6 +24,8 @@ from agents.records.registry import (
 
 __all__ = ["checker_source", "encoder_source"]
 
+_STEP_SHARED: Final = frozenset({"ToolCall"})
+
 _ENCODED: Final = {  # each value_kind's expression writing ``v`` (of field ``{name}``)
     "plain": "v",
     "datetime": (  # its class and offset checked (``_checked``)
@@ -101,7 +103,9 @@ def encoder_source(
     state_scope = scope(cls)
     lines = ["def encode(record, ctx):"]
     start = "{}" if compact else f"{{'kind': {cls.__name__!r}}}"
-    if cls.__name__ in SHARED:  # encoded once per state, by identity (compact: by ~id)
+    # Encoded once per state, by identity (compact: by ~id, and only what a step record
+    # repeats: a tool call sits in its response, its message and its execution).
+    if cls.__name__ in (_STEP_SHARED if compact else SHARED):
         key = "~id(record)" if compact else "id(record)"
         lines += [
             "    refs = ctx.refs",
