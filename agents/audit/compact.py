@@ -26,9 +26,10 @@ a sub-agent's state) are as format 2 writes them.
 from __future__ import annotations
 
 import functools
+from datetime import datetime
 from typing import Any, Final
 
-from agents.records.codec import Encoding, encode_field, encode_step_execution
+from agents.records.codec import Encoding, encode_field, encode_step_execution, encode_value
 from agents.records.compact import plan, thick
 from agents.records.encoding import compact_encoder_of
 from agents.records.frozen import EMPTY_MAP
@@ -51,8 +52,10 @@ def compact_field(record: Any, name: str, encoding: Encoding | None) -> Any:
     """Field ``name`` of ``record`` as ``codec.encode_field`` writes it (a change of the
     state, field by field), the records it holds compact where the field says their
     class."""
-    held = _held(record.__class__, name)
     value = getattr(record, name)
+    if value.__class__ in _LEAVES:  # (most steps' one change: the time) no lookup needed
+        return encode_value(value, encoding)
+    held = _held(record.__class__, name)
     if held is None or value is None:
         return encode_field(record, name, encoding)
     inner, many = held
@@ -62,6 +65,11 @@ def compact_field(record: Any, name: str, encoding: Encoding | None) -> Any:
     encode = compact_encoder_of(inner)
     encoding = Encoding(None) if encoding is None else encoding
     return [encode(item, encoding) for item in value] if many else encode(value, encoding)
+
+
+# Values every field writes as ``encode_value`` does (not ``None``, which a field may leave
+# out; not a float, which ``encode_field`` writes unnoted in a field of texts or flags).
+_LEAVES: Final = frozenset({str, int, bool, datetime})
 
 
 def thick_field(cls: type, name: str, data: Any) -> Any:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any, Final
 
 import attrs
@@ -186,15 +185,8 @@ _STATE_FIELDS: Final = _differing(AgentState, "")
 
 
 def _change(path: list[str], record: Any, name: str, encoding: Encoding | None) -> list[Any]:
-    value = getattr(record, name)
-    if value.__class__ in _LEAVES:  # (most steps' one change: the time) as any field writes it
-        return [path, encode_value(value, encoding)]
     value = compact_field(record, name, encoding)
     return [path] if value is OMITTED else [path, value]
-
-
-# Values every field writes as ``encode_value`` does (a field at ``None`` may be left out).
-_LEAVES: Final = frozenset({str, int, bool, datetime})
 
 
 def request_shape(request: InferenceRequest, encoding: Encoding | None = None) -> dict[str, Any]:
