@@ -21,7 +21,7 @@ from agents.audit.chain import (
     read_bytes,
     verify_log,
 )
-from agents.audit.durability import Durability, GroupCommit
+from agents.audit.durability import BATCH, Durability, GroupCommit, HeldSteps
 from agents.audit.keys import PrivateKey, fingerprint, load_private_key, load_public_key, sign
 from agents.audit.reading import read_run, read_runs
 from agents.audit.records import (
@@ -49,6 +49,10 @@ _HELD_BYTES: Final = 1 << 16  # durability "none": lines held back before they a
 _RECORDED: Final[frozenset[type[Event]]] = frozenset(
     {ExecutionStarted, StepCompleted, ExecutionCompleted}
 )
+
+
+def _run_of(event: Any) -> tuple[str | None, str | None, int]:
+    return run_key(event, event.state)
 
 
 class AuditLog:
@@ -112,6 +116,9 @@ class AuditLog:
         # more records (the lines lost would leave a gap in the chain).
         self._held: bytearray | None = bytearray() if commit.mode == "none" else None
         self._lost: str | None = None
+        # With durability "none" (and no ``events``), the steps not recorded yet.
+        held = commit.mode == "none" and not events
+        self._held_steps = HeldSteps(self._record, _run_of) if held else None
 
     @classmethod
     def open(
@@ -183,6 +190,29 @@ class AuditLog:
     def __call__(self, event: Event) -> None:
         """Record one event: a run's start, a step, a run's end (and, with ``events``,
         every event)."""
+        held = self._held_steps
+        if held is None:
+            self._record(event)
+            return
+        kind = event.__class__  # (durability "none": steps recorded a batch at a time)
+        if kind is StepCompleted:
+            with self._commit.mutex:
+                if held.refused:
+                    held.raise_refused(event)
+                if self._handle is None:  # closed: refused as ever
+                    self._record(event)
+                held.steps.append(event)
+                if len(held.steps) >= BATCH:
+                    held.catch_up()
+                    held.raise_refused(event)
+        elif kind in _RECORDED:  # (a run's other events reach every listener)
+            with self._commit.mutex:
+                held.catch_up()
+                held.raise_refused(event)
+                self._record(event)
+
+    def _record(self, event: Event) -> None:
+        """Write ``event``'s record now (``__call__`` says when)."""
         kind = type(event)
         if isinstance(event, StepCompleted):
             key = run_key(event, event.state)
@@ -362,11 +392,17 @@ class AuditLog:
             raise
 
     def close(self) -> None:
-        """Write what is held back, fsync and close the file."""
+        """Record and write what is held back, fsync and close the file. A step held back
+        that cannot be recorded (of a run that did not end) is raised once the file is
+        closed."""
         commit = self._commit
+        refused = None
         with commit.lock:
             if self._handle is not None:
                 try:
+                    if self._held_steps is not None:
+                        self._held_steps.catch_up()
+                        refused = self._held_steps.first_refused()
                     self._release()
                 finally:
                     commit.close()
@@ -376,6 +412,8 @@ class AuditLog:
         if self._attached:
             self._anchor.detach_audit_log(self)
             self._attached = False
+        if refused is not None:
+            raise refused
 
     def __enter__(self) -> AuditLog:
         return self
