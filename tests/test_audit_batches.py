@@ -9,7 +9,16 @@ import threading
 import pytest
 from helpers import add, initial, make_loop
 
-from agents import AuditLog, AuditLogTampered, ContentError, ImagePart, StepCompleted, tool
+from agents import (
+    AuditLog,
+    AuditLogTampered,
+    ContentError,
+    ImagePart,
+    InvalidType,
+    StepCompleted,
+    tool,
+)
+from agents.audit import log as audit_log
 from agents.testing import SequentialIds, call, reply
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
@@ -142,3 +151,21 @@ def test_runs_in_threads_share_a_log_whose_steps_are_held(tmp_path):
     read = {run.final.agent_id: run.final.to_json() for run in AuditLog.read_runs(path)}
     assert len(read) == runs
     assert read == {final.agent_id: final.to_json() for final in finals.values()}
+
+
+def test_a_step_whose_record_cannot_be_made_keeps_the_steps_before_it(tmp_path, monkeypatch):
+    """A step whose record cannot be made (a fault planted in the writer) fails its run at
+    its end, and the run's records before it are written."""
+    real = audit_log.step_payload
+
+    def planted(step_execution, *args, **kwargs):
+        if step_execution.number == 3:
+            raise InvalidType("planted: step 3 cannot be written")
+        return real(step_execution, *args, **kwargs)
+
+    monkeypatch.setattr(audit_log, "step_payload", planted)
+    path = tmp_path / "run.jsonl"
+    with AuditLog.open(path, durability="none") as log:
+        final = make_loop(*adds(5), listeners=[log]).run(initial())
+    assert final.status.value == "failed" and "planted" in final.execution.error.message
+    assert AuditLog.verify(path, complete=False) == 3  # the start and steps 1 and 2

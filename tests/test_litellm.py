@@ -26,6 +26,7 @@ from agents import (
     Message,
     ProviderError,
     RetryInterceptor,
+    StepCompleted,
     StepType,
     StopReason,
 )
@@ -254,6 +255,36 @@ def test_streaming_emits_deltas_and_matches_the_non_streaming_history(server):
     arguments = "".join(d.arguments for d in deltas if d.step == 1)
     assert json.loads(arguments) == {"a": 20, "b": 22}
     assert {d.tool_name for d in deltas if d.tool_name} == {"add"}
+
+
+class Naming:
+    """A listener that says which events it acts on (``event_types``)."""
+
+    def __init__(self, *types):
+        self.event_types = frozenset(types)
+        self.seen = []
+
+    def __call__(self, event):
+        self.seen.append(type(event))
+
+
+def test_pieces_and_retries_are_reported_only_to_listeners_that_may_act_on_them(server):
+    """A driver's streamed pieces and retries become events only when a listener may act
+    on them (no ``event_types``, or naming one of them): no reporter is made a step
+    otherwise. The run's state is the same either way."""
+    script = [fault(429, retry_after="0"), tool_calls(("c1", "add", {"a": 1, "b": 2})), answer("3")]
+    finals, seen = [], []
+    for listener in (Naming(StepCompleted), Naming(InferenceRetry), capture_events()):
+        server.plan(*script)
+        finals.append(loop(server, stream=True, listeners=[listener]).run(initial()))
+        seen.append(
+            set(getattr(listener, "seen", ())) or {type(event) for event in listener.events}
+        )
+    reported = {InferenceDelta, InferenceRetry}
+    assert not seen[0] & reported
+    assert reported <= seen[1] and reported <= seen[2]
+    assert finals[0].to_json() == finals[1].to_json() == finals[2].to_json()
+    assert finals[0].final_response == "3"
 
 
 def test_stream_cut_midway_is_retried_and_the_partial_text_dropped(server):

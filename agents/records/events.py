@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DETAIL_EVENTS",
     "LIVE_FIELDS",
+    "REPORTED_EVENTS",
     "ContextCompacted",
     "Event",
     "ExecutionCompleted",
@@ -214,3 +215,8 @@ DETAIL_EVENTS: Final = frozenset(
 on (an ``event_types`` attribute, a set of event classes); when every listener says so and
 none names these, the loop does not build them (listeners still receive every event that is
 built: ``event_types`` is a promise, not a filter)."""
+
+REPORTED_EVENTS: Final = frozenset({InferenceDelta, ReasoningDelta, InferenceRetry})
+"""What a driver or an interceptor reports from inside an inference (streamed pieces,
+retried attempts: ``agents.shell.reporting``): reported only when a listener may act on
+them, as ``DETAIL_EVENTS`` are built."""

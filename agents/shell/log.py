@@ -36,6 +36,7 @@ __all__ = [
     "Logger",
     "event_logger",
     "event_name",
+    "listened",
     "listener_failure",
     "log_listener_failure",
     "note",
@@ -162,6 +163,16 @@ def _enabled(check: Any, level: int) -> bool:
 def event_logger(logger: Any) -> EventLogger | None:
     """An ``EventLogger`` for ``logger``, or ``None`` when there is no logger."""
     return None if logger is None else EventLogger(logger)
+
+
+def listened(listeners: Any, events: frozenset[type[Any]]) -> bool:
+    """Whether one of ``listeners`` may act on some of ``events``: one that does not say
+    which events it acts on (``event_types``), or says one of these."""
+    for listener in listeners:
+        wanted = getattr(listener, "event_types", None)
+        if wanted is None or not events.isdisjoint(wanted):
+            return True
+    return False
 
 
 def listener_failure(listener: Any, exc: BaseException) -> tuple[str, str]:

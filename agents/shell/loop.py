@@ -33,7 +33,7 @@ from agents.core.stopping import Limits
 from agents.errors import ConfigurationError
 from agents.records.arguments import listed, names
 from agents.records.error_info import ErrorInfo
-from agents.records.events import DETAIL_EVENTS, Event
+from agents.records.events import DETAIL_EVENTS, REPORTED_EVENTS, Event
 from agents.records.frozen import EMPTY_MAP, to_pmap
 from agents.records.goal import COMPLETE_GOAL
 from agents.records.inference import FINISH_REASONS, InferenceRequest
@@ -43,6 +43,7 @@ from agents.shell.driving import adrive, drive
 from agents.shell.log import (
     Logger,
     event_logger,
+    listened,
     listener_failure,
     log_listener_failure,
     resolve_logger,
@@ -456,9 +457,14 @@ class AgentLoop:
                     log_listener_failure(logger, listener, exc)
 
         debug = log is not None and log.debug_enabled
-        wanted = [getattr(listener, "event_types", None) for listener in listeners]
-        detail = debug or any(w is None or not DETAIL_EVENTS.isdisjoint(w) for w in wanted)
-        return emit, bool(listeners) or debug, detail
+        return emit, bool(listeners) or debug, debug or listened(listeners, DETAIL_EVENTS)
+
+    def _reported(self) -> bool:
+        """Whether what drivers report from inside an inference (``REPORTED_EVENTS``:
+        streamed pieces, retries) may be acted on — by a listener or the log at debug
+        level — so that the performers install a reporter (else one a step is spared)."""
+        log = event_logger(resolve_logger(self.logger))
+        return (log is not None and log.debug_enabled) or listened(self.listeners, REPORTED_EVENTS)
 
     def _layers(self, method: str) -> list[tuple[Any, bool]]:
         """The interceptors' ``method`` (``intercept_inference``, ``intercept_tool``),
@@ -485,7 +491,8 @@ class AgentLoop:
             [layer for layer, _ in self._layers("intercept_tool")],
             now or self._derived.machine.clock.now,
         )
-        return BlockingPerformer(infer, tools, emit, self._answers_checked(layers))
+        trusted = self._answers_checked(layers)
+        return BlockingPerformer(infer, tools, emit, trusted, emit is not None and self._reported())
 
     def event_loop_performer(self, emit: Callable[[Event], None] | None) -> EventLoopPerformer:
         """How the async runners perform this loop's effects (sync or async interceptors,
@@ -494,7 +501,8 @@ class AgentLoop:
         if parts is None:
             parts = self._derived.async_parts = self._make_async_parts()
         infer, tools, trusted = parts
-        return EventLoopPerformer(infer, tools, emit, trusted)
+        reported = emit is not None and self._reported()
+        return EventLoopPerformer(infer, tools, emit, trusted, reported)
 
     def _answers_checked(self, layers: list[Any]) -> bool:
         """Whether the model's answers come checked: the driver checks them where it makes

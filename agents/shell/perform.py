@@ -328,7 +328,7 @@ class BlockingPerformer:
     (streamed pieces and retries reported to ``emit``), tool batches through ``tools``
     (threads for a parallel batch), a sub-agent's events forwarded to ``emit``."""
 
-    __slots__ = ("_infer", "_trusted", "emit", "invoke", "tools")
+    __slots__ = ("_infer", "_reported", "_trusted", "emit", "invoke", "tools")
 
     def __init__(
         self,
@@ -336,8 +336,12 @@ class BlockingPerformer:
         tools: SyncTools,
         emit: Callable[[Event], None] | None,
         trusted: bool = False,
+        reported: bool = True,
     ) -> None:
         self._infer = infer
+        # Where what a driver reports (streamed pieces, retries) goes: nowhere when no
+        # listener acts on it (``REPORTED_EVENTS``: ``reported`` false), a reporter spared.
+        self._reported = emit if reported else None
         # The driver checks its answers where it makes them (``answers_checked``): the
         # class is all there is to check here.
         self._trusted = trusted
@@ -351,10 +355,11 @@ class BlockingPerformer:
     def infer(self, effect: Infer) -> InferenceResponse | Failed:
         """The model's answer, or the failure as data."""
         try:
-            if self.emit is None:
+            reported = self._reported
+            if reported is None:
                 result = self._infer(effect.request)
             else:
-                token = REPORTER.set(reporter_for(self.emit, effect))
+                token = REPORTER.set(reporter_for(reported, effect))
                 try:
                     result = self._infer(effect.request)
                 finally:
@@ -384,7 +389,7 @@ class EventLoopPerformer:
     """``BlockingPerformer`` for the async runners: awaits the interceptor chain and runs
     a parallel batch as tasks."""
 
-    __slots__ = ("_infer", "_trusted", "emit", "invoke", "tools")
+    __slots__ = ("_infer", "_reported", "_trusted", "emit", "invoke", "tools")
 
     def __init__(
         self,
@@ -392,8 +397,10 @@ class EventLoopPerformer:
         tools: AsyncTools,
         emit: Callable[[Event], None] | None,
         trusted: bool = False,
+        reported: bool = True,
     ) -> None:
         self._infer = infer
+        self._reported = emit if reported else None  # (as ``BlockingPerformer``'s)
         # The driver checks its answers where it makes them (``answers_checked``): the
         # class is all there is to check here.
         self._trusted = trusted
@@ -407,10 +414,11 @@ class EventLoopPerformer:
     async def infer(self, effect: Infer) -> InferenceResponse | Failed:
         """The model's answer, or the failure as data."""
         try:
-            if self.emit is None:
+            reported = self._reported
+            if reported is None:
                 answer = await self._infer(effect.request)
             else:
-                token = REPORTER.set(reporter_for(self.emit, effect))
+                token = REPORTER.set(reporter_for(reported, effect))
                 try:
                     answer = await self._infer(effect.request)
                 finally:
