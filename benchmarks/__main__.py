@@ -386,8 +386,8 @@ def _audit_rows(found: Any) -> list[tuple[str, str, bool | None]]:
     floor = found["floor cost (text)"]
     return [
         (size_label, f"{size:,} B", size <= 1_025),
-        (cost_label, f"{cost:.1f}x", cost <= 3),
-        (floor_label, f"{floor:.1f}x", None),
+        (cost_label, f"{cost:.2f}x", cost <= 3),  # (near its aim: two decimals)
+        (floor_label, f"{floor:.2f}x", None),
     ]
 
 
