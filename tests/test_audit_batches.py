@@ -4,10 +4,11 @@ the run's next event, that run's and no other."""
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
-from helpers import add, initial, make_loop
+from helpers import add, explode, initial, make_loop
 
 from agents import (
     AuditLog,
@@ -16,10 +17,11 @@ from agents import (
     ImagePart,
     InvalidType,
     StepCompleted,
+    subagent_tool,
     tool,
 )
 from agents.audit import log as audit_log
-from agents.testing import SequentialIds, call, reply
+from agents.testing import SequentialIds, call, fail, reply
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
 
@@ -57,6 +59,36 @@ def test_the_records_are_those_of_every_mode_byte_for_byte(tmp_path, steps):
     assert finals[0].to_json() == finals[1].to_json()
     assert logs[0] == logs[1]
     assert AuditLog.verify(tmp_path / "none.jsonl") == steps + 2
+
+
+def test_sub_agents_and_failures_are_recorded_as_every_mode_records_them(tmp_path):
+    """A sub-agent's records (its events come through the parent's listeners, between the
+    parent's steps), a tool that fails and a run that fails: the same bytes in both modes,
+    and each run reads back as it returned."""
+    child = subagent_tool(
+        "helper", "Helps.", lambda: make_loop(call("add", a=1, b=2), reply("child answer"))
+    )
+    script = [
+        call("add", a=1, b=1),
+        call("helper", task="help"),
+        call("explode", reason="tool down"),
+        call("helper", task="again"),
+        fail(RuntimeError("model down")),
+    ]
+    finals, logs = [], []
+    for mode in ("step", "none"):
+        path = tmp_path / f"{mode}.jsonl"
+        with AuditLog.open(path, durability=mode) as log:
+            loop = make_loop(*script, tools=[add, child, explode], listeners=[log])
+            finals.append(loop.run(initial()))
+        logs.append(path.read_bytes())
+    assert finals[0].status.value == "failed"
+    assert finals[0].to_json() == finals[1].to_json()
+    assert logs[0] == logs[1]
+    records = [json.loads(line) for line in logs[1].splitlines()]
+    nested = [r["record"] for r in records if r["payload"].get("depth") == 1]
+    assert nested == ["step", "step", "end"] * 2  # (a start says its depth in its state)
+    assert AuditLog.read(tmp_path / "none.jsonl").to_json() == finals[1].to_json()
 
 
 def test_a_step_that_cannot_be_recorded_fails_the_run_at_its_next_event(tmp_path):
