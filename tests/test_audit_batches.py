@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 from helpers import add, explode, initial, make_loop
@@ -21,6 +22,8 @@ from agents import (
     tool,
 )
 from agents.audit import log as audit_log
+from agents.persistence.memory import InMemorySessionStore
+from agents.persistence.runtime import SessionRuntime
 from agents.testing import SequentialIds, call, fail, reply
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
@@ -201,3 +204,36 @@ def test_a_step_whose_record_cannot_be_made_keeps_the_steps_before_it(tmp_path, 
         final = make_loop(*adds(5), listeners=[log]).run(initial())
     assert final.status.value == "failed" and "planted" in final.execution.error.message
     assert AuditLog.verify(path, complete=False) == 3  # the start and steps 1 and 2
+
+
+def test_runs_in_threads_on_an_anchoring_store_do_not_deadlock(tmp_path):
+    """A run's end anchors the log in its session store while the store's saves ask the
+    log for its head: the log must not hold its lock across the anchor (with steps held
+    back it did, and six threads of sessions hung within a second)."""
+    store = InMemorySessionStore()
+    path = tmp_path / "anchored.jsonl"
+    log = AuditLog.open(path, durability="none", anchor=store)
+
+    def sessions(i):
+        for n in range(30):
+            runtime = SessionRuntime(
+                store,
+                lambda session, n=n: make_loop(
+                    call("add", a=1, b=2),
+                    reply("3"),
+                    listeners=[log],
+                    ids=SequentialIds(f"t{i}-{n}-"),
+                ),
+            )
+            runtime.send(runtime.create().session_id, "add")
+
+    threads = [threading.Thread(target=sessions, args=(i,), daemon=True) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 60
+    for thread in threads:
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    assert not any(thread.is_alive() for thread in threads), "deadlocked"
+    log.close()
+    assert AuditLog.verify(path, anchor=store) == 6 * 30 * 4
+    assert len(store.list()) == 6 * 30

@@ -209,7 +209,9 @@ class AuditLog:
             with self._commit.mutex:
                 held.catch_up()
                 held.raise_refused(event)
-                self._record(event)
+            # Outside the lock: a run's end may anchor the log in a session store, which
+            # takes the log's lock from its own saves (``anchor_head``).
+            self._record(event)
 
     def _record(self, event: Event) -> None:
         """Write ``event``'s record now (``__call__`` says when)."""
