@@ -19,7 +19,15 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from helpers import add, agents_cli, echo, initial, make_loop
 
-from agents import AgentState, AuditLog, AuditLogTampered, ConfigurationError, StepCompleted
+from agents import (
+    AgentState,
+    AuditLog,
+    AuditLogTampered,
+    ConfigurationError,
+    ImagePart,
+    StepCompleted,
+    tool,
+)
 from agents.audit import canonical
 from agents.audit.keys import generate_key_pair
 from agents.persistence.memory import InMemorySessionStore
@@ -383,6 +391,54 @@ def test_durability_modes_and_their_fsyncs(tmp_path):
         with pytest.raises(ConfigurationError):
             AuditLog.open(tmp_path / "bad.jsonl", **bad)
     assert not (tmp_path / "bad.jsonl").exists()
+
+
+@pytest.mark.parametrize("mode", ["step", "batch", "none"])
+def test_runs_in_threads_whose_log_keeps_blobs_in_its_anchoring_store(tmp_path, mode):
+    """A log anchored in a session store that also keeps its blobs: a writer stores a
+    step's screenshot in the store while holding the log, and the store's saves ask the log
+    for its head from inside their transaction. The head is read under a lock of its own
+    (else six threads of sessions hung within a second, in every mode)."""
+    from agents.persistence.runtime import SessionRuntime
+    from agents.testing import SequentialIds
+
+    store = SQLiteSessionStore(tmp_path / "sessions.db")
+    path = tmp_path / "run.jsonl"
+    log = AuditLog.open(path, durability=mode, anchor=store, blobs=store.blobs)
+
+    def screenshot(picture):
+        @tool
+        def shot() -> ImagePart:
+            """A screenshot."""
+            return ImagePart.from_bytes(picture, "image/png")
+
+        return shot
+
+    def sessions(i):
+        for n in range(20):
+            shot = screenshot(b"\x89PNG\r\n\x1a\n" + b"%d-%d" % (i, n) * 50)
+            runtime = SessionRuntime(
+                store,
+                lambda session, shot=shot, i=i, n=n: make_loop(
+                    call("shot"),
+                    reply("seen"),
+                    tools=[shot],
+                    listeners=[log],
+                    ids=SequentialIds(f"t{i}-{n}-"),
+                ),
+            )
+            runtime.send(runtime.create().session_id, "look")
+
+    threads = [threading.Thread(target=sessions, args=(i,), daemon=True) for i in range(6)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + 60
+    for thread in threads:
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    assert not any(thread.is_alive() for thread in threads), "deadlocked"
+    log.close()
+    assert AuditLog.verify(path, anchor=store, blobs=store.blobs) == 6 * 20 * 4
+    store.close()
 
 
 class _Handle:

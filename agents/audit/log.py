@@ -7,6 +7,7 @@ import collections
 import contextlib
 import hashlib
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
@@ -101,6 +102,10 @@ class AuditLog:
         # record count, the hash), and the last one that is: the head an anchor may name.
         self._pending: collections.deque[tuple[int, int, str]] = collections.deque()
         self._durable: tuple[int, str] | None = None
+        # What ``anchor_head`` takes, never the log's own lock: a session store asks for
+        # the head inside its save's transaction, and a writer holding the log's lock may
+        # be waiting for that store (its blobs, its anchor): the two would wait for ever.
+        self._heads_lock = threading.Lock()
         attach = getattr(anchor, "attach_audit_log", None)
         self._attached = attach is not None
         if attach is not None:  # the store anchors the log in each checkpoint's transaction
@@ -352,7 +357,7 @@ class AuditLog:
         be on disk (``None`` before there is one): what an anchor may name. A session store
         the log is attached to writes it in each checkpoint's transaction."""
         commit = self._commit
-        with commit.lock:
+        with self._heads_lock:  # (not the log's lock: a store asks from inside its own)
             while self._pending and self._pending[0][0] <= commit.synced:
                 _, count, digest = self._pending.popleft()
                 self._durable = (count, digest)
