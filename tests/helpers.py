@@ -71,6 +71,18 @@ def make_loop(*script: ScriptStep, tools: Any = (add,), **options: Any) -> Agent
     return AgentLoop(ScriptedDriver(script), tools=tools, **options)
 
 
+def ended_in_threads(target: Callable[[int], Any], count: int, seconds: float) -> bool:
+    """Run ``target(i)`` for ``i`` in ``range(count)``, each in a daemon thread; whether all
+    of them ended within ``seconds`` (a deadlock fails the test instead of hanging it)."""
+    threads = [threading.Thread(target=target, args=(i,), daemon=True) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    deadline = time.monotonic() + seconds
+    for thread in threads:
+        thread.join(timeout=max(0.0, deadline - time.monotonic()))
+    return not any(thread.is_alive() for thread in threads)
+
+
 def initial(text: str = "hello", system: str = "You are a test agent.") -> AgentState:
     """A fresh state with one user message."""
     return AgentState.initial(system, messages=[text])

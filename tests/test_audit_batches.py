@@ -6,10 +6,9 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 
 import pytest
-from helpers import add, explode, initial, make_loop
+from helpers import add, ended_in_threads, explode, initial, make_loop
 
 from agents import (
     AuditLog,
@@ -227,13 +226,7 @@ def test_runs_in_threads_on_an_anchoring_store_do_not_deadlock(tmp_path):
             )
             runtime.send(runtime.create().session_id, "add")
 
-    threads = [threading.Thread(target=sessions, args=(i,), daemon=True) for i in range(6)]
-    for thread in threads:
-        thread.start()
-    deadline = time.monotonic() + 60
-    for thread in threads:
-        thread.join(timeout=max(0.0, deadline - time.monotonic()))
-    assert not any(thread.is_alive() for thread in threads), "deadlocked"
+    assert ended_in_threads(sessions, 6, seconds=60), "deadlocked"
     log.close()
     assert AuditLog.verify(path, anchor=store) == 6 * 30 * 4
     assert len(store.list()) == 6 * 30

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-from helpers import add, agents_cli, echo, initial, make_loop
+from helpers import add, agents_cli, echo, ended_in_threads, initial, make_loop
 
 from agents import (
     AgentState,
@@ -429,13 +429,7 @@ def test_runs_in_threads_whose_log_keeps_blobs_in_its_anchoring_store(tmp_path, 
             )
             runtime.send(runtime.create().session_id, "look")
 
-    threads = [threading.Thread(target=sessions, args=(i,), daemon=True) for i in range(6)]
-    for thread in threads:
-        thread.start()
-    deadline = time.monotonic() + 60
-    for thread in threads:
-        thread.join(timeout=max(0.0, deadline - time.monotonic()))
-    assert not any(thread.is_alive() for thread in threads), "deadlocked"
+    assert ended_in_threads(sessions, 6, seconds=60), "deadlocked"
     log.close()
     assert AuditLog.verify(path, anchor=store, blobs=store.blobs) == 6 * 20 * 4
     store.close()
