@@ -214,8 +214,8 @@ class AuditLog:
             with self._commit.mutex:
                 held.catch_up()
                 held.raise_refused(event)
-            # Outside the lock: a run's end may anchor the log in a session store, which
-            # takes the log's lock from its own saves (``anchor_head``).
+            # Outside the lock, as without held steps: a run's end may anchor the log in a
+            # session store, whose own lock the log must not hold its lock across.
             self._record(event)
 
     def _record(self, event: Event) -> None:
