@@ -22,7 +22,7 @@ from agents.records.events import Event
 from agents.records.inference import InferenceResponse
 from agents.records.messages import ToolCall
 from agents.records.step import ToolExecution
-from agents.shell.reporting import FORWARD, REPORTER, Reporter, current_reporter
+from agents.shell.reporting import FORWARD, Reporter, current_reporter, reporting
 from agents.tools.bridge import run_coroutine
 from agents.tools.outcomes import stamp, unknown_tool_execution
 from agents.tools.threads import to_thread
@@ -359,11 +359,8 @@ class BlockingPerformer:
             if reported is None:
                 result = self._infer(effect.request)
             else:
-                token = REPORTER.set(reporter_for(reported, effect))
-                try:
+                with reporting(reporter_for(reported, effect)):
                     result = self._infer(effect.request)
-                finally:
-                    REPORTER.reset(token)
             if self._trusted and type(result) is InferenceResponse:
                 return result
             return check_response(result)
@@ -374,7 +371,7 @@ class BlockingPerformer:
         """The batch's executions in call order (or ``Failed``); a sub-agent started by a
         tool reports to this run's listeners."""
         assert self.emit is not None
-        token = FORWARD.set(self.emit)
+        token = FORWARD.set(self.emit)  # (a try, not ``forwarding``: 1.5 % of an audited step)
         try:
             return self.tools.perform(effect)
         finally:
@@ -418,11 +415,8 @@ class EventLoopPerformer:
             if reported is None:
                 answer = await self._infer(effect.request)
             else:
-                token = REPORTER.set(reporter_for(reported, effect))
-                try:
+                with reporting(reporter_for(reported, effect)):
                     answer = await self._infer(effect.request)
-                finally:
-                    REPORTER.reset(token)
             if self._trusted and type(answer) is InferenceResponse:
                 return answer
             return check_response(answer)
@@ -433,7 +427,7 @@ class EventLoopPerformer:
         """The batch's executions in call order (or ``Failed``); a sub-agent started by a
         tool reports to this run's listeners."""
         assert self.emit is not None
-        token = FORWARD.set(self.emit)
+        token = FORWARD.set(self.emit)  # (a try, not ``forwarding``: 1.5 % of an audited step)
         try:
             return await self.tools.perform(effect)
         finally:

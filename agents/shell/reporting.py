@@ -20,7 +20,6 @@ from agents.records.events import Event, InferenceDelta, InferenceRetry, Reasoni
 
 __all__ = [
     "FORWARD",
-    "REPORTER",
     "Reporter",
     "current_forward",
     "current_reporter",
@@ -91,14 +90,12 @@ class Reporter:
         )
 
 
-REPORTER: ContextVar[Reporter | None] = ContextVar("agents_reporter", default=None)
-"""The reporter of the effect running (``reporting``; the runners set it themselves, a
-``try`` cheaper than a ``with`` at every step)."""
+_CURRENT: ContextVar[Reporter | None] = ContextVar("agents_reporter", default=None)
 
 
 def current_reporter() -> Reporter | None:
     """The reporter of the effect running in this context, if anyone listens."""
-    return REPORTER.get()
+    return _CURRENT.get()
 
 
 class _Set:
@@ -119,25 +116,27 @@ class _Set:
 
 def reporting(reporter: Reporter | None) -> AbstractContextManager[None]:
     """Install ``reporter`` for the code inside the block."""
-    return _Set(REPORTER, reporter)
+    return _Set(_CURRENT, reporter)
 
 
 def report_delta(content: str = "", attempt: int = 1, **tool: Any) -> None:
     """Report a streamed piece to the current reporter (if any)."""
-    reporter = REPORTER.get()
+    reporter = _CURRENT.get()
     if reporter is not None:
         reporter.delta(content, attempt, **tool)
 
 
 def report_retry(attempt: int, error: ErrorInfo, delay: float) -> None:
     """Report a failed attempt that will be retried (if anyone listens)."""
-    reporter = REPORTER.get()
+    reporter = _CURRENT.get()
     if reporter is not None:
         reporter.retry(attempt, error, delay)
 
 
 FORWARD: ContextVar[Callable[[Event], None] | None] = ContextVar("agents_forward", default=None)
-"""Where nested runs' events go from the tool calls running (``forwarding``)."""
+"""Where nested runs' events go from the tool calls running (``forwarding``; the runners
+set it themselves around each batch of tools when someone listens, a ``try`` cheaper than a
+``with``)."""
 
 
 def current_forward() -> Callable[[Event], None] | None:
