@@ -219,6 +219,11 @@ class TestHistory:
         assert list(prefix) == list(range(40))
         assert prefix.is_prefix_of(body)
         assert History(range(1, 41)).is_prefix_of(body) is False
+        assert prefix.with_head(("h",)).is_prefix_of(body) is False  # a head: not head-less
+        assert prefix.with_head(("h",)).body_is_prefix_of(with_head)  # its body: is
+        assert with_head.body_is_prefix_of(body) and body.body_is_prefix_of(with_head)
+        assert body.append(70).body_is_prefix_of(with_head) is False
+        assert History(range(1, 41)).with_head(("h",)).body_is_prefix_of(body) is False
         assert body.prefix(0) == []
         assert body.last() == 69 and History().last() is None
 
@@ -237,6 +242,7 @@ class TestHistory:
             other = History([object() for _ in range(length)])
             assert other.append(one).append(two).grew_by(earlier, [one, two]) is bool(length == 0)
             assert grown.with_head(("h",)).grew_by(earlier, [one, two]) is False
+            assert grown.grew_by(earlier.with_head(("h",)), [one, two]) is False
         assert History(["a", "b"]).grew_by(History(["a"]), ["b"])
         made = "".join(["b", "b"])  # "bb", another object
         assert History(["a", made]).grew_by(History(["a"]), ["bb"]) is False

@@ -211,6 +211,30 @@ def test_redaction_knows_every_form():
     assert scrub(f"Authorization: Bearer {BEARER}") == "Authorization: Bearer [redacted]"
 
 
+def test_a_maps_keys_are_written_in_text_order_with_its_secrets_redacted():
+    """``redact`` writes a map's keys sorted as text whatever their type (``10`` before
+    ``9``; of ``1`` and ``"1"`` the later wins), a frozen map's as a plain one's, and the
+    value under a secret key as ``[redacted]`` in both."""
+    from pyrsistent import pmap
+
+    from agents.records.redaction import REDACTED, redact
+
+    texts = {"b": 1, "api_key": BEARER, "a": {"token": BEARER, "z": [1]}, "A": None}
+    written = {"A": None, "a": {"token": REDACTED, "z": [1]}, "api_key": REDACTED, "b": 1}
+    for value in (texts, pmap(texts)):
+        found = redact(value)
+        assert found == written
+        assert list(found) == ["A", "a", "api_key", "b"]
+        assert list(found["a"]) == ["token", "z"]
+    mixed = redact({9: "nine", "password": BEARER, 10: "ten", 1: "int", "1": "text"})
+    assert list(mixed.items()) == [
+        ("1", "text"),
+        ("10", "ten"),
+        ("9", "nine"),
+        ("password", REDACTED),
+    ]
+
+
 PAIR_PASSWORD = "planted-pair-password-5656"
 PAIR_KEY = "planted-pair-json-key-7878"
 QUERY_KEY = "AIzaPlantedQueryKey9090"

@@ -29,9 +29,9 @@ import functools
 from datetime import datetime
 from typing import Any, Final
 
-from agents.records.codec import Encoding, encode_field, encode_step_execution, encode_value
+from agents.records.codec import Encoding, encode_field, encode_step_execution
 from agents.records.compact import plan, thick
-from agents.records.encoding import compact_encoder_of
+from agents.records.encoding import compact_encoder_of, encode_any
 from agents.records.frozen import EMPTY_MAP
 from agents.records.messages import Message, Role
 from agents.records.step import StepExecution
@@ -54,7 +54,7 @@ def compact_field(record: Any, name: str, encoding: Encoding | None) -> Any:
     class."""
     value = getattr(record, name)
     if value.__class__ in _LEAVES:  # (most steps' one change: the time) no lookup needed
-        return encode_value(value, encoding)
+        return encode_any(value, Encoding(None) if encoding is None else encoding)
     held = _held(record.__class__, name)
     if held is None or value is None:
         return encode_field(record, name, encoding)

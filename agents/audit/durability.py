@@ -131,13 +131,12 @@ class HeldSteps:
         self.steps.clear()
         refused = self.refused
         for event in steps:
-            run = self._run(event)
-            if run in refused:
+            if refused and self._run(event) in refused:
                 continue
             try:
                 self._record(event)
             except Exception as exc:
-                refused[run] = exc
+                refused[self._run(event)] = exc
 
     def raise_refused(self, event: Any) -> None:
         """Raise the error of ``event``'s run if one of its steps could not be recorded."""

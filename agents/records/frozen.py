@@ -30,6 +30,7 @@ __all__ = [
     "NestingError",
     "deep_freeze",
     "deep_thaw",
+    "map_items",
     "same_value",
     "shallow_dict",
     "to_float",
@@ -269,6 +270,15 @@ def shallow_dict(value: Mapping[str, Any]) -> dict[str, Any]:
     return {key: item for bucket in buckets if bucket for key, item in bucket}
 
 
+def map_items(value: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
+    """A mapping's top-level items as a new list of pairs, in no set order (fast for
+    ``PMap``, as ``shallow_dict``)."""
+    buckets = getattr(value, "_buckets", None) if type(value) is _PMAP_TYPE else None
+    if buckets is None:
+        return list(value.items())
+    return [pair for bucket in buckets if bucket for pair in bucket]
+
+
 def deep_thaw(value: Any) -> Any:
     """Turn nested ``PMap``/``PVector`` back into plain dicts and lists."""
     if type(value) in _SCALARS:
@@ -359,7 +369,12 @@ class History(Sequence[T]):
         Shared chunks compare by identity, so checking a history against the context it
         was taken from costs one comparison per 32 items.
         """
-        if self._head or self._len > other._len - len(other._head):
+        return not self._head and self.body_is_prefix_of(other)
+
+    def body_is_prefix_of(self, other: History[T]) -> bool:
+        """Whether this history's body (its head aside) equals the start of ``other``'s
+        body: ``self.body().is_prefix_of(other)``, without making that body."""
+        if self._len - len(self._head) > other._len - len(other._head):
             return False
         mine, theirs = self._chunks, other._chunks
         if theirs[: len(mine)] != mine:  # item by item: shared chunks by identity, at C speed
@@ -376,9 +391,9 @@ class History(Sequence[T]):
         exactly ``items``, the same objects: a conversation a step added its messages to
         (a few identity checks, where ``common_prefix`` and ``items_from`` walk more)."""
         count = len(items)
-        if self._head or not count or self._len != earlier._len + count:
+        if self._head or earlier._head or not count or self._len != earlier._len + count:
             return False
-        if not earlier.is_prefix_of(self):
+        if not earlier.body_is_prefix_of(self):
             return False
         tail = self._tail
         added = tail[len(tail) - count :] if count <= len(tail) else self.items_from(earlier._len)

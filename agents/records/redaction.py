@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import enum
 import functools
+import operator
 import re
 import string
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,7 +21,7 @@ from typing import Any, Final
 from pyrsistent import PMap, PVector
 
 from agents.errors import InvalidType
-from agents.records.frozen import EMPTY_MAP, shallow_dict
+from agents.records.frozen import EMPTY_MAP, map_items
 
 __all__ = [
     "REDACTED",
@@ -184,7 +185,7 @@ def redact(value: Any, note: Any = None) -> Any:
     if kind is int or kind is bool or value is None:
         return value
     if kind is _PMAP_TYPE:
-        return _redacted_map(shallow_dict(value), note) if value else {}
+        return _redacted_map(map_items(value), note)
     if isinstance(value, int | bool):
         return value
     if isinstance(value, float):
@@ -194,7 +195,7 @@ def redact(value: Any, note: Any = None) -> Any:
     if isinstance(value, Mapping | PMap):
         if not value:  # most maps are empty; iterating even an empty PMap is not free
             return {}
-        return _redacted_map(dict(value.items()), note)
+        return _redacted_map(map_items(value), note)
     if isinstance(value, Sequence | PVector):
         return [redact(item, note) for item in value]
     if isinstance(value, enum.Enum):
@@ -205,20 +206,28 @@ def redact(value: Any, note: Any = None) -> Any:
 _PMAP_TYPE: Final = type(EMPTY_MAP)
 
 
-def _redacted_map(plain: dict[Any, Any], note: Any) -> dict[str, Any]:
-    """A map's items sorted by their keys as text, secrets redacted (ties, as ``1`` and
-    ``"1"``, keep their order: the later one wins). A loop, the values JSON writes as they
-    are kept without a call: a tool call's arguments are redacted at every step."""
+def _redacted_map(items: list[tuple[Any, Any]], note: Any) -> dict[str, Any]:
+    """A map's ``items`` (pairs, in any order; the list is sorted here) by their keys as
+    text, secrets redacted (ties, as ``1`` and ``"1"``, keep their order: the later one
+    wins). A loop, the values JSON writes as they are kept without a call: a tool call's
+    arguments are redacted at every step, and keys that are all texts (as they are there)
+    are sorted with the pairs themselves, without a call per key."""
+    for key, _ in items:
+        if key.__class__ is not str:
+            items = sorted(((str(key), value) for key, value in items), key=_first)
+            break
+    else:
+        items.sort()  # (distinct texts: the values are never compared)
     out: dict[str, Any] = {}
-    for key in sorted(plain, key=str):
-        name = key if key.__class__ is str else str(key)
-        value = plain[key]
+    for name, value in items:
         if is_secret_key(name):
             out[name] = REDACTED
         else:
             out[name] = value if value.__class__ in _AS_IS else redact(value, note)
     return out
 
+
+_first: Final = operator.itemgetter(0)
 
 _AS_IS: Final = frozenset({int, bool, type(None)})
 

@@ -189,15 +189,16 @@ class Refs:
         happen to be split into head and body (docs/design/determinism.md)."""
         head = messages.head
         if head is self.head or head == self.head:  # split as the context splits it
-            body = messages.body()
-        else:  # built another way (decoded whole, by hand): compare the values
-            size = len(self.head)
-            if len(messages) < size:
-                return None
-            items = iter(messages)
-            if tuple(itertools.islice(items, size)) != self.head:
-                return None
-            body = History(items)
+            found = messages.body_is_prefix_of(self.messages)
+            return len(messages) - len(head) if found else None
+        # built another way (decoded whole, by hand): compare the values
+        size = len(self.head)
+        if len(messages) < size:
+            return None
+        items = iter(messages)
+        if tuple(itertools.islice(items, size)) != self.head:
+            return None
+        body = History(items)
         return len(body) if body.is_prefix_of(self.messages) else None
 
 

@@ -131,17 +131,13 @@ def encoder_source(
             lines += _checked(name, annotation, namespace)
         indent = "    "
         if compact and _blank_record(fields[name]):  # left out when its form is empty
+            lines += _unless_blank(name, _value_code(name, annotation, namespace))
             namespace[f"_default_{name}"] = fields[name].default
-            code = _value_code(name, annotation, namespace)
-            lines += [
-                f"    if v is not _default_{name}:",
-                f"        w = {code}",
-                "        if w:",
-                f"            out[{name!r}] = w",
-            ]
             continue
+        guard = None
         if optional or (compact and fields[name].default is not attrs.NOTHING):
-            lines.append(f"    if {_not_default(fields[name], namespace)}:")
+            guard = _not_default(fields[name], namespace)
+            lines.append(f"    if {guard}:")
             indent = "        "
         if plain:
             lines.append(f"{indent}out[{name!r}] = v")
@@ -150,6 +146,8 @@ def encoder_source(
                 lines.append(f"{indent}    ctx.odd = True")
             continue
         code = _value_code(name, annotation, namespace)
+        if guard == "v" and value_kind(annotation) == "map":  # not empty: tested above
+            code = "_redact(v, ctx)"
         table = "_FULL" if compact and compact_class(annotation) is None else "_ENC"
         code = code.replace("_ENC[", f"{table}[")
         if messages_ref:  # (compact: the prefix alone)
@@ -166,6 +164,17 @@ def encoder_source(
         lines += ["    if ctx.odd:", "        outer.odd = True"]
     lines.append("    return out")
     return "\n".join(lines)
+
+
+def _unless_blank(name: str, code: str) -> list[str]:
+    """Lines writing record field ``name`` (``code``) unless it is its default
+    (``_default_<name>``) or its compact form is empty (``_blank_record``)."""
+    return [
+        f"    if v is not _default_{name}:",
+        f"        w = {code}",
+        "        if w:",
+        f"            out[{name!r}] = w",
+    ]
 
 
 def _records_loop(name: str, table: str, indent: str) -> list[str]:
