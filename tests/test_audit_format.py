@@ -147,6 +147,24 @@ def test_an_assistant_message_with_more_than_the_response_is_written_whole():
     assert same["step"]["output_messages"][0] == "response"
 
 
+def test_a_steps_references_to_its_response_end_with_the_step():
+    """What the step's encoders write as references to its response (its message, its
+    calls) holds for the step only: the state's changes written after it with the same
+    encoding write their records whole."""
+    state = _one_step()
+    step_execution = state.step_executions[0]
+    encoding = Encoding(None)
+    written = compact_step(step_execution, state.context, encoding)
+    assert written["step"]["output_messages"][0] == "response"
+    assert [e["tool_call"] for e in written["step"]["tool_executions"]] == ["call_1", "call_2"]
+    assert encoding.refs is not None
+    assert encoding.refs.response is None and encoding.refs.calls is None
+    execution = compact_record(step_execution.step.tool_executions[0], encoding)
+    assert execution["tool_call"] == {"arguments": {"a": 0, "b": 1}, "id": "call_1", "name": "add"}
+    step = compact_record(step_execution.step, encoding)
+    assert step["output_messages"][0] != "response"
+
+
 def _step_records(path: Path) -> list[str]:
     return [line for line in path.read_text().splitlines() if '"record":"step"' in line]
 

@@ -29,11 +29,12 @@ import functools
 from datetime import datetime
 from typing import Any, Final
 
-from agents.records.codec import Encoding, encode_field, encode_step_execution
+from agents.records.codec import Encoding, encode_field
 from agents.records.compact import plan, thick
 from agents.records.encoding import compact_encoder_of, encode_any
 from agents.records.frozen import EMPTY_MAP
 from agents.records.messages import Message, Role
+from agents.records.registry import Refs
 from agents.records.step import StepExecution
 
 __all__ = [
@@ -100,23 +101,23 @@ def compact_step(
 ) -> Any:
     """A step execution's compact JSON (``encode_step_execution(..., compact=True)``, its
     input referring to ``context``'s conversation, whose ``head`` may be given) with what
-    the step's response says written as a reference to it."""
+    the step's response says written as a reference to it: the encoders write the output
+    message and the calls found here (``Refs.response``, ``Refs.calls``) as references."""
     step = step_execution.step
     response, outputs = step.response, step.output_messages
-    out = encode_step_execution(step_execution, context, encoding, compact=True, head=head)
-    if response is None:
-        return out
-    written = out["step"]
-    if outputs and _is_response(outputs[0], response):
-        written["output_messages"][0] = RESPONSE
-    calls: dict[str, Any] = {}
-    for call in response.tool_calls:
-        calls.setdefault(call.id, call)  # a repeated id: its first call only
-    for index, execution in enumerate(step.tool_executions):
-        call = execution.tool_call
-        if calls.get(call.id) is call:
-            written["tool_executions"][index]["tool_call"] = call.id
-    return out
+    refs = encoding.refs = Refs(context, head)
+    if response is not None:
+        if outputs and _is_response(outputs[0], response):
+            refs.response = outputs[0]
+        calls: dict[Any, Any] = {}
+        for call in response.tool_calls:
+            if isinstance(call.id, str):  # (else its encoder refuses it)
+                calls.setdefault(call.id, call)  # a repeated id: its first call only
+        refs.calls = calls
+    try:
+        return compact_encoder_of(step_execution.__class__)(step_execution, encoding)
+    finally:  # (the encoding goes on to the state's changes, which hold no references)
+        refs.response = refs.calls = None
 
 
 def _is_response(message: Any, response: Any) -> bool:

@@ -174,7 +174,7 @@ def scope(cls: type) -> str | None:
 class Refs:
     """What step input messages may refer to: the head and conversation of their state."""
 
-    __slots__ = ("encoded", "head", "messages")
+    __slots__ = ("calls", "encoded", "head", "messages", "response")
 
     def __init__(self, context: Any, head: tuple[Any, ...] | None = None) -> None:
         # an AgentContext, and its head() when the caller has it already
@@ -182,6 +182,11 @@ class Refs:
         self.messages: History[Any] = context.store.messages
         # SHARED records, each encoded once per state, by identity (the state keeps it alive)
         self.encoded: dict[int, dict[str, Any]] = {}
+        # While the audit log writes a step (compact, docs/design/auditing.md): its output
+        # message that is its response as it came, and the response's calls by id, which
+        # the step's compact encoders write as references to the response.
+        self.response: Any = None
+        self.calls: dict[Any, Any] | None = None
 
     def prefix_of(self, messages: History[Any]) -> int | None:
         """``k`` when ``messages`` equal the head followed by the first ``k`` conversation

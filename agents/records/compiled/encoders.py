@@ -156,6 +156,8 @@ def encoder_source(
                 f"{indent}prefix = None if ctx.refs is None else ctx.refs.prefix_of(v)",
                 f"{indent}out[{name!r}] = ({ref} if prefix is not None else {code})",
             ]
+        elif compact and (cls.__name__, name) in _RESPONSE_REFS:
+            lines += [indent + line for line in _RESPONSE_REFS[cls.__name__, name]]
         elif value_kind(annotation) == "records":
             lines += _records_loop(name, table, indent)
         else:
@@ -164,6 +166,29 @@ def encoder_source(
         lines += ["    if ctx.odd:", "        outer.odd = True"]
     lines.append("    return out")
     return "\n".join(lines)
+
+
+# A step's references to its response (compact, docs/design/auditing.md), where the audit
+# log has found them (``Refs.response``, ``Refs.calls``): the output message that is the
+# response as it came is the text "response", a tool execution's call that is the
+# response's call of that id is the id — neither is encoded only to be replaced.
+_RESPONSE_REFS: Final = {
+    ("AgentStep", "output_messages"): [
+        "w = []",
+        "item_encoder = _ENC[_t_output_messages]",
+        "answer = None if ctx.refs is None else ctx.refs.response",
+        "for i in v:",
+        "    if i.__class__ is not _t_output_messages:",
+        "        _item(_cls, 'output_messages', i, _t_output_messages)",
+        "    w.append('response' if i is answer and not w else item_encoder(i, ctx))",
+        "out['output_messages'] = w",
+    ],
+    ("ToolExecution", "tool_call"): [
+        "calls = None if ctx.refs is None else ctx.refs.calls",
+        "known = calls and isinstance(v.id, str) and calls.get(v.id) is v",
+        "out['tool_call'] = v.id if known else _ENC[_t_tool_call](v, ctx)",
+    ],
+}
 
 
 def _unless_blank(name: str, code: str) -> list[str]:
