@@ -31,6 +31,7 @@ from typing import Any, Final
 
 from agents.records.codec import Encoding, encode_field
 from agents.records.compact import plan, thick
+from agents.records.compiled.encoders import RESPONSE
 from agents.records.encoding import compact_encoder_of, encode_any
 from agents.records.frozen import EMPTY_MAP
 from agents.records.messages import Message, Role
@@ -44,9 +45,6 @@ __all__ = [
     "resolve_step",
     "thick_field",
 ]
-
-RESPONSE: Final = "response"
-"""An output message written as the step's response (``InferenceResponse.to_message``)."""
 
 
 def compact_field(record: Any, name: str, encoding: Encoding | None) -> Any:

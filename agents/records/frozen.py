@@ -263,16 +263,13 @@ def same_value(a: Any, b: Any) -> bool:
 
 
 def shallow_dict(value: Mapping[str, Any]) -> dict[str, Any]:
-    """A plain dict of a mapping's top level (fast for ``PMap``: reads its buckets directly)."""
-    buckets = getattr(value, "_buckets", None) if type(value) is _PMAP_TYPE else None
-    if buckets is None:
-        return dict(value.items())
-    return {key: item for bucket in buckets if bucket for key, item in bucket}
+    """A plain dict of a mapping's top level (fast for ``PMap``: ``map_items``)."""
+    return dict(map_items(value))
 
 
 def map_items(value: Mapping[Any, Any]) -> list[tuple[Any, Any]]:
     """A mapping's top-level items as a new list of pairs, in no set order (fast for
-    ``PMap``, as ``shallow_dict``)."""
+    ``PMap``: reads its buckets directly)."""
     buckets = getattr(value, "_buckets", None) if type(value) is _PMAP_TYPE else None
     if buckets is None:
         return list(value.items())

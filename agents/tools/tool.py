@@ -176,7 +176,7 @@ class Tool:
                 f"{call.raw_arguments[:200]!r}",
             )
         arguments = call.arguments
-        buckets = getattr(arguments, "_buckets", None)  # a PMap's own storage: see shallow_dict
+        buckets = getattr(arguments, "_buckets", None)  # a PMap's own storage: see map_items
         plain = (
             {key: item for bucket in buckets if bucket for key, item in bucket}
             if buckets is not None and type(arguments) is _PMAP_TYPE

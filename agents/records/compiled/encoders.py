@@ -168,10 +168,14 @@ def encoder_source(
     return "\n".join(lines)
 
 
+RESPONSE: Final = "response"
+"""A step's output message written as the step's response (``InferenceResponse.to_message``)
+in the audit log's compact form."""
+
 # A step's references to its response (compact, docs/design/auditing.md), where the audit
 # log has found them (``Refs.response``, ``Refs.calls``): the output message that is the
-# response as it came is the text "response", a tool execution's call that is the
-# response's call of that id is the id — neither is encoded only to be replaced.
+# response as it came is ``RESPONSE``, a tool execution's call that is the response's call
+# of that id is the id — neither is encoded only to be replaced.
 _RESPONSE_REFS: Final = {
     ("AgentStep", "output_messages"): [
         "w = []",
@@ -180,7 +184,7 @@ _RESPONSE_REFS: Final = {
         "for i in v:",
         "    if i.__class__ is not _t_output_messages:",
         "        _item(_cls, 'output_messages', i, _t_output_messages)",
-        "    w.append('response' if i is answer and not w else item_encoder(i, ctx))",
+        f"    w.append({RESPONSE!r} if i is answer and not w else item_encoder(i, ctx))",
         "out['output_messages'] = w",
     ],
     ("ToolExecution", "tool_call"): [
